@@ -1,0 +1,85 @@
+"""Validated settings models. Loading and merging (user file, repo file, env, flags) is in
+`config.py`; this module only says what a valid setting looks like."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from redline.model import Severity
+
+
+class _Strict(BaseModel):
+    # Unknown keys are errors: a typo in a config file must not be silently ignored.
+    model_config = ConfigDict(extra="forbid")
+
+
+class CustomAnalyzer(_Strict):
+    """An extra analyzer: a command that writes SARIF 2.1.0 to stdout.
+
+    `command` is an argv list; the placeholder "{files}" expands to the changed files that match
+    `globs` (paths relative to the working directory the command runs in).
+    """
+
+    name: str
+    command: list[str] = Field(min_length=1)
+    globs: list[str] = Field(default_factory=lambda: ["*"])
+    timeout: float = Field(default=120.0, gt=0)
+
+
+class AnalyzerSettings(_Strict):
+    ruff: bool = True
+    bandit: bool = True
+    # Ruff rules Redline runs. The repository's own ruff config is deliberately not read: the
+    # review should not depend on (or be silenced by) configuration the change itself controls.
+    ruff_select: list[str] = Field(
+        default_factory=lambda: ["F", "E9", "E722", "B", "S", "PLE", "RUF006", "UP031"]
+    )
+    custom: list[CustomAnalyzer] = Field(default_factory=list)
+    timeout: float = Field(default=120.0, gt=0)
+
+
+class ReviewSettings(_Strict):
+    fail_on: Severity | None = None
+    min_severity: Severity = Severity.INFO
+    max_file_bytes: int = Field(default=1_000_000, gt=0)
+    large_unit_lines: int = Field(default=400, gt=0)
+    exclude: list[str] = Field(default_factory=list)  # extra glob patterns to skip
+
+    @field_validator("fail_on", "min_severity", mode="before")
+    @classmethod
+    def _severity(cls, v: object) -> object:
+        if isinstance(v, str):
+            return Severity.parse(v)
+        return v
+
+
+class ModelSettings(_Strict):
+    """Where code is sent. Only ever read from the user's file, the environment or flags."""
+
+    model: str | None = None
+    api_base: str | None = None
+    api_key: str | None = Field(default=None, repr=False)
+
+    @field_validator("api_base")
+    @classmethod
+    def _api_base(cls, v: str | None) -> str | None:
+        if v is None or v == "":
+            return None
+        if not (v.startswith("http://") or v.startswith("https://")):
+            raise ValueError("api_base must be an http:// or https:// URL")
+        return v.rstrip("/")
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str | None) -> str | None:
+        if v is None or v == "":
+            return None
+        if any(c.isspace() for c in v) or len(v) > 200:
+            raise ValueError("model must be a litellm model string such as 'gpt-4o-mini'")
+        return v
+
+
+class Settings(_Strict):
+    review: ReviewSettings = Field(default_factory=ReviewSettings)
+    analyzers: AnalyzerSettings = Field(default_factory=AnalyzerSettings)
+    models: ModelSettings = Field(default_factory=ModelSettings)

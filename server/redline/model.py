@@ -1,0 +1,217 @@
+"""Shared domain types: the one currency between stages, renderers and the editor.
+
+Everything here is a pydantic model because it crosses a boundary (JSON reports, the task
+record, LSP notifications). Logic lives elsewhere; only small, pure helpers stay here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Severity(StrEnum):
+    CRITICAL = "Critical"
+    HIGH = "High"
+    MEDIUM = "Medium"
+    LOW = "Low"
+    INFO = "Info"
+
+    @property
+    def rank(self) -> int:
+        """Higher is more serious: Critical 4 … Info 0."""
+        return _SEVERITY_RANK[self]
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        for member in cls:
+            if member.value.lower() == text.strip().lower():
+                return member
+        raise ValueError(f"unknown severity {text!r}; expected one of {[m.value for m in cls]}")
+
+
+_SEVERITY_RANK = {
+    Severity.CRITICAL: 4,
+    Severity.HIGH: 3,
+    Severity.MEDIUM: 2,
+    Severity.LOW: 1,
+    Severity.INFO: 0,
+}
+
+
+class Category(StrEnum):
+    FUNCTIONALITY = "Functionality"
+    SECURITY = "Security"
+    PERFORMANCE = "Performance"
+    QUALITY = "Quality"
+
+
+class AnchorState(StrEnum):
+    EXACT = "exact"
+    RELOCATED = "relocated"
+    UNANCHORED = "unanchored"
+
+
+class PatchType(StrEnum):
+    ADD = "add"
+    DELETE = "delete"
+    MODIFY = "modify"
+    RENAME = "rename"
+
+
+class ContextLevel(StrEnum):
+    DIFF_ONLY = "diff_only"
+    FUNCTION = "function"
+    FILE_CONTEXT = "file_context"
+    FULL_FILE = "full_file"
+
+    @property
+    def depth(self) -> int:
+        return _CONTEXT_DEPTH[self]
+
+    @staticmethod
+    def deeper(a: ContextLevel, b: ContextLevel) -> ContextLevel:
+        return a if a.depth >= b.depth else b
+
+
+_CONTEXT_DEPTH = {
+    ContextLevel.DIFF_ONLY: 0,
+    ContextLevel.FUNCTION: 1,
+    ContextLevel.FILE_CONTEXT: 2,
+    ContextLevel.FULL_FILE: 3,
+}
+
+
+class Tag(StrEnum):
+    SECURITY_SENSITIVE = "security_sensitive"
+    ONLY_COMMENTS = "only_comments"
+    ONLY_WHITESPACE = "only_whitespace"
+    TEST = "test"
+    DOCS = "docs"
+    CONFIG = "config"
+    GENERATED = "generated"
+    LOCKFILE = "lockfile"
+    VENDORED = "vendored"
+    BINARY = "binary"
+    LARGE = "large"
+
+
+_WS = re.compile(r"\s+")
+
+
+def normalize_code(code: str) -> str:
+    """Whitespace-insensitive form of a code snippet, used for fingerprints and matching."""
+    return _WS.sub(" ", code).strip()
+
+
+def finding_id(file: str, code: str, category: str, title: str = "") -> str:
+    """Stable fingerprint of a finding: file + normalized code + category (+ rule/title).
+
+    It ignores line numbers on purpose, so a finding keeps its id when code above it moves and
+    across re-reviews of the same code. `title` disambiguates two different problems reported
+    on the same snippet (for analyzers it is the rule id).
+    """
+    material = "\x1f".join([file, normalize_code(code), str(category), title.strip().lower()])
+    return "RL-" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:12]
+
+
+class Verification(BaseModel):
+    verdict: str  # CORRECT | INCORRECT | PARTIALLY_CORRECT
+    evidence: str = ""
+    model: str | None = None
+
+
+class Finding(BaseModel):
+    model_config = ConfigDict(use_enum_values=False)
+
+    id: str
+    file: str  # repo-relative, forward slashes
+    line: int | None = None  # 1-based, new side; None when unanchored
+    end_line: int | None = None
+    severity: Severity
+    category: Category
+    title: str
+    comment: str  # cause, impact, fix
+    existing_code: str = ""
+    improved_code: str | None = None
+    confidence: float = Field(default=0.5, ge=0.0, le=1.0)
+    sources: list[str] = Field(default_factory=list)  # e.g. ["ruff:B006"], ["model:gpt-4o-mini"]
+    rule_id: str | None = None  # analyzer rule (B006, B602, ...) when an analyzer found it
+    verification: Verification | None = None
+    anchor: AnchorState = AnchorState.EXACT
+
+
+class UnitMetrics(BaseModel):
+    added: int = 0
+    removed: int = 0
+    hunks: int = 0
+    functions: list[str] = Field(default_factory=list)  # enclosing functions touched (new side)
+    single_function: bool = False
+
+
+class ReviewUnit(BaseModel):
+    unit_id: str
+    file_path: str  # new path (old path for deletions)
+    old_path: str | None = None  # set for renames
+    patch_type: PatchType
+    language: str | None = None
+    tags: list[Tag] = Field(default_factory=list)
+    metrics: UnitMetrics = Field(default_factory=UnitMetrics)
+    added_lines: list[int] = Field(default_factory=list)  # new-side line numbers added/changed
+    hunk_ranges: list[tuple[int, int]] = Field(default_factory=list)  # new-side (start, end)
+    patch: str = ""  # the unit's hunks as unified-diff text (never sent to the planner)
+    rule_context_level: ContextLevel = ContextLevel.DIFF_ONLY
+    rule_confidence: float = 0.5
+    skip_reason: str | None = None
+
+
+class AnalyzerRun(BaseModel):
+    name: str
+    status: str  # ok | missing | failed | skipped
+    files: int = 0
+    findings: int = 0
+    message: str = ""
+    version: str | None = None
+
+
+class SkippedFile(BaseModel):
+    path: str
+    reason: str
+
+
+class Coverage(BaseModel):
+    reviewed_files: list[str] = Field(default_factory=list)
+    skipped: list[SkippedFile] = Field(default_factory=list)
+    analyzers: list[AnalyzerRun] = Field(default_factory=list)
+    models: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    tokens: int = 0
+    cost_usd: float | None = None
+
+
+class DiffStats(BaseModel):
+    files: int = 0
+    added: int = 0
+    removed: int = 0
+
+
+class Review(BaseModel):
+    task_id: str
+    scope: str  # uncommitted | staged | branch | commit | since | range | pr
+    scope_label: str
+    repo: str
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    stats: DiffStats = Field(default_factory=DiffStats)
+    findings: list[Finding] = Field(default_factory=list)
+    coverage: Coverage = Field(default_factory=Coverage)
+    summary: str | None = None
+
+    def counts_by_severity(self) -> dict[Severity, int]:
+        counts = {s: 0 for s in Severity}
+        for f in self.findings:
+            counts[f.severity] += 1
+        return counts
