@@ -36,7 +36,9 @@ class GitRepo:
             ["git", *args], cwd=self.root, env=_ENV, input=input, capture_output=True, check=False
         )
         if out.returncode != 0:
-            raise AssertionError(f"git {' '.join(args)} failed: {out.stderr.decode(errors='replace')}")
+            raise AssertionError(
+                f"git {' '.join(args)} failed: {out.stderr.decode(errors='replace')}"
+            )
         return out.stdout.decode("utf-8", errors="replace")
 
     def write(self, rel: str, content: str | bytes) -> Path:

@@ -1,0 +1,212 @@
+"""The `redline` command line.
+
+Exit codes: 0 done, 1 a finding at or above --fail-on, 2 a usage, configuration or repository
+error. The report goes to stdout (or --output); progress and messages go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from redline import config
+from redline.errors import ConfigError, RedlineError, UsageError
+from redline.model import Severity
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+
+FORMATS = ("markdown", "json", "json-simple", "sarif")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits with 2 on usage errors already; keep its message but make it one line."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"redline: error: {message}\n")
+        raise SystemExit(EXIT_ERROR)
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="redline", description="An LLM code reviewer for your diff.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    review = sub.add_parser("review", help="review a change (default: uncommitted changes)")
+    scope = review.add_mutually_exclusive_group()
+    scope.add_argument("--uncommitted", action="store_true", help="staged + unstaged + untracked")
+    scope.add_argument("--staged", action="store_true", help="the index against HEAD")
+    scope.add_argument(
+        "--branch", nargs="?", const="", metavar="BASE", help="the branch vs BASE (from merge-base)"
+    )
+    scope.add_argument("--commit", metavar="REF", help="one commit, like `git show REF`")
+    scope.add_argument("--since", metavar="REF", help="REF..HEAD")
+    scope.add_argument("--range", metavar="A..B", dest="range_", help="a revision range")
+    scope.add_argument("--pr", metavar="N|URL", help="a pull request")
+    review.add_argument("--repo", type=Path, default=Path.cwd(), help="repository (default: .)")
+    review.add_argument("--format", choices=FORMATS, default="markdown")
+    review.add_argument("--output", "-o", type=Path, help="write the report here, not stdout")
+    review.add_argument(
+        "--fail-on",
+        choices=("critical", "high", "medium", "low"),
+        help="exit 1 when a finding at or above this severity is found",
+    )
+    review.add_argument("--model", help="litellm model string (used from the LLM pipeline on)")
+    review.add_argument("--api-base", help="OpenAI-compatible API base URL for --model")
+    review.add_argument(
+        "--estimate", action="store_true", help="print units, skips and the plan; run nothing"
+    )
+    review.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+
+    init = sub.add_parser("init", help="write a commented configuration file")
+    init.add_argument(
+        "--repo-file",
+        action="store_true",
+        help="write .redline.toml in the repository instead of the user file",
+    )
+    init.add_argument("--repo", type=Path, default=Path.cwd())
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
+
+    cfg = sub.add_parser("config", help="show or validate the merged settings")
+    cfg_sub = cfg.add_subparsers(dest="config_command", required=True, parser_class=_Parser)
+    for name, text in (("show", "print settings and their sources"), ("validate", "check files")):
+        p = cfg_sub.add_parser(name, help=text)
+        p.add_argument("--repo", type=Path, default=Path.cwd())
+    return parser
+
+
+def _scope_request(args: argparse.Namespace) -> Any:
+    from redline.git.scopes import ScopeRequest
+
+    if args.staged:
+        return ScopeRequest("staged")
+    if args.branch is not None:
+        return ScopeRequest("branch", args.branch or None)
+    if args.commit:
+        return ScopeRequest("commit", args.commit)
+    if args.since:
+        return ScopeRequest("since", args.since)
+    if args.range_:
+        if ".." not in args.range_:
+            raise UsageError(f"--range expects A..B, got {args.range_!r}")
+        return ScopeRequest("range", args.range_)
+    if args.pr:
+        return ScopeRequest("pr", args.pr)
+    return ScopeRequest("uncommitted")
+
+
+def _repo_root(path: Path) -> Path:
+    from redline.git.runner import find_repo_root
+
+    if not path.exists():
+        raise UsageError(f"--repo {path}: no such directory")
+    return find_repo_root(path)
+
+
+def _write_report(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+        return
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--output {output}: cannot write: {exc.strerror}") from None
+    sys.stderr.write(f"redline: report written to {output}\n")
+
+
+def _cmd_review(args: argparse.Namespace) -> int:
+    from redline.progress import StderrProgress
+    from redline.report import render
+    from redline.review.estimate import render_estimate
+    from redline.review.pipeline import exceeds, plan_review, run_review
+
+    repo = _repo_root(args.repo)
+    flags = {
+        "review.fail_on": args.fail_on,
+        "models.model": args.model,
+        "models.api_base": args.api_base,
+    }
+    loaded = config.load_settings(repo, flags)
+    for warning in loaded.warnings:
+        sys.stderr.write(f"redline: warning: {warning}\n")
+    settings = loaded.settings
+    progress = StderrProgress(quiet=args.quiet)
+
+    plan = plan_review(repo, _scope_request(args), settings, progress)
+    if plan.empty:
+        progress.done(f"nothing to review: {plan.scope.label}")
+        return EXIT_OK
+    if args.estimate:
+        progress.done(f"estimate for {plan.scope.label}")
+        _write_report(render_estimate(plan, as_json=args.format != "markdown"), args.output)
+        return EXIT_OK
+
+    review = run_review(plan, settings, progress)
+    _write_report(render(review, args.format), args.output)
+    fail_on = settings.review.fail_on
+    if fail_on is not None and exceeds(review, fail_on.rank):
+        worst = max(f.severity.rank for f in review.findings)
+        name = next(s.value for s in Severity if s.rank == worst)
+        sys.stderr.write(f"redline: failing: a {name} finding is at or above --fail-on\n")
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    if args.repo_file:
+        target = _repo_root(args.repo) / config.REPO_FILE
+        path = config.write_template(target, include_models=False, force=args.force)
+    else:
+        path = config.write_template(
+            config.user_config_file(), include_models=True, force=args.force
+        )
+    sys.stderr.write(f"redline: wrote {path}\n")
+    return EXIT_OK
+
+
+def _cmd_config(args: argparse.Namespace) -> int:
+    repo: Path | None
+    try:
+        repo = _repo_root(args.repo)
+    except RedlineError:
+        repo = None  # config still works outside a repository: user file + environment
+    loaded = config.load_settings(repo)
+    if args.config_command == "show":
+        sys.stdout.write(config.describe(loaded))
+        return EXIT_OK
+    checked = [str(p) for p in loaded.files] or ["(no configuration files; defaults)"]
+    for warning in loaded.warnings:
+        sys.stderr.write(f"redline: warning: {warning}\n")
+    sys.stdout.write(json.dumps({"valid": True, "files": checked}) + "\n")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "review":
+            return _cmd_review(args)
+        if args.command == "init":
+            return _cmd_init(args)
+        return _cmd_config(args)
+    except ConfigError as exc:
+        sys.stderr.write(f"redline: configuration error: {exc}\n")
+        return EXIT_ERROR
+    except RedlineError as exc:
+        sys.stderr.write(f"redline: error: {exc}\n")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        sys.stderr.write("redline: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,250 @@
+"""Settings: defaults < user file < repository file < environment < flags.
+
+Each layer is validated on its own before merging, so an error names the file (or variable)
+and the key that is wrong. Settings that decide where code is sent or what runs on this machine
+(`models.*`, `analyzers.custom`) are never taken from the reviewed repository's files: the
+author of the change controls those files.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_config_path
+from pydantic import ValidationError
+
+from redline.config_models import Settings
+from redline.errors import ConfigError
+
+REPO_FILE = ".redline.toml"
+
+# Keys a repository file may not set, with the reason shown to the user.
+_REPO_FORBIDDEN = {
+    "models": "model, API base and keys come only from your own config or environment",
+    "analyzers.custom": "commands to run come only from your own config",
+}
+
+# Environment variables → dotted keys. Explicit, so `config show` can name the variable.
+ENV_KEYS: dict[str, str] = {
+    "REDLINE_MODEL": "models.model",
+    "REDLINE_API_BASE": "models.api_base",
+    "REDLINE_API_KEY": "models.api_key",
+    "REDLINE_FAIL_ON": "review.fail_on",
+    "REDLINE_MIN_SEVERITY": "review.min_severity",
+    "REDLINE_MAX_FILE_BYTES": "review.max_file_bytes",
+    "REDLINE_RUFF": "analyzers.ruff",
+    "REDLINE_BANDIT": "analyzers.bandit",
+}
+
+SECRET_KEYS = {"models.api_key"}
+
+
+def user_config_file() -> Path:
+    override = os.environ.get("REDLINE_CONFIG")
+    if override:
+        return Path(override).expanduser()
+    return user_config_path("redline", appauthor=False, roaming=False) / "config.toml"
+
+
+@dataclass
+class LoadedSettings:
+    settings: Settings
+    sources: dict[str, str]  # dotted key → where its value came from
+    warnings: list[str] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, dotted + "."))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def _unflatten(flat: Mapping[str, Any]) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for dotted, value in flat.items():
+        node = nested
+        *parents, leaf = dotted.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    return nested
+
+
+def _validate_layer(flat: Mapping[str, Any], origin: str) -> None:
+    try:
+        Settings.model_validate(_unflatten(flat))
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            key = ".".join(str(p) for p in err["loc"])
+            problems.append(f"{origin}: {key}: {err['msg']}")
+        raise ConfigError("invalid configuration\n  " + "\n  ".join(problems)) from None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _repo_layer(repo: Path) -> tuple[dict[str, Any], Path | None]:
+    dedicated = repo / REPO_FILE
+    if dedicated.is_file():
+        return _read_toml(dedicated), dedicated
+    pyproject = repo / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = _read_toml(pyproject)
+        except ConfigError:
+            return {}, None  # a broken pyproject is the project's business, not a config error
+        section = data.get("tool", {}).get("redline")
+        if isinstance(section, dict):
+            return section, pyproject
+    return {}, None
+
+
+def _env_layer(environ: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
+    out: dict[str, tuple[Any, str]] = {}
+    for var, key in ENV_KEYS.items():
+        raw = environ.get(var)
+        if raw is None or raw == "":
+            continue
+        value: Any = raw
+        if key in ("analyzers.ruff", "analyzers.bandit"):
+            value = raw.strip().lower() in ("1", "true", "yes", "on")
+        out[key] = (value, f"environment {var}")
+    return out
+
+
+def load_settings(
+    repo: Path | None,
+    flags: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    user_file: Path | None = None,
+) -> LoadedSettings:
+    """Merge every layer; `flags` holds dotted keys for options the user passed explicitly."""
+    environ = os.environ if environ is None else environ
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {k: "default" for k in _flatten(Settings().model_dump())}
+    warnings: list[str] = []
+    files: list[Path] = []
+
+    user_path = user_file or user_config_file()
+    if user_path.is_file():
+        flat = _flatten(_read_toml(user_path))
+        _validate_layer(flat, str(user_path))
+        merged.update(flat)
+        sources.update({k: f"user file {user_path}" for k in flat})
+        files.append(user_path)
+
+    if repo is not None:
+        data, path = _repo_layer(repo)
+        if path is not None:
+            flat = _flatten(data)
+            for key in list(flat):
+                for forbidden, why in _REPO_FORBIDDEN.items():
+                    if key == forbidden or key.startswith(forbidden + "."):
+                        warnings.append(f"{path}: ignored {key}: {why}")
+                        del flat[key]
+                        break
+            _validate_layer(flat, str(path))
+            merged.update(flat)
+            sources.update({k: f"repository file {path}" for k in flat})
+            files.append(path)
+
+    env = _env_layer(environ)
+    for key, (value, origin) in env.items():
+        _validate_layer({key: value}, origin)
+        merged[key] = value
+        sources[key] = origin
+
+    for key, value in (flags or {}).items():
+        if value is None:
+            continue
+        _validate_layer({key: value}, f"flag --{key.split('.')[-1].replace('_', '-')}")
+        merged[key] = value
+        sources[key] = f"flag --{key.split('.')[-1].replace('_', '-')}"
+
+    settings = Settings.model_validate(_unflatten(merged))
+    return LoadedSettings(settings=settings, sources=sources, warnings=warnings, files=files)
+
+
+def describe(loaded: LoadedSettings) -> str:
+    """Human listing of every effective setting and where it came from (secrets masked)."""
+    flat = _flatten(loaded.settings.model_dump(mode="json"))
+    width = max(len(k) for k in flat)
+    lines = []
+    for key in sorted(flat):
+        value = flat[key]
+        if key in SECRET_KEYS and value:
+            value = "***"
+        lines.append(f"{key:<{width}} = {value!r:<30} # {loaded.sources.get(key, 'default')}")
+    for w in loaded.warnings:
+        lines.append(f"# warning: {w}")
+    return "\n".join(lines) + "\n"
+
+
+CONFIG_TEMPLATE = """\
+# Redline configuration.
+# Layers, lowest to highest: this user file (~/.config/redline/config.toml), the repository's
+# .redline.toml (or [tool.redline] in pyproject.toml), REDLINE_* environment variables, flags.
+# `redline config show` prints the merged result and where each value came from.
+
+[review]
+# Exit with code 1 when a finding at or above this severity is found (critical|high|medium|low).
+# fail_on = "high"
+# Hide findings below this severity (Critical, High, Medium, Low, Info).
+# min_severity = "Info"
+# Files larger than this many bytes are listed as skipped, not reviewed.
+# max_file_bytes = 1000000
+# A review unit with more changed lines than this is tagged `large`.
+# large_unit_lines = 400
+# Extra glob patterns to skip (generated code, fixtures, ...).
+# exclude = ["docs/generated/*"]
+
+[analyzers]
+# ruff = true
+# bandit = true
+# Ruff rules to run (the reviewed repository's own ruff config is not used).
+# ruff_select = ["F", "E9", "E722", "B", "S", "PLE", "RUF006", "UP031"]
+# Extra analyzers: any command that prints SARIF 2.1.0; "{files}" expands to the changed files.
+# Only honoured from this user file, never from a repository file.
+# [[analyzers.custom]]
+# name = "eslint"
+# command = ["npx", "eslint", "--format", "@microsoft/eslint-formatter-sarif", "{files}"]
+# globs = ["*.js", "*.ts"]
+"""
+
+MODELS_TEMPLATE = """
+[models]
+# Where code is sent. Only read from this user file, the environment or flags; never from the
+# reviewed repository. Any litellm model string: "gpt-4o-mini", "anthropic/claude-...",
+# "ollama/qwen2.5-coder", or "openai/<name>" with api_base for an OpenAI-compatible server.
+# model = "ollama/qwen2.5-coder"
+# api_base = "http://127.0.0.1:11434"
+# The key is better kept in the environment (REDLINE_API_KEY or the provider's own variable).
+"""
+
+
+def write_template(path: Path, *, include_models: bool, force: bool = False) -> Path:
+    if path.exists() and not force:
+        raise ConfigError(f"{path} already exists (use --force to overwrite)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = CONFIG_TEMPLATE + (MODELS_TEMPLATE if include_models else "")
+    path.write_text(text, encoding="utf-8")
+    return path

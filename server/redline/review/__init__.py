@@ -1,0 +1,1 @@
+"""The review pipeline: from a scope to a `Review`."""
