@@ -53,33 +53,93 @@ class ReviewSettings(_Strict):
         return v
 
 
+def check_api_base(v: str | None) -> str | None:
+    if v is None or v == "":
+        return None
+    if not (v.startswith("http://") or v.startswith("https://")):
+        raise ValueError("api_base must be an http:// or https:// URL")
+    return v.rstrip("/")
+
+
+def check_model(v: str | None) -> str | None:
+    if v is None or v == "":
+        return None
+    if any(c.isspace() for c in v) or len(v) > 200:
+        raise ValueError("model must be a litellm model string such as 'gpt-4o-mini'")
+    return v
+
+
 class ModelSettings(_Strict):
     """Where code is sent. Only ever read from the user's file, the environment or flags."""
 
     model: str | None = None
     api_base: str | None = None
     api_key: str | None = Field(default=None, repr=False)
+    fallbacks: list[str] = Field(default_factory=list)
+    roles: dict[str, RoleModel] = Field(default_factory=dict)
+
+    @field_validator("roles")
+    @classmethod
+    def _roles(cls, v: dict[str, RoleModel]) -> dict[str, RoleModel]:
+        unknown = sorted(set(v) - set(ROLES))
+        if unknown:
+            raise ValueError(f"unknown role(s) {unknown}; roles are {list(ROLES)}")
+        return v
+
+    def for_role(self, role: str) -> tuple[str | None, str | None, list[str]]:
+        """(model, api_base, fallbacks) for a role, with the defaults filled in."""
+        r = self.roles.get(role)
+        model = (r.model if r and r.model else None) or self.model
+        api_base = (r.api_base if r and r.api_base else None) or self.api_base
+        fallbacks = r.fallbacks if r and r.fallbacks is not None else self.fallbacks
+        return model, api_base, list(fallbacks)
 
     @field_validator("api_base")
     @classmethod
     def _api_base(cls, v: str | None) -> str | None:
-        if v is None or v == "":
-            return None
-        if not (v.startswith("http://") or v.startswith("https://")):
-            raise ValueError("api_base must be an http:// or https:// URL")
-        return v.rstrip("/")
+        return check_api_base(v)
 
     @field_validator("model")
     @classmethod
     def _model(cls, v: str | None) -> str | None:
-        if v is None or v == "":
-            return None
-        if any(c.isspace() for c in v) or len(v) > 200:
-            raise ValueError("model must be a litellm model string such as 'gpt-4o-mini'")
-        return v
+        return check_model(v)
+
+
+ROLES = ("planner", "reviewer", "verifier", "summarizer", "ask", "debater")
+
+
+class RoleModel(_Strict):
+    """A model for one role; unset fields fall back to the `[models]` defaults."""
+
+    model: str | None = None
+    api_base: str | None = None
+    fallbacks: list[str] | None = None
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str | None) -> str | None:
+        return check_model(v)
+
+    @field_validator("api_base")
+    @classmethod
+    def _api_base(cls, v: str | None) -> str | None:
+        return check_api_base(v)
+
+
+class LLMSettings(_Strict):
+    """How models are called: limits, retries and budget (safe to set anywhere but a repo
+    file cannot choose *where* code goes — that is `[models]`)."""
+
+    timeout: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=10)
+    max_concurrency: int = Field(default=4, ge=1, le=64)
+    budget_tokens: int | None = Field(default=None, gt=0)
+    budget_usd: float | None = Field(default=None, gt=0)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
 
 
 class Settings(_Strict):
     review: ReviewSettings = Field(default_factory=ReviewSettings)
     analyzers: AnalyzerSettings = Field(default_factory=AnalyzerSettings)
     models: ModelSettings = Field(default_factory=ModelSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
