@@ -185,7 +185,7 @@ def test_bad_range_and_hostile_revision_are_usage_errors(
     code, _out, err = run(capsys, "review", "--range", "main", "--repo", str(demo_repo))
     assert code == 2 and "A..B" in err
     code, _out, err = run(
-        capsys, "review", "--commit", "--output=/tmp/redline-pwned", "--repo", str(demo_repo)
+        capsys, "review", "--commit=--output=/tmp/redline-pwned", "--repo", str(demo_repo)
     )
     assert code == 2
     assert not Path("/tmp/redline-pwned").exists()

@@ -62,7 +62,7 @@ def plan_review(
 ) -> Plan:
     progress = progress or NullProgress()
     progress.stage(f"collecting the diff ({request.kind})")
-    scope = resolve_scope(repo, request)
+    scope = resolve_scope(repo, request, max_file_bytes=settings.review.max_file_bytes)
     progress.stage(f"splitting {scope.stats.files} files into review units")
     units = build_units(scope.diff_text, scope.read_new, settings.review)
     units = apply_rules(units, settings.review)

@@ -1,0 +1,28 @@
+"""Hardened git/gh access and the review scopes (diff text + both file versions)."""
+
+from redline.git.pr import UNAVAILABLE_REV
+from redline.git.repo import DEFAULT_MAX_FILE_BYTES, FileTooLargeError
+from redline.git.runner import EMPTY_TREE, GitRunner, ProcessResult, decode, find_repo_root
+from redline.git.scopes import (
+    INDEX_REV,
+    SCOPE_KINDS,
+    ScopeDiff,
+    ScopeRequest,
+    resolve_scope,
+)
+
+__all__ = [
+    "DEFAULT_MAX_FILE_BYTES",
+    "EMPTY_TREE",
+    "INDEX_REV",
+    "SCOPE_KINDS",
+    "UNAVAILABLE_REV",
+    "FileTooLargeError",
+    "GitRunner",
+    "ProcessResult",
+    "ScopeDiff",
+    "ScopeRequest",
+    "decode",
+    "find_repo_root",
+    "resolve_scope",
+]

@@ -1,0 +1,560 @@
+"""The one hardened runner for every git and gh process Redline starts.
+
+The repository under review may belong to an attacker (Redline's threat model): its
+`.git/config`, hooks and `.gitattributes` can name commands that git would happily run. Every
+call here therefore gets a fixed hardened prefix, a clean environment built from an allowlist,
+a timeout and an output cap. argv is built by Redline's own code only; the LLM-facing git tool
+adds its own flag allowlists on top of this.
+
+Test hooks: `GitRunner(gh_path=...)` (or the environment variable `REDLINE_GH`, an absolute
+path) selects a fake `gh`; `GitRunner(git_path=...)` selects a fake `git`. Both are for tests:
+production code constructs `GitRunner()` and gets git/gh from the trusted system directories.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import selectors
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from redline.errors import GitCommandError, RepositoryError
+
+# Directories that hold system-installed binaries, never the workspace. /opt/homebrew/bin is
+# where Homebrew puts git and gh on Apple silicon; it is root-owned-by-convention like the rest.
+TRUSTED_DIRS: Final[tuple[str, ...]] = ("/usr/local/bin", "/usr/bin", "/bin", "/opt/homebrew/bin")
+
+EMPTY_TREE: Final = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+DEFAULT_TIMEOUT: Final = 30.0
+DEFAULT_MAX_OUTPUT: Final = 256 * 1024 * 1024
+_STDERR_KEEP: Final = 64 * 1024
+_ERROR_TEXT_MAX: Final = 2000
+
+# Overrides every configuration knob that can make a read-only git command run a program,
+# write a file, talk to the network or change the output format we parse.
+HARDENED_CONFIG: Final[tuple[tuple[str, str], ...]] = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.editor", "false"),
+    ("core.quotePath", "false"),
+    ("core.splitIndex", "false"),
+    ("core.untrackedCache", "false"),
+    ("diff.external", ""),
+    ("diff.noprefix", "false"),
+    ("diff.mnemonicPrefix", "false"),
+    ("diff.relative", "false"),
+    ("diff.orderFile", "/dev/null"),
+    ("gpg.program", "false"),
+    ("log.showSignature", "false"),
+    ("safe.bareRepository", "explicit"),
+    ("protocol.allow", "never"),
+    ("credential.helper", ""),
+    ("color.ui", "false"),
+)
+
+# Applied to diff/log/show so neither external diff drivers nor textconv filters run.
+_NO_EXT_DIFF_SUBCOMMANDS: Final = frozenset({"diff", "log", "show"})
+
+# Internal allowlist: this runner serves code-built argv, but a typo or a future caller should
+# not be able to reach a writing or network subcommand through it.
+_GIT_SUBCOMMANDS: Final = frozenset(
+    {
+        "add",  # only with a private index file, see run_git
+        "blame",
+        "cat-file",
+        "config",
+        "diff",
+        "for-each-ref",
+        "hash-object",  # only without -w, see run_git
+        "log",
+        "ls-files",
+        "ls-tree",
+        "merge-base",
+        "rev-list",
+        "rev-parse",
+        "show",
+        "symbolic-ref",
+        "version",
+    }
+)
+_CONFIG_READ_FLAGS: Final = frozenset({"--get", "--get-all", "--get-regexp"})
+_CONFIG_WRITE_FLAGS: Final = frozenset(
+    {
+        "--add",
+        "--replace-all",
+        "--unset",
+        "--unset-all",
+        "--rename-section",
+        "--remove-section",
+        "-e",
+        "--edit",
+        "-f",
+        "--file",
+        "--blob",
+        "--global",
+        "--system",
+    }
+)
+
+_GH_SUBCOMMANDS: Final = frozenset({("auth", "status"), ("pr", "diff"), ("pr", "view")})
+_GH_FORBIDDEN: Final = ("-R", "--repo", "--web", "-w", "--watch")
+
+# Variables copied from the parent environment when present. Everything else is dropped:
+# API keys, GH_TOKEN (only gh gets it), GIT_DIR, GIT_WORK_TREE, GIT_CONFIG_*, PAGER, ...
+_PASS_ENV: Final = ("HOME", "TMPDIR", "USER", "LOGNAME")
+_GH_PASS_ENV: Final = (
+    "GH_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_ENTERPRISE_TOKEN",
+    "GITHUB_ENTERPRISE_TOKEN",
+    "GH_HOST",
+    "GH_CONFIG_DIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+)
+_FIXED_ENV: Final[Mapping[str, str]] = {
+    "LC_ALL": "C",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_PAGER": "cat",
+    "GIT_EDITOR": "false",
+}
+_GH_FIXED_ENV: Final[Mapping[str, str]] = {
+    "GH_PROMPT_DISABLED": "1",
+    "GH_NO_UPDATE_NOTIFIER": "1",
+    "GH_PAGER": "cat",
+    "NO_COLOR": "1",
+    "GH_SPINNER_DISABLED": "1",
+}
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_ALL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def strip_control(text: str, *, keep_newlines: bool = False) -> str:
+    """Remove control and bidi/zero-width characters from attacker-controlled text.
+
+    With keep_newlines, newlines and tabs survive (multi-line stderr); otherwise they become
+    spaces so a name cannot forge extra lines in a label.
+    """
+    if keep_newlines:
+        return _CONTROL.sub("", text)
+    return _CONTROL_ALL.sub(lambda m: " " if m.group() in "\n\t\r" else "", text)
+
+
+def decode(data: bytes) -> str:
+    """Decode git output as UTF-8, never failing on attacker bytes."""
+    return data.decode("utf-8", errors="replace")
+
+
+def decode_lines(data: bytes) -> list[str]:
+    return [line for line in decode(data).splitlines() if line]
+
+
+def split_nul(data: bytes) -> list[bytes]:
+    """Split `-z` output into its records (the trailing NUL does not make an empty record)."""
+    parts = data.split(b"\0")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    return parts
+
+
+def _short_error(stderr: bytes) -> str:
+    text = strip_control(decode(stderr), keep_newlines=True).strip()
+    if len(text) > _ERROR_TEXT_MAX:
+        text = text[:_ERROR_TEXT_MAX] + " …(truncated)"
+    return text
+
+
+@dataclass(frozen=True)
+class ProcessResult:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+    @property
+    def error_text(self) -> str:
+        """stderr with control characters stripped and truncated, safe to show."""
+        return _short_error(self.stderr)
+
+
+def _resolve_binary(name: str, explicit: str | os.PathLike[str] | None) -> str | None:
+    if explicit is not None:
+        path = Path(explicit)
+        if not path.is_absolute():
+            raise RepositoryError(f"{name} path must be absolute, got {str(path)!r}")
+        return str(path) if os.access(path, os.X_OK) and path.is_file() else None
+    return shutil.which(name, path=os.pathsep.join(TRUSTED_DIRS))
+
+
+class GitRunner:
+    """Runs git and gh with hardened options, a clean environment, a timeout and an output cap.
+
+    Not bound to a repository: every call names the directory it runs in. Thread-safe (no
+    mutable state after construction).
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+        gh_path: str | os.PathLike[str] | None = None,
+        git_path: str | os.PathLike[str] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.timeout = timeout
+        self.max_output = max_output
+        self._environ: Mapping[str, str] = os.environ if environ is None else environ
+        if gh_path is None and self._environ.get("REDLINE_GH"):
+            gh_path = self._environ["REDLINE_GH"]
+        self._explicit_gh = gh_path is not None
+        self.git_path = _resolve_binary("git", git_path)
+        self.gh_path = _resolve_binary("gh", gh_path)
+
+    # -- environment ----------------------------------------------------------------------
+
+    def child_env(self, *, for_gh: bool = False) -> dict[str, str]:
+        """The complete environment a child process gets; nothing else is inherited."""
+        dirs = list(TRUSTED_DIRS)
+        if for_gh and self._explicit_gh and self.gh_path:
+            dirs.insert(0, str(Path(self.gh_path).parent))
+        env = {"PATH": os.pathsep.join(dirs)}
+        for key in _PASS_ENV:
+            value = self._environ.get(key)
+            if value:
+                env[key] = value
+        env.setdefault("HOME", "/nonexistent")
+        env.update(_FIXED_ENV)
+        if for_gh:
+            for key in _GH_PASS_ENV:
+                value = self._environ.get(key)
+                if value:
+                    env[key] = value
+            env.update(_GH_FIXED_ENV)
+            # gh runs git itself (remote lookup) without our -c prefix; the same overrides
+            # reach those children through git's documented GIT_CONFIG_COUNT mechanism.
+            env.update(_config_env(HARDENED_CONFIG))
+        return env
+
+    # -- git --------------------------------------------------------------------------------
+
+    def _require_git(self) -> str:
+        if not self.git_path:
+            raise RepositoryError(
+                "git is not installed",
+                hint=f"install git; Redline looks for it in {os.pathsep.join(TRUSTED_DIRS)}",
+            )
+        return self.git_path
+
+    def filter_names(self, cwd: Path) -> list[str]:
+        """Names of every `filter.<name>.*` the repository's configuration defines."""
+        result = self._run_git_raw(cwd, ["config", "-z", "--get-regexp", r"^filter\."], {})
+        if result.returncode not in (0, 1):  # 1: no such key
+            raise GitCommandError(f"git config failed: {result.error_text}")
+        names: set[str] = set()
+        for record in split_nul(result.stdout):
+            key = record.split(b"\n", 1)[0]
+            # key is filter.<name>.<var>; <name> may itself contain dots (and anything else).
+            if key.startswith(b"filter.") and key.count(b".") >= 2:
+                names.add(os.fsdecode(key[len(b"filter.") : key.rindex(b".")]))
+        return sorted(names)
+
+    def _filter_overrides(self, cwd: Path) -> list[tuple[str, str]]:
+        pairs: list[tuple[str, str]] = []
+        for name in self.filter_names(cwd):
+            for var, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "0")):
+                pairs.append((f"filter.{name}.{var}", value))
+        return pairs
+
+    def run_git(
+        self,
+        cwd: Path,
+        *args: str,
+        timeout: float | None = None,
+        max_output: int | None = None,
+        input: bytes | None = None,
+        index_file: Path | None = None,
+    ) -> ProcessResult:
+        """Run `git <hardened prefix> args…` in cwd and return its result, whatever the exit."""
+        if not args or args[0] not in _GIT_SUBCOMMANDS:
+            raise GitCommandError(f"git subcommand not allowed: {args[:1]!r}")
+        sub = args[0]
+        if sub == "add" and index_file is None:
+            # Adding to the user's real index would change what they are about to commit.
+            raise GitCommandError("git add is only allowed on a private index file")
+        if sub == "config":
+            _check_config_args(args[1:])
+        if sub == "hash-object" and any(a == "-w" or a.startswith("--w") for a in args[1:]):
+            raise GitCommandError("git hash-object may not write objects")
+        extra_env: dict[str, str] = {}
+        if index_file is not None:
+            extra_env["GIT_INDEX_FILE"] = str(index_file)
+        # Filters are keyed by attacker-chosen names that may contain '=' (which `-c` cannot
+        # express), so they are blanked through GIT_CONFIG_COUNT/KEY/VALUE instead.
+        extra_env.update(_config_env(self._filter_overrides(cwd)))
+        argv = list(args)
+        if sub in _NO_EXT_DIFF_SUBCOMMANDS:
+            argv[1:1] = ["--no-ext-diff", "--no-textconv"]
+        elif sub == "blame":
+            argv[1:1] = ["--no-textconv"]
+        return self._run_git_raw(
+            cwd, argv, extra_env, timeout=timeout, max_output=max_output, input=input
+        )
+
+    def git(
+        self,
+        cwd: Path,
+        *args: str,
+        timeout: float | None = None,
+        max_output: int | None = None,
+        input: bytes | None = None,
+        index_file: Path | None = None,
+    ) -> bytes:
+        """Like run_git, but a non-zero exit raises GitCommandError with git's message."""
+        result = self.run_git(
+            cwd, *args, timeout=timeout, max_output=max_output, input=input, index_file=index_file
+        )
+        if result.returncode != 0:
+            raise GitCommandError(
+                f"git {args[0]} failed (exit {result.returncode}): {result.error_text}"
+            )
+        return result.stdout
+
+    def _run_git_raw(
+        self,
+        cwd: Path,
+        argv: Sequence[str],
+        extra_env: Mapping[str, str],
+        *,
+        timeout: float | None = None,
+        max_output: int | None = None,
+        input: bytes | None = None,
+    ) -> ProcessResult:
+        prefix = [self._require_git(), "--no-pager", "--literal-pathspecs"]
+        for key, value in HARDENED_CONFIG:
+            prefix += ["-c", f"{key}={value}"]
+        env = self.child_env()
+        env.update(extra_env)
+        return _run_process(
+            [*prefix, *argv],
+            cwd=cwd,
+            env=env,
+            timeout=self.timeout if timeout is None else timeout,
+            max_output=self.max_output if max_output is None else max_output,
+            input=input,
+            what=f"git {argv[0]}",
+        )
+
+    # -- gh ---------------------------------------------------------------------------------
+
+    def gh_available(self, cwd: Path) -> tuple[bool, str]:
+        """(usable, reason): gh installed and `gh auth status` succeeds."""
+        if not self.gh_path:
+            return False, "gh is not installed"
+        try:
+            result = self.run_gh(cwd, "auth", "status", timeout=min(self.timeout, 15.0))
+        except GitCommandError as exc:
+            return False, f"gh auth status failed: {exc.message}"
+        if result.returncode != 0:
+            return False, "gh is installed but not logged in"
+        return True, "ok"
+
+    def run_gh(
+        self,
+        cwd: Path,
+        *args: str,
+        timeout: float | None = None,
+        max_output: int | None = None,
+    ) -> ProcessResult:
+        """Run an allowlisted gh subcommand against the workspace's own repository."""
+        if tuple(args[:2]) not in _GH_SUBCOMMANDS:
+            raise GitCommandError(f"gh subcommand not allowed: {' '.join(args[:2])!r}")
+        for arg in args:
+            if arg in _GH_FORBIDDEN or any(arg.startswith(f"{flag}=") for flag in _GH_FORBIDDEN):
+                raise GitCommandError(f"gh option not allowed: {arg!r}")
+        if not self.gh_path:
+            raise GitCommandError("gh is not installed")
+        env = self.child_env(for_gh=True)
+        env.update(_config_env([*HARDENED_CONFIG, *self._filter_overrides(cwd)]))
+        return _run_process(
+            [self.gh_path, *args],
+            cwd=cwd,
+            env=env,
+            timeout=self.timeout if timeout is None else timeout,
+            max_output=self.max_output if max_output is None else max_output,
+            input=None,
+            what=f"gh {' '.join(args[:2])}",
+        )
+
+    def gh(self, cwd: Path, *args: str, timeout: float | None = None) -> bytes:
+        result = self.run_gh(cwd, *args, timeout=timeout)
+        if result.returncode != 0:
+            raise GitCommandError(
+                f"gh {' '.join(args[:2])} failed (exit {result.returncode}): {result.error_text}"
+            )
+        return result.stdout
+
+    # -- repository discovery ---------------------------------------------------------------
+
+    def find_repo_root(self, path: Path) -> Path:
+        """The top of the working tree containing path (never from GIT_DIR in the environment)."""
+        path = Path(path)
+        if not path.exists():
+            raise RepositoryError(f"{path} does not exist")
+        start = path if path.is_dir() else path.parent
+        result = self._run_git_raw(start, ["rev-parse", "--show-toplevel"], {})
+        if result.returncode != 0:
+            err = result.error_text
+            lowered = err.lower()
+            if "not a git repository" in lowered:
+                raise RepositoryError(
+                    f"{path} is not a git repository",
+                    hint="run Redline inside a git working tree (or `git init` one)",
+                )
+            if "must be run in a work tree" in lowered or "bare repository" in lowered:
+                raise RepositoryError(
+                    f"{path} is not inside a git working tree (bare repository or .git directory)"
+                )
+            raise RepositoryError(f"cannot use {path} as a git repository: {err}")
+        out = result.stdout
+        if out.endswith(b"\n"):
+            out = out[:-1]
+        if not out:
+            raise RepositoryError(f"{path} is not inside a git working tree")
+        root = Path(os.fsdecode(out)).resolve()
+        # A hostile core.worktree can point the "working tree" anywhere (e.g. /etc); the
+        # directory the user asked about must actually be inside it.
+        if not start.resolve().is_relative_to(root):
+            raise RepositoryError(
+                f"{path}: the repository's working tree is configured elsewhere ({root})",
+                hint="check core.worktree in the repository's .git/config",
+            )
+        return root
+
+
+def find_repo_root(path: Path, *, runner: GitRunner | None = None) -> Path:
+    """Module-level convenience for GitRunner.find_repo_root."""
+    return (runner or GitRunner()).find_repo_root(path)
+
+
+def _config_env(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    count = 0
+    for key, value in pairs:
+        env[f"GIT_CONFIG_KEY_{count}"] = key
+        env[f"GIT_CONFIG_VALUE_{count}"] = value
+        count += 1
+    if count:
+        env["GIT_CONFIG_COUNT"] = str(count)
+    return env
+
+
+def _check_config_args(args: Sequence[str]) -> None:
+    if any(a in _CONFIG_WRITE_FLAGS for a in args) or not any(
+        a in _CONFIG_READ_FLAGS for a in args
+    ):
+        raise GitCommandError("git config is only allowed for reading (--get/--get-regexp)")
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    proc.wait()
+
+
+def _run_process(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    max_output: int,
+    input: bytes | None,
+    what: str,
+) -> ProcessResult:
+    """Run argv, reading stdout incrementally so an oversized output is cut off, not buffered."""
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            close_fds=True,
+            # Own process group, so a timeout also kills whatever the child started.
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise GitCommandError(f"cannot run {what}: {exc.strerror or exc}") from exc
+
+    deadline = time.monotonic() + timeout
+    out = bytearray()
+    err = bytearray()
+    assert proc.stdout is not None and proc.stderr is not None
+    sel = selectors.DefaultSelector()
+    try:
+        sel.register(proc.stdout, selectors.EVENT_READ, "out")
+        sel.register(proc.stderr, selectors.EVENT_READ, "err")
+        pending = memoryview(input) if input is not None else None
+        if proc.stdin is not None:
+            if pending:
+                os.set_blocking(proc.stdin.fileno(), False)
+                sel.register(proc.stdin, selectors.EVENT_WRITE, "in")
+            else:
+                proc.stdin.close()
+        while sel.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                _kill(proc)
+                raise GitCommandError(f"{what} timed out after {timeout:g} s")
+            for key, _ in sel.select(remaining):
+                if key.data == "in":
+                    assert pending is not None and proc.stdin is not None
+                    try:
+                        written = os.write(proc.stdin.fileno(), pending[:65536])
+                    except BrokenPipeError:
+                        written = len(pending)
+                    pending = pending[written:]
+                    if not pending:
+                        sel.unregister(proc.stdin)
+                        proc.stdin.close()
+                    continue
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                if key.data == "out":
+                    out += chunk
+                    if len(out) > max_output:
+                        _kill(proc)
+                        raise GitCommandError(f"{what}: output exceeds {max_output} bytes")
+                elif len(err) < _STDERR_KEEP:
+                    err += chunk[: _STDERR_KEEP - len(err)]
+        try:
+            returncode = proc.wait(max(deadline - time.monotonic(), 0.01))
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            raise GitCommandError(f"{what} timed out after {timeout:g} s") from None
+    finally:
+        sel.close()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None and not stream.closed:
+                stream.close()
+        if proc.returncode is None:
+            _kill(proc)
+    return ProcessResult(returncode, bytes(out), bytes(err))
