@@ -135,6 +135,7 @@ def run_review(plan: Plan, settings: Settings, progress: Progress | None = None)
         outcome = run_analyzers(files.contents, files.changed_lines, settings.analyzers)
         findings.extend(outcome.findings)
         coverage.analyzers = outcome.runs
+        coverage.skipped.extend(outcome.skipped)
     else:
         coverage.notes.append("no file content to analyze")
 

@@ -1,0 +1,162 @@
+"""Raw analyzer results → Findings: rule policy, changed-line filter, fixes, merging, redaction.
+
+Pure functions: no processes, no files. The runner feeds them what the tools printed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from redline.analyzers.base import RawResult
+from redline.analyzers.fixes import SourceText, apply_fix
+from redline.analyzers.rules import SECRET_RULES, family, is_noise, rule_info
+from redline.model import AnchorState, Finding, finding_id
+
+_BACKTICKED = re.compile(r"`([^`]+)`")
+_QUOTED = re.compile(r"""(['"])(.*?)\1""")
+# bandit: "Possible hardcoded password: 'hunter2'"; keep the label, drop the value.
+_SECRET_VALUE = re.compile(r"""(password|secret|token|key)(\s*:\s*)(['"]).*?\3""", re.IGNORECASE)
+_TITLE_LIMIT = 100
+
+
+@dataclass
+class _Candidate:
+    finding: Finding
+    family: str
+    tool: str
+
+
+def to_findings(
+    results: Iterable[RawResult],
+    texts: Mapping[str, SourceText],
+    changed_lines: Mapping[str, set[int]],
+) -> list[Finding]:
+    """Findings for the results that touch a changed line, merged across tools."""
+    merged: dict[tuple[str, str, int], _Candidate] = {}
+    for raw in results:
+        if is_noise(raw.tool, raw.rule):
+            continue
+        source = texts.get(raw.file)
+        changed = changed_lines.get(raw.file)
+        if source is None or not changed or not _touches(raw.line, raw.end_line, changed):
+            continue
+        candidate = _Candidate(_finding(raw, source), family(raw.tool, raw.rule), raw.tool)
+        key = (raw.file, candidate.family, raw.line)
+        existing = merged.get(key)
+        if existing is None:
+            merged[key] = candidate
+        elif existing.tool != candidate.tool:  # the same tool twice is a duplicate, not evidence
+            merged[key] = _merge(existing, candidate)
+    findings = [c.finding for c in merged.values()]
+    findings.sort(key=lambda f: (f.file, f.line or 0, -f.severity.rank, f.rule_id or ""))
+    return findings
+
+
+def _touches(line: int, end_line: int, changed: set[int]) -> bool:
+    if end_line - line < len(changed):
+        return any(n in changed for n in range(line, end_line + 1))
+    return any(line <= n <= end_line for n in changed)
+
+
+def _finding(raw: RawResult, source: SourceText) -> Finding:
+    info = rule_info(raw.tool, raw.rule, raw.message, raw.severity, raw.confidence, raw.security)
+    key = family(raw.tool, raw.rule)
+    line, end_line = raw.line, min(max(raw.end_line, raw.line), max(source.line_count, raw.line))
+    existing = source.lines(line, end_line)
+    improved: str | None = None
+    fix = apply_fix(source, line, end_line, raw.edits) if raw.edits else None
+    if fix is not None:
+        line, end_line, existing, improved = (
+            fix.line,
+            fix.end_line,
+            fix.existing_code,
+            fix.improved_code,
+        )
+    message = _redact(raw.message, existing) if key in SECRET_RULES else _redact(raw.message, "")
+    title = _title(info.title, message)
+    comment = _comment(message, info.advice, raw, fix is not None)
+    return Finding(
+        # The id uses the rule family, so it does not change with which tool reported it.
+        id=finding_id(raw.file, existing, info.category, key),
+        file=raw.file,
+        line=line,
+        end_line=end_line,
+        severity=info.severity,
+        category=info.category,
+        title=title,
+        comment=comment,
+        existing_code=existing,
+        improved_code=improved,
+        confidence=info.confidence,
+        sources=[f"{raw.tool}:{raw.rule}"],
+        rule_id=raw.rule,
+        anchor=AnchorState.EXACT,
+    )
+
+
+def _title(template: str | None, message: str) -> str:
+    if template:
+        names = _BACKTICKED.findall(message)
+        if "{0}" not in template:
+            return template
+        if names:
+            return template.replace("{0}", names[0])
+    first = message.strip().split("\n", 1)[0].rstrip(". ")
+    first = first[:1].upper() + first[1:] if first[:1].isalpha() else first
+    if len(first) > _TITLE_LIMIT:
+        first = first[: _TITLE_LIMIT - 1].rsplit(" ", 1)[0] + "…"
+    return first or "Analyzer finding"
+
+
+def _comment(message: str, advice: str, raw: RawResult, fixed: bool) -> str:
+    parts = [message.rstrip() + ("" if message.rstrip().endswith((".", "!", "?")) else ".")]
+    if advice:
+        parts.append(advice)
+    if fixed and raw.fix_unsafe:
+        parts.append(
+            f"The suggested fix is marked unsafe by {raw.tool}: it may change behaviour, so "
+            "review it before applying."
+        )
+    text = " ".join(parts)
+    if raw.url:
+        text += f"\n\nRule {raw.rule} ({raw.tool}): {raw.url}"
+    return text
+
+
+def _redact(message: str, code: str) -> str:
+    """Remove secret values from a message; the code itself stays (it is the evidence)."""
+    message = _SECRET_VALUE.sub(lambda m: f"{m.group(1)}{m.group(2)}'***'", message)
+    for _, value in _QUOTED.findall(code):
+        if len(value) >= 3 and value in message:
+            message = message.replace(value, "***")
+    return message
+
+
+def _merge(a: _Candidate, b: _Candidate) -> _Candidate:
+    """One finding for the same check on the same line from two tools (ruff S602 + bandit B602).
+
+    The more precise report leads (the one with a fix, else ruff's exact range); confidence
+    combines as independent evidence: 1 - (1 - a)(1 - b), capped below certainty.
+    """
+    lead, other = (a, b) if _precedence(a) >= _precedence(b) else (b, a)
+    fa, fb = lead.finding, other.finding
+    sources = fa.sources + [s for s in fb.sources if s not in fa.sources]
+    confidence = min(0.99, 1 - (1 - fa.confidence) * (1 - fb.confidence))
+    severity = fa.severity if fa.severity.rank >= fb.severity.rank else fb.severity
+    finding = fa.model_copy(
+        update={
+            "sources": sources,
+            "confidence": round(confidence, 3),
+            "severity": severity,
+            "improved_code": fa.improved_code
+            if fa.improved_code is not None
+            else (fb.improved_code if (fb.line, fb.end_line) == (fa.line, fa.end_line) else None),
+        }
+    )
+    return _Candidate(finding, lead.family, lead.tool)
+
+
+def _precedence(c: _Candidate) -> tuple[int, int]:
+    return (c.finding.improved_code is not None, c.tool == "ruff")

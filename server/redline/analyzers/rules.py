@@ -1,0 +1,264 @@
+"""What Redline makes of analyzer rules: severity, category, confidence and a word of advice.
+
+One table, so the policy is visible in one place. Tools rate their rules by their own scales
+(ruff: none; bandit: severity and confidence of the pattern match); a reviewer needs one scale
+that says how much a result matters to the change's author. Rules not in the table fall back to
+a default per rule family.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from redline.model import Category, Severity
+
+C = Category
+S = Severity
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    severity: Severity
+    category: Category
+    confidence: float
+    advice: str = ""
+    # Title template; "{0}" is the first `quoted` name in the tool's message.
+    title: str | None = None
+
+
+# Keyed by rule family: ruff's S-codes and bandit's B-codes for the same check share a number
+# (bandit B602 == ruff S602), so both spell the key as "S602" (see `family`).
+# fmt: off
+RULES: dict[str, RuleInfo] = {
+    # --- pyflakes: mistakes the interpreter will hit ---
+    "F401": RuleInfo(
+        S.LOW, C.QUALITY, 0.9,
+        "An unused import costs import time and hides real dependencies; remove it, or list "
+        "it in `__all__` if it is re-exported on purpose.",
+        "Unused import `{0}`",
+    ),
+    "F811": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.8,
+        "The second definition silently replaces the first; rename or remove one of them.",
+    ),
+    "F821": RuleInfo(
+        S.HIGH, C.FUNCTIONALITY, 0.9,
+        "This raises NameError when the line runs; define or import the name, or fix the typo.",
+        "Undefined name `{0}`",
+    ),
+    "F841": RuleInfo(
+        S.LOW, C.QUALITY, 0.85,
+        "The value is computed and thrown away; drop the assignment or use the variable — it "
+        "often means a result that should have been returned or checked.",
+        "Unused variable `{0}`",
+    ),
+    "F541": RuleInfo(
+        S.INFO, C.QUALITY, 0.9, "Drop the `f` prefix, or add the missing placeholder."
+    ),
+    "F632": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.9,
+        "`is` compares identity, not value, and is unreliable for literals; use `==`.",
+    ),
+    "invalid-syntax": RuleInfo(
+        S.HIGH, C.FUNCTIONALITY, 0.95,
+        "The file does not parse, so nothing in it can run or be imported.",
+        "Syntax error",
+    ),
+    # --- pycodestyle errors ---
+    "E722": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.9,
+        "A bare `except:` also catches KeyboardInterrupt and SystemExit and hides real bugs; "
+        "catch the specific exceptions you expect (at most `except Exception:`).",
+        "Bare `except`",
+    ),
+    # --- bugbear: likely bugs ---
+    "B006": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.9,
+        "The default is created once and shared by every call, so changes leak between calls; "
+        "default to None and create the object inside the function.",
+        "Mutable default argument",
+    ),
+    "B008": RuleInfo(
+        S.LOW, C.FUNCTIONALITY, 0.6,
+        "The call runs once at definition time, not on every call; move it into the body.",
+    ),
+    "B023": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.8,
+        "The closure sees the loop variable's last value, not the value of its iteration; bind "
+        "it as a default argument.",
+    ),
+    "B904": RuleInfo(
+        S.LOW, C.QUALITY, 0.7,
+        "Chain the exception (`raise ... from err`) so the original cause is not lost.",
+    ),
+    "RUF006": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.85,
+        "The event loop keeps only a weak reference to the task, which can be garbage-collected "
+        "mid-run; keep a reference to it.",
+    ),
+    "UP031": RuleInfo(S.INFO, C.QUALITY, 0.8, "Prefer f-strings or `str.format`."),
+    # --- security (ruff S / bandit B share numbers) ---
+    "S102": RuleInfo(S.HIGH, C.SECURITY, 0.7, "Never pass untrusted text to `exec`."),
+    "S104": RuleInfo(
+        S.MEDIUM, C.SECURITY, 0.6,
+        "Binding to all interfaces exposes the service to the network; bind to localhost unless "
+        "that exposure is intended.",
+    ),
+    "S105": RuleInfo(
+        S.MEDIUM, C.SECURITY, 0.6,
+        "Secrets in source end up in version control and logs; read them from the environment "
+        "or a secret store.",
+        "Possible hardcoded password",
+    ),
+    "S106": RuleInfo(
+        S.MEDIUM, C.SECURITY, 0.6,
+        "Secrets in source end up in version control and logs; read them from the environment "
+        "or a secret store.",
+        "Possible hardcoded password",
+    ),
+    "S107": RuleInfo(
+        S.MEDIUM, C.SECURITY, 0.5,
+        "A default password is a password everyone knows; require the caller to supply it.",
+        "Possible hardcoded password default",
+    ),
+    "S108": RuleInfo(
+        S.MEDIUM, C.SECURITY, 0.6,
+        "A fixed path in a shared temp directory can be pre-created by another user; use the "
+        "`tempfile` module.",
+    ),
+    "S110": RuleInfo(
+        S.LOW, C.QUALITY, 0.7,
+        "Silently swallowing exceptions hides failures; log the exception or handle it.",
+    ),
+    "S113": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.8,
+        "Without a timeout the request can hang forever; pass `timeout=`.",
+    ),
+    "S301": RuleInfo(
+        S.MEDIUM, C.SECURITY, 0.6,
+        "Unpickling untrusted data runs arbitrary code; use a data format such as JSON.",
+    ),
+    "S307": RuleInfo(
+        S.HIGH, C.SECURITY, 0.8,
+        "`eval` runs arbitrary code from its input; use `ast.literal_eval` or a real parser.",
+    ),
+    "S324": RuleInfo(
+        S.MEDIUM, C.SECURITY, 0.7,
+        "MD5/SHA1 are broken for security uses; use SHA-256 or pass `usedforsecurity=False`.",
+    ),
+    "S501": RuleInfo(
+        S.HIGH, C.SECURITY, 0.9,
+        "Turning off certificate checks allows man-in-the-middle attacks; keep `verify=True`.",
+    ),
+    "S506": RuleInfo(
+        S.HIGH, C.SECURITY, 0.8,
+        "`yaml.load` can construct arbitrary objects from untrusted input; use `yaml.safe_load`.",
+    ),
+    "S602": RuleInfo(
+        S.HIGH, C.SECURITY, 0.85,
+        "With `shell=True` the command string is interpreted by the shell, so any part that "
+        "comes from input can inject commands; pass an argument list without `shell=True`.",
+        "Shell command built from non-constant input (`shell=True`)",
+    ),
+    "S604": RuleInfo(
+        S.HIGH, C.SECURITY, 0.7,
+        "A call with `shell=True` interprets its input in a shell; pass an argument list.",
+    ),
+    "S605": RuleInfo(
+        S.HIGH, C.SECURITY, 0.85,
+        "`os.system`/`os.popen` run their argument in a shell, so input can inject commands; "
+        "use `subprocess.run` with an argument list.",
+        "Shell command built from non-constant input",
+    ),
+    "S608": RuleInfo(
+        S.HIGH, C.SECURITY, 0.7,
+        "Building SQL from strings allows SQL injection; use the driver's query parameters.",
+        "Possible SQL injection",
+    ),
+}
+
+# Rules whose finding says something about the environment, not about the change: they fire on
+# every use of a module (`import subprocess`, `assert`) and would drown the real findings.
+NOISE = frozenset({"S101", "S404", "S603", "S607", "E902"})
+
+# Shell-injection rules where the tools tell a constant command ("seems safe") from one built
+# from variables. The variable case is the textbook remote-code-execution bug: Critical.
+SHELL_INJECTION = frozenset({"S602", "S604", "S605"})
+
+# Rules whose messages may quote a secret's value.
+SECRET_RULES = frozenset({"S105", "S106", "S107"})
+
+_DEFAULTS: dict[str, RuleInfo] = {
+    # ruff prefixes, longest first is not needed: no prefix here is a prefix of another.
+    "F": RuleInfo(S.MEDIUM, C.FUNCTIONALITY, 0.8),
+    "E9": RuleInfo(S.HIGH, C.FUNCTIONALITY, 0.9),
+    "E": RuleInfo(S.LOW, C.QUALITY, 0.7),
+    "B": RuleInfo(S.MEDIUM, C.FUNCTIONALITY, 0.7),
+    "PLE": RuleInfo(S.HIGH, C.FUNCTIONALITY, 0.85),
+    "UP": RuleInfo(S.INFO, C.QUALITY, 0.8),
+    "RUF": RuleInfo(S.LOW, C.QUALITY, 0.7),
+}
+_FALLBACK = RuleInfo(S.LOW, C.QUALITY, 0.6)
+_BANDIT_CODE = re.compile(r"B(\d{3})")
+
+
+def family(tool: str, rule: str) -> str:
+    """The shared key for a rule: bandit's B602 and ruff's S602 are the same check."""
+    if tool == "bandit":
+        match = _BANDIT_CODE.fullmatch(rule)
+        if match:
+            return "S" + match.group(1)
+    return rule
+
+
+def rule_info(
+    tool: str,
+    rule: str,
+    message: str,
+    tool_severity: Severity | None = None,
+    tool_confidence: float | None = None,
+    security: bool = False,
+) -> RuleInfo:
+    """Severity, category, confidence and advice for one result."""
+    key = family(tool, rule)
+    info = RULES.get(key)
+    if info is None:
+        info = _default(tool, key, tool_severity, tool_confidence, security)
+    if key in SHELL_INJECTION:
+        if "seems safe" in message.lower():
+            # A constant command: not injectable today, worth a note.
+            return RuleInfo(
+                S.LOW, C.SECURITY, 0.6,
+                "The command is a constant today; prefer an argument list without a shell so "
+                "it stays safe when someone adds a variable to it.",
+            )
+        return RuleInfo(S.CRITICAL, info.category, info.confidence, info.advice, info.title)
+    return info
+
+
+def _default(
+    tool: str,
+    key: str,
+    tool_severity: Severity | None,
+    tool_confidence: float | None,
+    security: bool,
+) -> RuleInfo:
+    if tool == "ruff":
+        if key.startswith("S"):
+            return RuleInfo(S.MEDIUM, C.SECURITY, 0.6)
+        for prefix, info in _DEFAULTS.items():
+            if key.startswith(prefix) and key[len(prefix) : len(prefix) + 1].isdigit():
+                return info
+        return _FALLBACK
+    # bandit and SARIF tools rate their own results.
+    category = C.SECURITY if tool == "bandit" or security else C.QUALITY
+    return RuleInfo(
+        tool_severity or S.LOW,
+        category,
+        tool_confidence if tool_confidence is not None else 0.6,
+    )
+
+
+def is_noise(tool: str, rule: str) -> bool:
+    return family(tool, rule) in NOISE

@@ -1,0 +1,193 @@
+"""The Markdown report: what a person reads in a terminal, a PR comment or the editor.
+
+Findings are grouped by severity (most serious first), each headed `path:line — title` so a
+terminal or editor can jump to it; every finding says where it came from and how sure it is; the
+Coverage section says plainly what was and was not reviewed. Titles and comments are untrusted
+text and pass through `sanitize_markdown`; code goes into fences longer than any backtick run
+inside it, so it cannot break out.
+
+Linear in the number of findings: reports with thousands of findings are benchmarked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from redline.model import AnalyzerRun, Finding, Review, Severity
+from redline.report.sanitize import sanitize_inline, sanitize_markdown
+
+_BACKTICKS = re.compile(r"`+")
+# A long file list helps nobody; the JSON report keeps them all.
+_MAX_LISTED_FILES = 100
+
+_LANGUAGES = {
+    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
+    ".cjs": "javascript", ".jsx": "jsx", ".ts": "typescript", ".tsx": "tsx", ".go": "go",
+    ".rs": "rust", ".java": "java", ".kt": "kotlin", ".swift": "swift", ".rb": "ruby",
+    ".php": "php", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp",
+    ".cs": "csharp", ".sh": "bash", ".bash": "bash", ".zsh": "bash", ".sql": "sql",
+    ".html": "html", ".css": "css", ".scss": "scss", ".json": "json", ".yml": "yaml",
+    ".yaml": "yaml", ".toml": "toml", ".md": "markdown", ".xml": "xml", ".lua": "lua",
+    ".scala": "scala", ".dart": "dart", ".r": "r", ".pl": "perl", ".ex": "elixir",
+    ".exs": "elixir", ".tf": "hcl", ".vue": "vue", ".dockerfile": "dockerfile",
+}  # fmt: skip
+_FILENAMES = {"dockerfile": "dockerfile", "makefile": "makefile"}
+
+
+def render_markdown(review: Review) -> str:
+    out: list[str] = [f"# Redline review: {sanitize_inline(review.scope_label)}", ""]
+    out.append(_summary_line(review))
+    out.append("")
+    offline = not review.coverage.models
+    if offline:
+        out += [
+            "> Offline review: no model ran. These results come from static analyzers only.",
+            "",
+        ]
+    if review.summary:
+        out += ["## Summary", "", sanitize_markdown(review.summary).strip(), ""]
+    if review.findings:
+        _findings(review.findings, out)
+    else:
+        out += ["No findings.", ""]
+    _coverage(review, out)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def language_for(path: str) -> str:
+    """Fence info string for a file, from its extension; empty when unknown."""
+    name = path.rsplit("/", 1)[-1].lower()
+    if name in _FILENAMES:
+        return _FILENAMES[name]
+    dot = name.rfind(".")
+    return _LANGUAGES.get(name[dot:], "") if dot > 0 else ""
+
+
+def fenced(code: str, language: str = "") -> str:
+    """A fenced block that no backtick run inside `code` can close early."""
+    longest = max((len(m) for m in _BACKTICKS.findall(code)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{code}\n{fence}"
+
+
+def inline_code(text: str) -> str:
+    """A code span that survives backticks inside the text."""
+    text = " ".join(text.split())
+    longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def location(finding: Finding) -> str:
+    if finding.line is None:
+        return f"{inline_code(finding.file)} (location not found)"
+    return inline_code(f"{finding.file}:{finding.line}")
+
+
+def _summary_line(review: Review) -> str:
+    stats = review.stats
+    files = f"{stats.files} file{'s' if stats.files != 1 else ''} changed"
+    lines = f"+{stats.added} −{stats.removed} lines"
+    counts = review.counts_by_severity()
+    if review.findings:
+        by_severity = ", ".join(f"{counts[s]} {s.value}" for s in _ORDER if counts[s])
+        found = f"{len(review.findings)} finding{'s' if len(review.findings) != 1 else ''}"
+        return f"**{files}, {lines}.** {found}: {by_severity}."
+    return f"**{files}, {lines}.** No findings."
+
+
+_ORDER = sorted(Severity, key=lambda s: -s.rank)
+
+
+def _findings(findings: list[Finding], out: list[str]) -> None:
+    groups: dict[Severity, list[Finding]] = {s: [] for s in _ORDER}
+    for finding in findings:
+        groups[finding.severity].append(finding)
+    for severity in _ORDER:
+        group = groups[severity]
+        if not group:
+            continue
+        out += [f"## {severity.value} ({len(group)})", ""]
+        for finding in group:
+            _finding(finding, out)
+
+
+def _finding(finding: Finding, out: list[str]) -> None:
+    out += [f"### {location(finding)} — {sanitize_inline(finding.title)}", ""]
+    comment = sanitize_markdown(finding.comment).strip()
+    if comment:
+        out += [comment, ""]
+    sources = ", ".join(finding.sources) if finding.sources else "unknown"
+    meta = f"*{finding.category.value} · confidence {finding.confidence:.2f} · from {sources}"
+    if finding.rule_id:
+        meta += f" · rule {finding.rule_id}"
+    if finding.verification is not None:
+        meta += f" · verified: {finding.verification.verdict}"
+    out += [meta + "*", ""]
+    if finding.improved_code is None:
+        return
+    language = language_for(finding.file)
+    if finding.improved_code == "":
+        out += ["Suggested fix: delete these lines.", ""]
+        if finding.existing_code:
+            out += [fenced(finding.existing_code, language), ""]
+        return
+    out += ["Suggested fix:", "", fenced(finding.improved_code, language), ""]
+
+
+def _coverage(review: Review, out: list[str]) -> None:
+    coverage = review.coverage
+    out += ["## Coverage", ""]
+    reviewed = coverage.reviewed_files
+    out.append(f"- Reviewed: {len(reviewed)} file{'s' if len(reviewed) != 1 else ''}"
+               + (f": {_file_list(reviewed)}" if reviewed else ""))  # fmt: skip
+    if coverage.skipped:
+        out.append(f"- Skipped: {len(coverage.skipped)}")
+        for skipped in coverage.skipped[:_MAX_LISTED_FILES]:
+            out.append(f"  - {inline_code(skipped.path)}: {sanitize_inline(skipped.reason)}")
+        if len(coverage.skipped) > _MAX_LISTED_FILES:
+            out.append(f"  - … and {len(coverage.skipped) - _MAX_LISTED_FILES} more")
+    else:
+        out.append("- Skipped: none")
+    if coverage.analyzers:
+        out.append("- Analyzers:")
+        out += [f"  - {_analyzer(run)}" for run in coverage.analyzers]
+    else:
+        out.append("- Analyzers: none ran")
+    if coverage.models:
+        out.append(f"- Models: {', '.join(inline_code(m) for m in coverage.models)}")
+        out.append(f"- Tokens: {coverage.tokens:,} · cost: {_cost(review)}")
+    else:
+        out.append("- Models: none (offline review by static analyzers only)")
+        if coverage.tokens:
+            out.append(f"- Tokens: {coverage.tokens:,} · cost: {_cost(review)}")
+    for note in coverage.notes:
+        out.append(f"- Note: {sanitize_inline(note)}")
+    out.append("")
+
+
+def _file_list(paths: Iterable[str]) -> str:
+    items = list(paths)
+    shown = ", ".join(inline_code(p) for p in items[:_MAX_LISTED_FILES])
+    if len(items) > _MAX_LISTED_FILES:
+        shown += f", … and {len(items) - _MAX_LISTED_FILES} more"
+    return shown
+
+
+def _analyzer(run: AnalyzerRun) -> str:
+    name = run.name + (f" {run.version}" if run.version else "")
+    text = f"{name}: {run.status}"
+    if run.status == "ok":
+        text += f", {run.files} file{'s' if run.files != 1 else ''}, {run.findings} findings"
+    if run.message:
+        text += f" ({sanitize_inline(run.message)})"
+    return text
+
+
+def _cost(review: Review) -> str:
+    cost = review.coverage.cost_usd
+    if cost is None:
+        return "unknown" if review.coverage.tokens > 0 else "$0"
+    return f"${cost:.4f}"
