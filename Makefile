@@ -19,7 +19,7 @@ $(UV): | $(BIN)/python
 
 # Runtime dependencies only, exactly as locked (--frozen: the lock is never rewritten here).
 $(VENV)/.runtime-stamp: uv.lock pyproject.toml | $(UV)
-	$(UV_ENV) $(UV) sync --frozen --no-dev --quiet
+	$(UV_ENV) $(UV) sync --frozen --no-dev --inexact --quiet
 	touch $@
 
 $(VENV)/.dev-stamp: uv.lock pyproject.toml | $(UV)

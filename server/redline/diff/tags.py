@@ -1,0 +1,352 @@
+"""Tag heuristics: what kind of file a unit belongs to and what kind of change it is.
+
+Pure functions over paths and line text. They are deliberately cheap (one compiled regex per
+question, run once over a unit's joined lines) because they run on every unit of every diff.
+The heuristics err on the side of *not* tagging a change as harmless: a false only_comments or
+only_whitespace would lower the review depth, a missed one only costs a little context.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import PurePosixPath
+from typing import Any
+
+from redline.model import Tag
+
+LOCKFILES = frozenset(
+    {
+        "uv.lock",
+        "poetry.lock",
+        "pdm.lock",
+        "pipfile.lock",
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lockb",
+        "cargo.lock",
+        "go.sum",
+        "gemfile.lock",
+        "composer.lock",
+        "podfile.lock",
+        "mix.lock",
+        "flake.lock",
+    }
+)
+_VENDOR_DIRS = frozenset({"vendor", "vendors", "third_party", "third-party", "thirdparty"})
+_VENDOR_DIRS_ANYWHERE = frozenset({"node_modules", "site-packages", "bower_components"})
+_TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "testdata"})
+_TEST_NAME = re.compile(
+    r"(^test_.*\.py$|_test\.(py|go|rb|exs?)$|^conftest\.py$|\.(spec|test)\.[cm]?[jt]sx?$"
+    r"|_spec\.rb$|Tests?\.(java|kt|cs|swift|php)$)"
+)
+_DOC_DIRS = frozenset({"docs", "doc", "documentation"})
+_DOC_EXT = frozenset({".md", ".markdown", ".rst", ".adoc", ".asciidoc", ".txt", ".rdoc"})
+_DOC_STEMS = frozenset({"readme", "changelog", "changes", "history", "license", "contributing"})
+_NOT_DOCS = re.compile(r"^(requirements.*|constraints.*|cmakelists|robots|.*\.in)\.txt$")
+_CONFIG_EXT = frozenset(
+    {".toml", ".yaml", ".yml", ".ini", ".cfg", ".conf", ".json", ".jsonc", ".properties", ".env"}
+)
+_CONFIG_NAMES = frozenset(
+    {
+        "dockerfile",
+        "containerfile",
+        "makefile",
+        "gnumakefile",
+        "justfile",
+        "procfile",
+        ".gitignore",
+        ".gitattributes",
+        ".gitmodules",
+        ".dockerignore",
+        ".editorconfig",
+        ".env",
+        "docker-compose.yml",
+        "requirements.txt",
+        "setup.cfg",
+        "tox.ini",
+        "codeowners",
+    }
+)
+_CONFIG_DIRS = frozenset({".github", ".gitlab", ".circleci", ".devcontainer", ".vscode"})
+_GENERATED_NAME = re.compile(
+    r"(_pb2(_grpc)?\.pyi?$|\.pb\.(go|cc|h)$|\.pb\.gw\.go$|_grpc\.pb\.go$|\.min\.(js|css)$"
+    r"|\.bundle\.js$|\.map$|_generated\.\w+$|\.generated\.\w+$|\.g\.dart$|\.designer\.cs$"
+    r"|^zz_generated.*\.go$)"
+)
+_GENERATED_DIRS = frozenset({"__generated__", "generated", "gen"})
+# A generated-file marker counts only on a comment line near the top, so a source file that
+# merely mentions "@generated" (like this one) is not mistaken for generated output.
+_GENERATED_HEADER = re.compile(
+    r"^\s*(#|//|/\*|\*|<!--|--|;).*(@generated|do not edit|code generated|auto-?generated"
+    r"|automatically generated|this file (is|was) generated)",
+    re.IGNORECASE,
+)
+GENERATED_HEADER_LINES = 10
+
+
+def path_tags(path: str) -> set[Tag]:
+    """Tags that follow from the file's path alone."""
+    p = PurePosixPath(path)
+    name = p.name
+    lower = name.lower()
+    dirs = [d.lower() for d in p.parts[:-1]]
+    tags: set[Tag] = set()
+    if lower in LOCKFILES:
+        tags.add(Tag.LOCKFILE)
+    if (dirs and dirs[0] in _VENDOR_DIRS) or any(d in _VENDOR_DIRS_ANYWHERE for d in dirs):
+        tags.add(Tag.VENDORED)
+    if any(d in _TEST_DIRS for d in dirs) or _TEST_NAME.search(name):
+        tags.add(Tag.TEST)
+    suffix = p.suffix.lower()
+    stem = PurePosixPath(lower).stem
+    if (suffix in _DOC_EXT and not _NOT_DOCS.match(lower)) or (
+        stem in _DOC_STEMS and suffix in ("", *_DOC_EXT)
+    ):
+        tags.add(Tag.DOCS)
+    elif any(d in _DOC_DIRS for d in dirs) and suffix in (*_DOC_EXT, ".html", ".css", ".py", ""):
+        tags.add(Tag.DOCS)  # doc sources (conf.py, theme files) live next to the pages
+    if Tag.LOCKFILE not in tags and (
+        suffix in _CONFIG_EXT
+        or lower in _CONFIG_NAMES
+        or lower.startswith(("dockerfile.", "docker-compose", ".env."))
+        or suffix == ".mk"
+        or any(d in _CONFIG_DIRS for d in dirs)
+    ):
+        tags.add(Tag.CONFIG)
+    if _GENERATED_NAME.search(lower) or any(d in _GENERATED_DIRS for d in dirs):
+        tags.add(Tag.GENERATED)
+    return tags
+
+
+def generated_header(lines: Iterable[str]) -> bool:
+    """True when one of the first lines is a comment carrying a generated-file marker."""
+    for count, line in enumerate(lines):
+        if count >= GENERATED_HEADER_LINES:
+            return False
+        if _GENERATED_HEADER.search(line):
+            return True
+    return False
+
+
+# --- security ---------------------------------------------------------------------------------
+# Each entry is a reason a reviewer should look closer. The net is wide on purpose: the tag only
+# deepens context and lowers rule confidence, it never raises a finding by itself.
+#
+# Speed matters (every changed line of every diff is scanned), and one big alternation regex is
+# ~100× slower than needed in CPython's `re`. So detection is two-step: one trie-shaped regex
+# finds candidate keywords (a cheap literal scan), and a keyword that is not conclusive on its
+# own is confirmed by a small regex on the line it sits in.
+_SECURITY_PATH = re.compile(
+    r"auth(?!ors?\b)|login|logout|passw|secret|token(?!i[sz])|crypt|session|permission|acl\b"
+    r"|oauth|saml|jwt|security|sanitiz|csrf|cors|credential|keystore|\.pem$|\.key$|\.env\b",
+    re.IGNORECASE,
+)
+_FILE_ON_INPUT = (
+    r"(open\s*\(|os\.path\.join|path\s*\(|readfile|filepath\.join|os\.open|send_from_directory)"
+    r".*(request|params|argv|input\s*\(|query|user|upload|filename)"
+)
+_SQL_BUILD = (
+    # a SQL statement built from strings (f-string, %, +, .format, template literal)
+    r"\b(SELECT\s.+\sFROM|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b"
+    r".*(%s|%\(|\+\s*\w|\{|\$\{|\.format\()"
+    r"|\bf[\"'].*\b(SELECT|INSERT|UPDATE|DELETE)\b"
+)
+# Lower-case keyword → None if the keyword alone is enough, else a regex its line must match.
+_KEYWORDS: dict[str, str | None] = {
+    # credentials and secrets
+    **dict.fromkeys(
+        ("passw", "secret", "api_key", "apikey", "api-key", "access_key", "accesskey"),
+    ),
+    **dict.fromkeys(("private_key", "privatekey", "credential", "csrf", "permission", "cookie")),
+    "token": r"token(?!i[sz])",
+    "auth": r"auth(?!ors?\b|orship|ored)",
+    "session": None,
+    "cors": r"\bcors\b",
+    # cryptography
+    **dict.fromkeys(("hashlib", "hmac", "jwt", "bcrypt", "scrypt", "argon2", "crypto", "cipher")),
+    "fernet": None,
+    "ssl": r"\bssl\b",
+    "tls": r"\btls\b",
+    "verify": r"verify\s*=\s*false",
+    "random.": r"random\.(random|randint|choice)\b",
+    # command execution and code evaluation
+    **dict.fromkeys(("subprocess", "os.system", "os.popen", "os.exec", "child_process")),
+    **dict.fromkeys(("execsync", "exec.command", "runtime.getruntime")),
+    "shell": r"shell\s*=\s*true",
+    "eval": r"\beval\s*\(",
+    "exec": r"\bexec\s*\(",
+    "execute": r"\.execute(many)?\s*\(",
+    "spawn": r"\bspawn\s*\(",
+    "function": r"new\s+function\s*\(",
+    # deserialization
+    **dict.fromkeys(("pickle", "marshal.load", "shelve", "jsonpickle", "unserialize")),
+    "yaml": r"yaml\.(unsafe_)?load\b",
+    "dill": r"\bdill\b",
+    # SQL through raw cursors
+    "cursor": r"cursor\s*\(",
+    ".raw": r"\.raw\s*\(",
+    "sqlalchemy.text": None,
+    # markup injection
+    **dict.fromkeys(("innerhtml", "outerhtml", "document.write", "mark_safe", "autoescape")),
+    "render_template_string": None,
+    "safe": r"\|\s*safe\b",
+    # filesystem, permissions, network
+    **dict.fromkeys(("chmod", "setuid", "mktemp", "send_file", "sendfile", "ssrf")),
+    "allow_origins": None,
+    "777": r"\b0o?777\b",
+    "unsafe": r"\bunsafe\b",
+    # file access on user input: keyed on the input side, confirmed by a file operation
+    **dict.fromkeys(
+        ("request", "params", "argv", "input", "query", "user", "upload", "filename"),
+        _FILE_ON_INPUT,
+    ),
+}
+# Case-sensitive keywords (SQL is conventionally upper case; key formats are exact).
+_CASED_KEYWORDS: dict[str, str | None] = {
+    **dict.fromkeys(("SELECT", "INSERT", "UPDATE", "DELETE"), _SQL_BUILD),
+    "AKIA": r"AKIA[0-9A-Z]{16}",
+    "PRIVATE KEY": r"-----BEGIN [A-Z ]*PRIVATE KEY",
+    **dict.fromkeys(("sk_live_", "sk_test_", "rk_live_", "rk_test_"), r"[sr]k_(live|test)_\w{10}"),
+    **dict.fromkeys(("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"\bgh[pousr]_[A-Za-z0-9]{20}"),
+    "xox": r"\bxox[abprs]-[A-Za-z0-9-]{10}",
+    "AIza": r"AIza[0-9A-Za-z_-]{30}",
+}
+
+
+def _trie_regex(words: Iterable[str]) -> re.Pattern[str]:
+    """One regex matching any of `words`, shaped as a trie so `re` scans it quickly."""
+    root: dict[str, Any] = {}
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return re.compile(emit(root))
+
+
+def _confirmers(table: dict[str, str | None], flags: int) -> dict[str, re.Pattern[str] | None]:
+    return {k: re.compile(v, flags) if v else None for k, v in table.items()}
+
+
+_KEYWORD_SCAN = _trie_regex(_KEYWORDS)
+_KEYWORD_CONFIRM = _confirmers(_KEYWORDS, re.IGNORECASE)
+_CASED_SCAN = _trie_regex(_CASED_KEYWORDS)
+_CASED_CONFIRM = _confirmers(_CASED_KEYWORDS, 0)
+
+
+def security_sensitive(path: str, changed_lines: Sequence[str]) -> bool:
+    """The path or changed lines look security-relevant.
+
+    Removed lines count as much as added ones: deleting a check is a security change. Lines
+    may keep their "+"/"-" diff prefix; no pattern depends on what starts a line.
+    """
+    if _SECURITY_PATH.search(path):
+        return True
+    if not changed_lines:
+        return False
+    text = "\n".join(changed_lines)
+    return _scan(text.lower(), _KEYWORD_SCAN, _KEYWORD_CONFIRM) or _scan(
+        text, _CASED_SCAN, _CASED_CONFIRM
+    )
+
+
+def _scan(text: str, scan: re.Pattern[str], confirm: dict[str, re.Pattern[str] | None]) -> bool:
+    for match in scan.finditer(text):
+        check = confirm[match.group()]
+        if check is None:
+            return True
+        start = text.rfind("\n", 0, match.start()) + 1
+        end = text.find("\n", match.end())
+        if check.search(text, start, end if end != -1 else len(text)):
+            return True
+    return False
+
+
+# --- comments and whitespace ------------------------------------------------------------------
+_HASH = ("#",)
+_C_LIKE = ("//", "/*", "*/", "* ", "*\t")  # "* " is a block-comment continuation line
+_COMMENT_PREFIXES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        ("python", "ruby", "shell", "yaml", "toml", "r", "perl", "makefile", "dockerfile"), _HASH
+    ),
+    **dict.fromkeys(
+        (
+            "javascript",
+            "typescript",
+            "tsx",
+            "go",
+            "rust",
+            "java",
+            "kotlin",
+            "scala",
+            "swift",
+            "c",
+            "cpp",
+            "csharp",
+        ),
+        _C_LIKE,
+    ),
+    "php": (*_C_LIKE, "#"),
+    "css": ("/*", "*/", "* "),
+    "scss": _C_LIKE,
+    "sql": ("--",),
+    "lua": ("--",),
+    "ini": ("#", ";"),
+    "html": ("<!--",),
+    "xml": ("<!--",),
+}
+# Languages where a line's indentation is syntax: re-indenting is not a whitespace-only change.
+_INDENT_SENSITIVE = frozenset({"python", "yaml", "makefile"})
+
+
+def only_comments(language: str | None, changed_lines: Sequence[str]) -> bool:
+    """Every changed line is a comment or blank, and at least one is a comment."""
+    prefixes = _COMMENT_PREFIXES.get(language or "")
+    if not prefixes or not changed_lines:
+        return False
+    seen_comment = False
+    for line in changed_lines:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not (stripped.startswith(prefixes) or stripped == "*"):
+            return False
+        seen_comment = True
+    return seen_comment
+
+
+def only_whitespace(language: str | None, removed: Sequence[str], added: Sequence[str]) -> bool:
+    """The change only moves whitespace: re-indentation, trailing spaces, CRLF, blank lines.
+
+    Runs of whitespace are collapsed rather than removed, so `a b` → `ab` (which can change
+    meaning) does not count. For indentation-sensitive languages each line keeps its
+    indentation, so moving a Python statement out of a block is not "whitespace only".
+    """
+    if not removed and not added:
+        return False
+    # Cheap rejection first: the non-whitespace characters must be the same.
+    if "".join("".join(removed).split()) != "".join("".join(added).split()):
+        return False
+    if language in _INDENT_SENSITIVE:
+        return _indented(removed) == _indented(added)
+    return " ".join(" ".join(removed).split()) == " ".join(" ".join(added).split())
+
+
+def _indented(lines: Iterable[str]) -> list[tuple[str, str]]:
+    out = []
+    for line in lines:
+        body = line.strip()
+        if body:
+            out.append((line[: len(line) - len(line.lstrip())], " ".join(body.split())))
+    return out

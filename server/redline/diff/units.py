@@ -1,0 +1,315 @@
+"""A git diff → ReviewUnits: one per file per group of nearby hunks, with tags and metrics.
+
+Grouping. A file's hunks are taken in order; a hunk joins the open group when it starts within
+`GROUP_GAP_LINES` new-side lines of the previous hunk's end, or continues the function the
+previous hunk ended in, *and* the group stays within `settings.large_unit_lines` changed lines.
+A single hunk larger than that is still one unit (tagged `large`). Deleted files, binary files,
+submodule changes, mode-only changes and renames without content changes are one unit each.
+
+Unit ids. `unit_id = "U-" + sha256(material)[:12]` where `material` is the new path (old path
+for deletions) followed by the unit's changed lines ('+'/'-' lines with their prefix and exact
+bytes), joined by "\\n". Line numbers and context lines are not part of it, so a hunk that merely
+moves (code above it changed) keeps its id. Units without hunks use their identifying header
+lines instead (mode, rename source, binary blob ids). Two units of one diff with identical
+material (the same edit pasted twice in a file) get "\\n#2", "\\n#3", ... appended, in diff
+order, so ids stay unique and deterministic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from redline.config_models import ReviewSettings
+from redline.diff.functions import function_spans, has_grammar, language_for, names_for_lines
+from redline.diff.parse import FileDiff, Hunk, parse_git_diff
+from redline.diff.tags import (
+    generated_header,
+    only_comments,
+    only_whitespace,
+    path_tags,
+    security_sensitive,
+)
+from redline.model import PatchType, ReviewUnit, Tag, UnitMetrics
+
+ReadNew = Callable[[str], bytes | None]
+
+GROUP_GAP_LINES = 20  # hunks closer than this (new side) are reviewed together
+_HEAD_BYTES = 4096  # how much of a file is searched for a generated-file header
+# Files whose content is never inspected (no read, no parse, no content tags): they are skipped.
+_UNREAD_TAGS = frozenset({Tag.LOCKFILE, Tag.VENDORED})
+_CHANGE_TAGS = ("+", "-")
+_UNPARSED_TAGS = _UNREAD_TAGS | {Tag.GENERATED}
+_IDENTITY_HEADERS = (
+    "old mode ",
+    "new mode ",
+    "new file mode ",
+    "deleted file mode ",
+    "rename from ",
+    "copy from ",
+    "Binary files ",
+    "GIT binary patch",
+    "Submodule ",
+)
+
+
+def build_units(
+    diff_text: str,
+    read_new: ReadNew | None = None,
+    settings: ReviewSettings | None = None,
+) -> list[ReviewUnit]:
+    """Review units for every file of a git unified diff. Never raises on diff content.
+
+    `read_new(path)` returns the new version of a file (None if unavailable); it is called at
+    most once per file, and not at all for deleted, binary, submodule, lockfile or vendored files.
+    Its content gives the size check (`large`), the generated-header check and the enclosing
+    functions. `metrics.functions` stays empty (and `single_function` False) when they are not
+    computed: no `read_new`, no grammar for the language, a file over `max_file_bytes`, a new
+    file (its depth is full_file whatever its functions), or a file that will be skipped.
+    """
+    settings = settings or ReviewSettings()
+    seen: dict[str, int] = {}
+    units: list[ReviewUnit] = []
+    for fd in parse_git_diff(diff_text):
+        try:
+            units += _file_units(fd, read_new, settings, seen)
+        except Exception as exc:  # one odd file must not lose the whole review
+            reason = f"could not build review units: {type(exc).__name__}: {exc}"
+            units.append(_fallback_unit(fd, settings, seen, reason))
+    return units
+
+
+def _fallback_unit(
+    fd: FileDiff, settings: ReviewSettings, seen: dict[str, int], reason: str
+) -> ReviewUnit:
+    try:
+        return _whole_file_unit(fd, _FileContext.of(fd), settings, seen, skip_reason=reason)
+    except Exception:  # last resort: a bare skipped unit still tells the user what happened
+        uid = _unit_id(fd.path, ["error", reason], seen)
+        return ReviewUnit(
+            unit_id=uid, file_path=fd.path, patch_type=PatchType.MODIFY, skip_reason=reason
+        )
+
+
+@dataclass(slots=True)
+class _FileContext:
+    """What is known about one file while its units are built."""
+
+    path: str
+    language: str | None
+    tags: set[Tag]
+    patch_type: PatchType
+    old_path: str | None
+    names: dict[int, str | None] | None = None  # enclosing function per anchor line, if known
+
+    @classmethod
+    def of(cls, fd: FileDiff) -> _FileContext:
+        path = fd.path
+        patch_type = _patch_type(fd)
+        tags = path_tags(path)
+        if fd.binary:
+            tags.add(Tag.BINARY)
+        old_path = fd.old_path if patch_type is PatchType.RENAME or fd.is_copy else None
+        return cls(path, language_for(path), tags, patch_type, old_path)
+
+
+def _patch_type(fd: FileDiff) -> PatchType:
+    if fd.is_deleted or fd.new_path is None:
+        return PatchType.DELETE
+    if fd.is_new or fd.old_path is None or fd.is_copy:
+        return PatchType.ADD
+    if fd.old_path != fd.new_path:
+        return PatchType.RENAME
+    return PatchType.MODIFY
+
+
+def _file_units(
+    fd: FileDiff, read_new: ReadNew | None, settings: ReviewSettings, seen: dict[str, int]
+) -> list[ReviewUnit]:
+    ctx = _FileContext.of(fd)
+    if fd.error or fd.combined:
+        reason = fd.error or "combined (merge) diff: review it against one parent instead"
+        return [_whole_file_unit(fd, ctx, settings, seen, skip_reason=reason)]
+    if fd.binary or fd.submodule or fd.is_deleted or not fd.hunks:
+        return [_whole_file_unit(fd, ctx, settings, seen)]
+
+    content = _read(read_new, ctx.path) if not ctx.tags & _UNREAD_TAGS else None
+    if content is not None and len(content) > settings.max_file_bytes:
+        ctx.tags.add(Tag.LARGE)
+        content = None  # too big to parse; also what the context provider will refuse to send
+    if _looks_generated(content, fd.hunks[0]):
+        ctx.tags.add(Tag.GENERATED)
+    # Parsed once, and only when the unit is going to be reviewed.
+    # Not for new files either: their depth (full_file) does not depend on their functions.
+    if (
+        content is not None
+        and ctx.patch_type is not PatchType.ADD
+        and not ctx.tags & _UNPARSED_TAGS
+        and has_grammar(ctx.path)
+    ):
+        anchors = [line for hunk in fd.hunks for line in hunk.anchors]
+        ctx.names = names_for_lines(function_spans(ctx.path, content, anchors), anchors)
+    groups = _group(fd.hunks, ctx.names, settings.large_unit_lines)
+    return [_unit(fd, ctx, group, settings, seen) for group in groups]
+
+
+def _read(read_new: ReadNew | None, path: str) -> bytes | None:
+    if read_new is None:
+        return None
+    try:
+        return read_new(path)
+    except Exception:  # an unreadable file only costs metrics, not the review
+        return None
+
+
+def _looks_generated(content: bytes | None, first: Hunk) -> bool:
+    if content is not None:
+        return generated_header(content[:_HEAD_BYTES].decode("utf-8", errors="replace").split("\n"))
+    if first.new_start > 1:
+        return False
+    # No file to read: the first hunk shows the top of the new file (context and added lines).
+    return generated_header(line[1:] for line in first.lines if line.startswith((" ", "+")))
+
+
+def _group(
+    hunks: Sequence[Hunk], names: dict[int, str | None] | None, limit: int
+) -> list[list[Hunk]]:
+    groups: list[list[Hunk]] = [[hunks[0]]]
+    size = hunks[0].changed
+    for prev, hunk in itertools.pairwise(hunks):
+        near = hunk.new_range[0] - prev.new_range[1] <= GROUP_GAP_LINES
+        if (near or _same_function(prev, hunk, names)) and size + hunk.changed <= limit:
+            groups[-1].append(hunk)
+            size += hunk.changed
+        else:
+            groups.append([hunk])
+            size = hunk.changed
+    return groups
+
+
+def _same_function(prev: Hunk, hunk: Hunk, names: dict[int, str | None] | None) -> bool:
+    if names is None or not prev.anchors or not hunk.anchors:
+        return False
+    last, first = names.get(prev.anchors[-1]), names.get(hunk.anchors[0])
+    return last is not None and last == first
+
+
+def _unit(
+    fd: FileDiff,
+    ctx: _FileContext,
+    hunks: Sequence[Hunk],
+    settings: ReviewSettings,
+    seen: dict[str, int],
+) -> ReviewUnit:
+    changed = _changed_lines(hunks)
+    added = sum(len(h.added) for h in hunks)
+    tags = set(ctx.tags)
+    if not tags & {Tag.BINARY, *_UNREAD_TAGS}:
+        tags |= _content_tags(ctx, changed)
+    if len(changed) > settings.large_unit_lines:
+        tags.add(Tag.LARGE)
+    functions: list[str] = []
+    single = False
+    if ctx.names is not None:
+        found = [ctx.names.get(line) for h in hunks for line in h.anchors]
+        functions = list(dict.fromkeys(name for name in found if name))
+        single = len(functions) == 1 and None not in found
+    return ReviewUnit(
+        unit_id=_unit_id(ctx.path, changed, seen),
+        file_path=ctx.path,
+        old_path=ctx.old_path,
+        patch_type=ctx.patch_type,
+        language=ctx.language,
+        tags=_ordered(tags),
+        metrics=UnitMetrics(
+            added=added,
+            removed=len(changed) - added,
+            hunks=len(hunks),
+            functions=functions,
+            single_function=single,
+        ),
+        added_lines=[line for h in hunks for line in h.added],
+        hunk_ranges=[h.new_range for h in hunks],
+        patch=_patch_text(fd.header, hunks),
+    )
+
+
+def _whole_file_unit(
+    fd: FileDiff,
+    ctx: _FileContext,
+    settings: ReviewSettings,
+    seen: dict[str, int],
+    skip_reason: str | None = None,
+) -> ReviewUnit:
+    """One unit for a file that is not split: deleted, binary, submodule, no hunks, unparsable."""
+    hunks = [] if skip_reason else fd.hunks
+    changed = _changed_lines(hunks)
+    added = sum(len(h.added) for h in hunks)
+    tags = set(ctx.tags)
+    if not skip_reason and not fd.submodule and not tags & {Tag.BINARY, *_UNREAD_TAGS}:
+        tags |= _content_tags(ctx, changed)
+    if len(changed) > settings.large_unit_lines:
+        tags.add(Tag.LARGE)
+    identity = [line for line in fd.header if line.startswith(_IDENTITY_HEADERS)]
+    if fd.binary or fd.submodule:
+        identity += [line for line in fd.header if line.startswith("index ")]
+    new_side = ctx.patch_type is not PatchType.DELETE
+    return ReviewUnit(
+        unit_id=_unit_id(ctx.path, identity + changed, seen),
+        file_path=ctx.path,
+        old_path=ctx.old_path,
+        patch_type=ctx.patch_type,
+        language=ctx.language,
+        tags=_ordered(tags),
+        metrics=UnitMetrics(added=added, removed=len(changed) - added, hunks=len(hunks)),
+        added_lines=[line for h in hunks for line in h.added] if new_side else [],
+        hunk_ranges=[h.new_range for h in hunks] if new_side else [],
+        patch=_patch_text(fd.header, hunks),
+        skip_reason=skip_reason,
+    )
+
+
+def _changed_lines(hunks: Sequence[Hunk]) -> list[str]:
+    """The '+'/'-' lines of `hunks`, prefix included, in diff order."""
+    return [line for h in hunks for line in h.lines if line[:1] in _CHANGE_TAGS]
+
+
+def _content_tags(ctx: _FileContext, changed: list[str]) -> set[Tag]:
+    tags: set[Tag] = set()
+    if security_sensitive(ctx.path, changed):
+        tags.add(Tag.SECURITY_SENSITIVE)
+    removed = [line[1:] for line in changed if line[0] == "-"]
+    added = [line[1:] for line in changed if line[0] == "+"]
+    if only_comments(ctx.language, removed + added):
+        tags.add(Tag.ONLY_COMMENTS)
+    if only_whitespace(ctx.language, removed, added):
+        tags.add(Tag.ONLY_WHITESPACE)
+    return tags
+
+
+_TAG_ORDER = {tag: i for i, tag in enumerate(Tag)}
+
+
+def _ordered(tags: set[Tag]) -> list[Tag]:
+    return sorted(tags, key=_TAG_ORDER.__getitem__)
+
+
+def _unit_id(path: str, material: list[str], seen: dict[str, int]) -> str:
+    text = "\n".join([path, *material])
+    uid = "U-" + hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
+    count = seen.get(uid, 0) + 1
+    seen[uid] = count
+    if count == 1:
+        return uid
+    text += f"\n#{count}"
+    return "U-" + hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
+
+
+def _patch_text(header: list[str], hunks: Sequence[Hunk]) -> str:
+    out = list(header)
+    for hunk in hunks:
+        out.append(hunk.header)
+        out += hunk.lines
+    return "\n".join(out) + "\n" if out else ""

@@ -1,0 +1,194 @@
+"""Property tests: random files and edits, diffed in git's format, must give sound units.
+
+Most examples use a pure-Python generator of git-format diffs (difflib hunks under git's
+headers, with "\\ No newline at end of file" markers) because starting git per example is slow;
+one test runs real `git diff --no-index` on fewer examples to keep the generator honest.
+"""
+
+from __future__ import annotations
+
+import difflib
+import subprocess
+import tempfile
+from pathlib import Path
+
+import unidiff
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from redline.config_models import ReviewSettings
+from redline.diff import apply_rules, build_units, review_index
+from redline.model import ReviewUnit
+
+# Lines chosen to look like diff syntax, code, comments and odd whitespace.
+TRICKY = [
+    "",
+    " ",
+    "x = 1",
+    "def f(a):",
+    "    return a",
+    "# comment",
+    "--- a/x.py",
+    "+++ b/x.py",
+    "diff --git a/x b/x",
+    "@@ -1 +1 @@",
+    "\\ No newline at end of file",
+    "-- sql comment",
+    "++i;",
+    "value\r",
+    "tab\tseparated",
+    "form\x0cfeed",
+    "line\u2028separator",
+    "naïve ünïcode",
+    "\ufffd replaced",
+]
+line_st = st.one_of(
+    st.sampled_from(TRICKY), st.text(max_size=12).map(lambda s: s.replace("\n", ""))
+)
+file_st = st.builds(
+    lambda lines, trailing: "\n".join(lines) + ("\n" if trailing and lines else ""),
+    st.lists(line_st, max_size=60),
+    st.booleans(),
+)
+
+
+def split_keep(text: str) -> list[str]:
+    """Lines as git sees them: split on "\\n" only, keeping it; the last may lack it."""
+    parts = text.split("\n")
+    out = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+
+
+def git_format_diff(path: str, old: str, new: str, context: int = 3) -> str:
+    a, b = split_keep(old), split_keep(new)
+    hunks = list(difflib.unified_diff(a, b, lineterm="", n=context))[2:]
+    if not hunks:
+        return ""
+    out = [f"diff --git a/{path} b/{path}", "index 1111111..2222222 100644"]
+    out += [f"--- a/{path}", f"+++ b/{path}"]
+    for line in hunks:
+        if line.startswith("@@"):
+            out.append(line)
+        elif line.endswith("\n"):
+            out.append(line[:-1])
+        else:
+            out += [line, "\\ No newline at end of file"]
+    return "\n".join(out) + "\n"
+
+
+def expected_added(old: str, new: str) -> list[str]:
+    a, b = split_keep(old), split_keep(new)
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return [
+        line.rstrip("\n")
+        for tag, _, _, j1, j2 in matcher.get_opcodes()
+        if tag in ("replace", "insert")
+        for line in b[j1:j2]
+    ]
+
+
+def check_units(units: list[ReviewUnit], news: dict[str, str], diff_text: str) -> None:
+    plus = [
+        line[1:]
+        for line in diff_text.split("\n")
+        if line.startswith("+") and not line.startswith("+++ b/")
+    ]
+    assert sum(u.metrics.added for u in units) == len(plus)
+    by_file: dict[str, list[ReviewUnit]] = {}
+    for u in units:
+        by_file.setdefault(u.file_path, []).append(u)
+    mapped: list[str] = []
+    for path, file_units in by_file.items():
+        new_lines = [line.rstrip("\n") for line in split_keep(news[path])]
+        seen_lines: set[int] = set()
+        last_end = 0
+        for u in file_units:
+            assert len(u.added_lines) == u.metrics.added
+            for n in u.added_lines:
+                assert any(start <= n <= end for start, end in u.hunk_ranges), (n, u.hunk_ranges)
+                assert n not in seen_lines
+                seen_lines.add(n)
+                mapped.append(new_lines[n - 1])
+            for start, end in u.hunk_ranges:  # units of one file never overlap
+                assert start <= end and start > last_end - (1 if start == end else 0)
+                last_end = end
+    assert mapped == plus
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(file_st, file_st), min_size=1, max_size=3), st.integers(1, 60))
+def test_units_invariants(pairs: list[tuple[str, str]], large: int) -> None:
+    diff_text = "".join(git_format_diff(f"f{i}.py", old, new) for i, (old, new) in enumerate(pairs))
+    news = {f"f{i}.py": new for i, (_, new) in enumerate(pairs)}
+
+    def read(path: str) -> bytes:
+        return news[path].encode("utf-8", errors="surrogatepass")
+
+    config = ReviewSettings(large_unit_lines=large)
+    units = build_units(diff_text, read, config)
+    check_units(units, news, diff_text)
+    again = build_units(diff_text, read, config)
+    assert [u.unit_id for u in again] == [u.unit_id for u in units]
+    assert len({u.unit_id for u in units}) == len(units)
+    ruled = apply_rules(units, config)
+    assert len(review_index(ruled)) == len(units)
+
+
+@settings(max_examples=100, deadline=None)
+@given(file_st, file_st)
+def test_added_lines_are_the_new_files_added_text(old: str, new: str) -> None:
+    units = build_units(git_format_diff("a.txt", old, new))
+    new_lines = [line.rstrip("\n") for line in split_keep(new)]
+    got = [new_lines[n - 1] for u in units for n in u.added_lines]
+    assert got == expected_added(old, new)
+
+
+simple_line = st.sampled_from(["a", "b", "c", "def f():", "    pass", "# c", ""])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(simple_line, max_size=40), st.lists(simple_line, max_size=40))
+def test_counts_agree_with_unidiff(old: list[str], new: list[str]) -> None:
+    text = git_format_diff("a.py", "\n".join(old) + "\n", "\n".join(new) + "\n")
+    units = build_units(text)
+    reference = unidiff.PatchSet(text)
+    assert sum(u.metrics.added for u in units) == sum(f.added for f in reference)
+    assert sum(u.metrics.removed for u in units) == sum(f.removed for f in reference)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=400))
+def test_arbitrary_text_never_crashes(text: str) -> None:
+    apply_rules(build_units(text))
+    apply_rules(build_units("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n" + text))
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(file_st, file_st)
+def test_real_git_diff_no_index(old: str, new: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "a").mkdir()
+        (root / "b").mkdir()
+        (root / "a" / "f.py").write_bytes(old.encode("utf-8", errors="surrogatepass"))
+        (root / "b" / "f.py").write_bytes(new.encode("utf-8", errors="surrogatepass"))
+        out = subprocess.run(
+            # --no-prefix on the paths a/f.py and b/f.py gives exactly git's usual headers.
+            ["git", "diff", "--no-index", "--no-color", "--no-prefix", "a/f.py", "b/f.py"],
+            cwd=root,
+            capture_output=True,
+            check=False,
+            env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1"},
+        )
+    assert out.returncode in (0, 1), out.stderr
+    text = out.stdout.decode("utf-8", errors="replace")
+    units = build_units(text, lambda _: new.encode("utf-8", errors="surrogatepass"))
+    assert all(u.file_path == "f.py" for u in units)
+    if units:
+        check_units(units, {"f.py": new}, text)
