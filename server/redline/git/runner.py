@@ -74,6 +74,9 @@ _GIT_SUBCOMMANDS: Final = frozenset(
         "config",
         "diff",
         "for-each-ref",
+        # grep: for the search_callers tool (tools/code_tools.py). `-O`/`--open-files-in-pager`
+        # runs a program, so run_git refuses it whatever the caller builds.
+        "grep",
         "hash-object",  # only without -w, see run_git
         "log",
         "ls-files",
@@ -105,7 +108,18 @@ _CONFIG_WRITE_FLAGS: Final = frozenset(
     }
 )
 
-_GH_SUBCOMMANDS: Final = frozenset({("auth", "status"), ("pr", "diff"), ("pr", "view")})
+# pr list/checks/status: read-only listings for the LLM-facing gh tool (tools/gh_tool.py), which
+# adds its own per-subcommand flag allowlist and pins every call to the workspace's repository.
+_GH_SUBCOMMANDS: Final = frozenset(
+    {
+        ("auth", "status"),
+        ("pr", "diff"),
+        ("pr", "view"),
+        ("pr", "list"),
+        ("pr", "checks"),
+        ("pr", "status"),
+    }
+)
 _GH_FORBIDDEN: Final = ("-R", "--repo", "--web", "-w", "--watch")
 
 # Variables copied from the parent environment when present. Everything else is dropped:
@@ -298,6 +312,8 @@ class GitRunner:
             _check_config_args(args[1:])
         if sub == "hash-object" and any(a == "-w" or a.startswith("--w") for a in args[1:]):
             raise GitCommandError("git hash-object may not write objects")
+        if sub == "grep" and any(_is_grep_pager_option(a) for a in args[1:]):
+            raise GitCommandError("git grep may not open files in a pager")
         extra_env: dict[str, str] = {}
         if index_file is not None:
             extra_env["GIT_INDEX_FILE"] = str(index_file)
@@ -459,6 +475,12 @@ def _config_env(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
     if count:
         env["GIT_CONFIG_COUNT"] = str(count)
     return env
+
+
+def _is_grep_pager_option(arg: str) -> bool:
+    # git accepts any unambiguous prefix of a long option (`--open`, `--op=vi`).
+    name = arg.split("=", 1)[0]
+    return arg.startswith("-O") or (len(name) > 3 and "--open-files-in-pager".startswith(name))
 
 
 def _check_config_args(args: Sequence[str]) -> None:

@@ -1,0 +1,663 @@
+"""The one way Redline calls a model: `LLMClient.complete`, over litellm.
+
+What it adds around `litellm.acompletion`:
+
+- per-role model, api_base and fallbacks from settings (`ModelSettings.for_role`);
+- secrets redacted from every message before it leaves the process;
+- its own retries (exponential backoff with jitter, `Retry-After` honoured) for rate limits,
+  5xx, connection errors, timeouts and garbage bodies — then the fallbacks, in order;
+- a truncated answer (`finish_reason == "length"`) is asked again once with more room, and
+  raises `LLMTruncated` if still cut: a caller never parses half an answer as a whole one;
+- tokens, cost and latency of every call in a `UsageLedger`, budgets checked before each call;
+- a concurrency limit shared by everything using the client.
+
+litellm is imported on first use only: it costs seconds and ~200 MB, and the language server
+must start instantly. Message contents are never logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import os
+import random
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from redline.agent.redact import redact, redact_messages
+from redline.agent.usage import CallRecord, Usage, UsageLedger
+from redline.config_models import Settings
+from redline.errors import RedlineError
+
+log = logging.getLogger(__name__)
+
+# Said to the model when its answer hit the output limit and is asked again. One sentence, so
+# it stays here rather than in prompts/.
+TRUNCATION_NOTE = (
+    "Your previous answer was cut off because it exceeded the output limit. Answer again, "
+    "complete and more concise: keep only what matters."
+)
+
+DEFAULT_CONTEXT_LIMIT = 128_000
+DEFAULT_MAX_OUTPUT_CAP = 16_384
+
+
+# -- errors ------------------------------------------------------------------------------------
+
+
+class LLMError(RedlineError):
+    """A model call failed in a way the caller should report (and usually skip the work)."""
+
+    def __init__(self, message: str, hint: str | None = None, *, model: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.model = model
+
+
+class LLMNotConfigured(LLMError):
+    """No model is configured for the role."""
+
+
+class LLMTimeout(LLMError):
+    """The model did not answer within `llm.timeout` (after retries and fallbacks)."""
+
+
+class LLMTruncated(LLMError):
+    """The answer hit the output limit twice; `response` is the last (partial) answer."""
+
+    def __init__(self, message: str, response: LLMResponse, *, model: str | None = None) -> None:
+        super().__init__(message, "raise the model's output limit or split the work", model=model)
+        self.response = response
+
+
+class BudgetExceeded(LLMError):
+    """The token or dollar budget is spent; no request was sent."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        spent_tokens: int,
+        spent_usd: float,
+        budget_tokens: int | None,
+        budget_usd: float | None,
+    ) -> None:
+        super().__init__(message, "raise llm.budget_tokens / llm.budget_usd to allow more")
+        self.spent_tokens = spent_tokens
+        self.spent_usd = spent_usd
+        self.budget_tokens = budget_tokens
+        self.budget_usd = budget_usd
+
+
+# -- responses ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: str  # JSON text exactly as the model wrote it (may be invalid)
+
+    def to_message(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass
+class LLMResponse:
+    content: str | None
+    tool_calls: list[ToolCall]
+    finish_reason: str | None
+    model: str  # the model string that answered (a fallback, possibly)
+    # What producing this answer cost, including a truncated first attempt that was re-asked.
+    usage: Usage = field(default_factory=Usage)
+    latency_s: float = 0.0
+
+    def to_message(self) -> dict[str, Any]:
+        """The assistant message to append to a conversation."""
+        msg: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.tool_calls:
+            msg["tool_calls"] = [c.to_message() for c in self.tool_calls]
+        return msg
+
+
+# Streaming callback: (text piece, answer number). The answer number starts at 0 and goes up
+# when a truncated answer is asked again, so a consumer knows to discard what it showed.
+DeltaCallback = Callable[[str, int], Any]
+
+
+# -- litellm, lazily ---------------------------------------------------------------------------
+
+_litellm: Any = None
+_litellm_lock = threading.Lock()
+
+
+def load_litellm() -> Any:
+    """Import and harden litellm (once). Never called at import time of this package."""
+    global _litellm
+    if _litellm is not None:
+        return _litellm
+    with _litellm_lock:
+        if _litellm is None:
+            # Before the import: no network fetch of the price map, and no `.env` loading from
+            # the working directory — which may be the repository under review.
+            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+            os.environ["LITELLM_MODE"] = "PRODUCTION"
+            import litellm
+
+            litellm.set_verbose = False
+            litellm.suppress_debug_info = True  # it prints "Give Feedback" banners to stdout
+            litellm.turn_off_message_logging = True
+            litellm.log_raw_request_response = False
+            litellm.telemetry = False
+            for name in (
+                "callbacks",
+                "input_callback",
+                "success_callback",
+                "failure_callback",
+                "service_callback",
+                "_async_success_callback",
+                "_async_failure_callback",
+            ):
+                setattr(litellm, name, [])
+            # litellm routes records below WARNING to stdout, which in the language server is
+            # the JSON-RPC channel; LITELLM_LOG=DEBUG in the user's env must not change that.
+            for logger_name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx"):
+                logging.getLogger(logger_name).setLevel(logging.WARNING)
+            _litellm = litellm
+    return _litellm
+
+
+def litellm_loaded() -> bool:
+    return "litellm" in sys.modules
+
+
+# -- failures ----------------------------------------------------------------------------------
+
+
+class _CallFailed(Exception):
+    """One attempt failed; `kind` decides whether to retry and how the final error reads."""
+
+    def __init__(
+        self, kind: str, detail: str, *, retryable: bool, retry_after: float | None = None
+    ) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+_KIND_TEXT = {
+    "timeout": "timed out",
+    "rate_limit": "was rate limited (HTTP 429)",
+    "server": "failed with a server error",
+    "connection": "could not be reached",
+    "garbage": "returned a response that is not valid JSON",
+    "auth": "rejected the credentials",
+    "bad_request": "rejected the request",
+    "context_window": "said the conversation is longer than its context window",
+    "error": "failed",
+}
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = redact(" ".join(text.split()))
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def parse_retry_after(headers: Any, cap: float) -> float | None:
+    """Seconds to wait from `retry-after-ms` / `Retry-After` (seconds or an HTTP date), capped."""
+    if not headers:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return min(cap, max(0.0, float(ms) / 1000))
+        value = headers.get("retry-after")
+    except (AttributeError, ValueError):
+        return None
+    if value is None:
+        return None
+    value = str(value).strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    return min(cap, max(0.0, seconds))
+
+
+def _classify(exc: BaseException, litellm: Any, retry_after_cap: float) -> _CallFailed:
+    if isinstance(exc, _CallFailed):
+        return exc
+    msg = _short(str(exc))
+    if isinstance(exc, asyncio.TimeoutError | litellm.Timeout):
+        return _CallFailed("timeout", msg, retryable=True)
+    if isinstance(exc, litellm.RateLimitError):
+        headers = getattr(exc, "litellm_response_headers", None) or getattr(
+            getattr(exc, "response", None), "headers", None
+        )
+        return _CallFailed(
+            "rate_limit",
+            msg,
+            retryable=True,
+            retry_after=parse_retry_after(headers, retry_after_cap),
+        )
+    if isinstance(exc, litellm.ContextWindowExceededError):
+        return _CallFailed("context_window", msg, retryable=False)
+    if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
+        return _CallFailed("auth", msg, retryable=False)
+    if isinstance(exc, json.JSONDecodeError) or "invalid response from llm" in msg.lower():
+        # litellm wraps a non-JSON body in a 500 whose
+        # message says so. A proxy error page is usually transient, so it is retried.
+        return _CallFailed("garbage", msg, retryable=True)
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, litellm.APIConnectionError) and not isinstance(status, int):
+        return _CallFailed("connection", msg, retryable=True)
+    if isinstance(status, int):
+        if status == 408:
+            return _CallFailed("timeout", msg, retryable=True)
+        if status == 429:
+            return _CallFailed("rate_limit", msg, retryable=True)
+        if status >= 500:
+            return _CallFailed("server", msg, retryable=True)
+        if status in (401, 403):
+            return _CallFailed("auth", msg, retryable=False)
+        if 400 <= status < 500:
+            return _CallFailed("bad_request", msg, retryable=False)
+    if isinstance(exc, litellm.APIConnectionError):
+        return _CallFailed("connection", msg, retryable=True)
+    return _CallFailed("error", f"{type(exc).__name__}: {msg}", retryable=False)
+
+
+def _provider(model: str) -> str:
+    return model.split("/", 1)[0] if "/" in model else ""
+
+
+# -- the client --------------------------------------------------------------------------------
+
+
+class LLMClient:
+    """Calls models for roles (planner, reviewer, verifier, summarizer, ask, debater).
+
+    The knobs after `settings` exist for tests and benchmarks: shorter backoffs, an injected
+    sleep to observe waits, a shared ledger.
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        ledger: UsageLedger | None = None,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        backoff_base: float = 1.0,
+        backoff_max: float = 30.0,
+        retry_after_cap: float = 60.0,
+        default_context_limit: int = DEFAULT_CONTEXT_LIMIT,
+        max_output_cap: int = DEFAULT_MAX_OUTPUT_CAP,
+    ) -> None:
+        self.settings = settings
+        self.ledger = ledger if ledger is not None else UsageLedger()
+        self._sleep = sleep
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.retry_after_cap = retry_after_cap
+        self.default_context_limit = default_context_limit
+        self.max_output_cap = max_output_cap
+        self._semaphore = asyncio.Semaphore(settings.llm.max_concurrency)
+        self._model_info: dict[str, dict[str, Any]] = {}
+
+    # -- configuration -------------------------------------------------------------------------
+
+    def models_for(self, role: str) -> list[tuple[str, str | None]]:
+        """(model, api_base) to try, in order: the role's model, then its fallbacks."""
+        return [(model, base) for model, base, _ in self._targets(role)]
+
+    def _targets(self, role: str) -> list[tuple[str, str | None, str | None]]:
+        """(model, api_base, api_key) per candidate.
+
+        A fallback shares the role's api_base and configured key only when it is on the same
+        provider prefix: `openai/a` → `openai/b` stays on the local server, but `ollama/x` →
+        `anthropic/y` must neither go to the Ollama address nor carry another provider's key
+        (litellm then reads the provider's own environment variable).
+        """
+        model, api_base, fallbacks = self.settings.models.for_role(role)
+        if not model:
+            return []
+        key = self.settings.models.api_key
+        out = [(model, api_base, key)]
+        for fb in fallbacks:
+            same = _provider(fb) == _provider(model)
+            out.append((fb, api_base if same else None, key if same else None))
+        return out
+
+    def is_configured(self, role: str) -> bool:
+        return bool(self.models_for(role))
+
+    def _info(self, model: str) -> dict[str, Any]:
+        if model not in self._model_info:
+            try:
+                self._model_info[model] = dict(load_litellm().get_model_info(model))
+            except Exception:  # litellm raises for models not in its map
+                self._model_info[model] = {}
+        return self._model_info[model]
+
+    def context_limit(self, role: str) -> int:
+        """Input tokens the role's model accepts (litellm's map; a default when unknown)."""
+        models = self.models_for(role)
+        if not models:
+            return self.default_context_limit
+        limit = self._info(models[0][0]).get("max_input_tokens")
+        return int(limit) if isinstance(limit, int) and limit > 0 else self.default_context_limit
+
+    # -- budget --------------------------------------------------------------------------------
+
+    def check_budget(self) -> None:
+        """Raise `BudgetExceeded` if the token or dollar budget is already spent."""
+        llm = self.settings.llm
+        tokens, usd = self.ledger.total_tokens, self.ledger.cost_usd
+        over = []
+        if llm.budget_tokens is not None and tokens >= llm.budget_tokens:
+            over.append(f"{tokens:,} of {llm.budget_tokens:,} tokens")
+        if llm.budget_usd is not None and usd >= llm.budget_usd:
+            over.append(f"${usd:.4f} of ${llm.budget_usd:.4f}")
+        if over:
+            raise BudgetExceeded(
+                "model budget exhausted: spent " + " and ".join(over),
+                spent_tokens=tokens,
+                spent_usd=usd,
+                budget_tokens=llm.budget_tokens,
+                budget_usd=llm.budget_usd,
+            )
+
+    # -- calls ---------------------------------------------------------------------------------
+
+    async def complete(
+        self,
+        role: str,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        response_format: dict[str, Any] | None = None,
+        on_delta: DeltaCallback | None = None,
+    ) -> LLMResponse:
+        """One answer from the role's model (or a fallback).
+
+        With `on_delta` the answer is streamed: the callback gets each content piece and the
+        answer number (see `DeltaCallback`); the full `LLMResponse` is still returned.
+        Raises `LLMNotConfigured`, `BudgetExceeded`, `LLMTruncated`, `LLMTimeout` or `LLMError`.
+        """
+        candidates = self._targets(role)
+        if not candidates:
+            raise LLMNotConfigured(
+                f"no model configured for role {role!r}",
+                "set [models] model in the user config or REDLINE_MODEL",
+            )
+        safe = redact_messages(messages)
+        failures: list[tuple[str, _CallFailed, int]] = []
+        for model, api_base, api_key in candidates:
+            call = _Call(
+                role, model, api_base, api_key, safe, tools, max_tokens, response_format, on_delta
+            )
+            try:
+                return await self._complete_on(call)
+            except _Exhausted as e:
+                failures.append((model, e.failure, e.attempts))
+                if len(failures) < len(candidates):
+                    log.warning(
+                        "model %s %s; trying fallback %s",
+                        model,
+                        _KIND_TEXT[e.failure.kind],
+                        candidates[len(failures)][0],
+                    )
+        raise self._final_error(role, failures)
+
+    def _final_error(self, role: str, failures: list[tuple[str, _CallFailed, int]]) -> LLMError:
+        timeout = self.settings.llm.timeout
+        parts = []
+        for model, f, attempts in failures:
+            what = _KIND_TEXT[f.kind]
+            if f.kind == "timeout":
+                what += f" after {timeout:g} s"
+            tries = f" ({attempts} attempts)" if attempts > 1 else ""
+            detail = "" if f.kind == "timeout" else f": {f.detail}"
+            parts.append(f"{model} {what}{tries}{detail}")
+        message = f"model call for role {role!r} failed: " + "; ".join(parts)
+        last_model, last, _ = failures[-1]
+        hint = {
+            "timeout": "raise llm.timeout or use a faster model",
+            "garbage": "check models.api_base: it must point at an OpenAI-compatible /v1 endpoint",
+            "auth": "check the API key (models.api_key or the provider's environment variable)",
+            "connection": "check that the model server is running and models.api_base is right",
+        }.get(last.kind)
+        cls = LLMTimeout if all(f.kind == "timeout" for _, f, _ in failures) else LLMError
+        return cls(message, hint, model=last_model)
+
+    async def _complete_on(self, call: _Call) -> LLMResponse:
+        """One model: retries, and one re-ask if the answer was cut off."""
+        first = await self._with_retries(call)
+        if first.finish_reason != "length":
+            return first
+        # Cut off: ask once more with room to finish and a request to be brief.
+        bigger = self._larger_max_tokens(call.model, call.max_tokens, first.usage.completion_tokens)
+        log.info(
+            "answer from %s was truncated; asking again with max_tokens=%d", call.model, bigger
+        )
+        again = [*call.messages, {"role": "user", "content": TRUNCATION_NOTE}]
+        second = await self._with_retries(
+            replace(call, messages=again, max_tokens=bigger, answer_no=1)
+        )
+        second.usage = first.usage + second.usage
+        if second.finish_reason == "length":
+            raise LLMTruncated(
+                f"the answer from {call.model} was cut off at the output limit twice "
+                f"(last max_tokens={bigger}); it was not used",
+                second,
+                model=call.model,
+            )
+        return second
+
+    def _larger_max_tokens(self, model: str, asked: int | None, produced: int) -> int:
+        cap = self._info(model).get("max_output_tokens")
+        cap = int(cap) if isinstance(cap, int) and cap > 0 else self.max_output_cap
+        base = asked or produced or 1024
+        return max(min(2 * base, cap), min(base + 1, cap))
+
+    def _backoff(self, attempt: int) -> float:
+        # Full jitter in [0.5, 1] × the exponential step: spreads parallel reviewers apart.
+        step = min(self.backoff_max, self.backoff_base * (2**attempt))
+        return step * random.uniform(0.5, 1.0)
+
+    async def _with_retries(self, call: _Call) -> LLMResponse:
+        attempts = self.settings.llm.max_retries + 1
+        for attempt in range(attempts):
+            self.check_budget()
+            call.streamed = False
+            try:
+                return await self._call_once(call)
+            except _CallFailed as failure:
+                # Once text reached a stream consumer a retry would show it twice: give up here.
+                if not failure.retryable or call.streamed or attempt == attempts - 1:
+                    raise _Exhausted(failure, attempt + 1) from None
+                wait = failure.retry_after
+                if wait is None:
+                    wait = self._backoff(attempt)
+                log.warning(
+                    "model %s %s (attempt %d of %d); retrying in %.1f s: %s",
+                    call.model,
+                    _KIND_TEXT[failure.kind],
+                    attempt + 1,
+                    attempts,
+                    wait,
+                    failure.detail,
+                )
+                await self._sleep(wait)
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    async def _call_once(self, call: _Call) -> LLMResponse:
+        """One HTTP request, recorded in the ledger whatever happens."""
+        litellm = load_litellm()
+        timeout = self.settings.llm.timeout
+        kwargs: dict[str, Any] = {
+            "model": call.model,
+            "messages": call.messages,
+            "timeout": timeout,
+            "num_retries": 0,  # retries are ours: they respect Retry-After, budget and fallbacks
+            "temperature": self.settings.llm.temperature,
+            "drop_params": True,  # e.g. reasoning models that refuse `temperature`
+        }
+        if call.api_base:
+            kwargs["api_base"] = call.api_base
+        if call.api_key:
+            kwargs["api_key"] = call.api_key
+        if call.tools:
+            kwargs["tools"] = call.tools
+        if call.max_tokens:
+            kwargs["max_tokens"] = call.max_tokens
+        if call.response_format:
+            kwargs["response_format"] = call.response_format
+        if call.on_delta is not None:
+            kwargs["stream"] = True
+            kwargs["stream_options"] = {"include_usage": True}
+
+        async with self._semaphore:
+            start = time.monotonic()
+            try:
+                raw = await self._request(litellm, kwargs, call)
+                response = self._parse(litellm, raw, call.model)
+            except Exception as exc:
+                failure = _classify(exc, litellm, self.retry_after_cap)
+                latency = time.monotonic() - start
+                self.ledger.record(
+                    CallRecord(call.role, call.model, 0, 0, 0.0, latency, None, failure.kind)
+                )
+                raise failure from None
+            response.latency_s = time.monotonic() - start
+        u = response.usage
+        self.ledger.record(
+            CallRecord(
+                call.role,
+                call.model,
+                u.prompt_tokens,
+                u.completion_tokens,
+                u.cost_usd,
+                response.latency_s,
+                response.finish_reason,
+            )
+        )
+        log.debug(
+            "model %s (%s): %d+%d tokens, %.2f s, finish=%s",
+            call.model,
+            call.role,
+            u.prompt_tokens,
+            u.completion_tokens,
+            response.latency_s,
+            response.finish_reason,
+        )
+        return response
+
+    async def _request(self, litellm: Any, kwargs: dict[str, Any], call: _Call) -> Any:
+        # Backstops in case a provider path ignores `timeout`: the whole call when not
+        # streaming; for a stream, each wait for the next chunk — a long answer that keeps
+        # arriving is fine, a stalled one is not.
+        timeout = float(kwargs["timeout"])
+        if call.on_delta is None:
+            return await asyncio.wait_for(litellm.acompletion(**kwargs), timeout * 2 + 1)
+        stream = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout * 2 + 1)
+        chunks = []
+        iterator = stream.__aiter__()
+        while True:
+            try:
+                chunk = await asyncio.wait_for(iterator.__anext__(), timeout * 2 + 1)
+            except StopAsyncIteration:
+                break
+            chunks.append(chunk)
+            for choice in getattr(chunk, "choices", None) or []:
+                text = getattr(choice.delta, "content", None)
+                if text:
+                    call.streamed = True
+                    result = call.on_delta(text, call.answer_no)
+                    if asyncio.iscoroutine(result):
+                        await result
+        built = litellm.stream_chunk_builder(chunks, messages=kwargs["messages"])
+        if built is None:
+            raise _CallFailed("garbage", "the stream ended without any chunk", retryable=True)
+        return built
+
+    def _parse(self, litellm: Any, raw: Any, model: str) -> LLMResponse:
+        choices = getattr(raw, "choices", None)
+        if not choices:
+            raise _CallFailed("garbage", "the response has no choices", retryable=True)
+        choice = choices[0]
+        message = choice.message
+        calls = []
+        for c in getattr(message, "tool_calls", None) or []:
+            fn = c.function
+            calls.append(
+                ToolCall(
+                    # Some local servers omit ids; they must be unique across the conversation.
+                    id=c.id or f"call_{uuid.uuid4().hex[:12]}",
+                    name=fn.name or "",
+                    arguments=fn.arguments or "{}",
+                )
+            )
+        usage = getattr(raw, "usage", None)
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        return LLMResponse(
+            content=message.content,
+            tool_calls=calls,
+            finish_reason=choice.finish_reason,
+            model=model,
+            usage=Usage(prompt, completion, self._cost(litellm, raw, model), calls=1),
+        )
+
+    def _cost(self, litellm: Any, raw: Any, model: str) -> float | None:
+        # Priced from litellm's local map; None (not 0) for models it does not know, so totals
+        # can say the cost is incomplete instead of under-reporting it.
+        if not self._info(model):
+            return None
+        try:
+            return float(litellm.completion_cost(completion_response=raw, model=model))
+        except Exception:
+            return None
+
+
+@dataclass
+class _Call:
+    """Everything one request needs (internal), so the retry layers pass one thing around."""
+
+    role: str
+    model: str
+    api_base: str | None
+    api_key: str | None
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
+    max_tokens: int | None
+    response_format: dict[str, Any] | None
+    on_delta: DeltaCallback | None
+    answer_no: int = 0  # 1 for the re-ask after a truncated answer
+    streamed: bool = False  # set once any text reached `on_delta` in the current attempt
+
+
+class _Exhausted(Exception):
+    """All attempts on one model failed (internal: the caller moves to the next fallback)."""
+
+    def __init__(self, failure: _CallFailed, attempts: int) -> None:
+        super().__init__(failure.detail)
+        self.failure = failure
+        self.attempts = attempts

@@ -1,0 +1,288 @@
+"""Code navigation tools: read_function, search_callers, git_show_previous.
+
+read_function reuses the diff layer's tree-sitter spans (redline.diff.functions) for functions
+and adds class/type spans here. search_callers is a bounded `git grep` through the hardened
+runner. git_show_previous reads the old side of the change through ls-tree + cat-file
+(Repo.read_blob), never through a worktree path. All three apply the same path rules as
+read_file and return cleaned (redacted, control-free) text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Final
+
+from tree_sitter import Language, Node, Parser
+
+from redline.agent.tools import ToolError
+from redline.diff.functions import function_spans, has_grammar, language_for
+from redline.errors import RedlineError
+from redline.git.repo import FileTooLargeError, Repo, check_rel_path, validate_revision
+from redline.git.runner import decode
+from redline.tools.context import ToolContext
+from redline.tools.git_tool import error_summary
+from redline.tools.paths import check_names, is_git_name, is_secret_path, read_repo_bytes, shown
+from redline.tools.read_file import decode_text, number_lines, select_lines
+
+_SYMBOL: Final = re.compile(
+    r"[A-Za-z_$][A-Za-z0-9_$]{0,99}(?:\.[A-Za-z_$][A-Za-z0-9_$]{0,99}){0,4}"
+)
+_DEFINITION: Final = r"(?:def|class|function|func|fn|interface|type|struct|const|let|var)\s+"
+
+
+@dataclass(frozen=True)
+class Definition:
+    start: int  # 1-based, decorators included
+    end: int
+    name: str  # qualified
+    kind: str  # "function" or "class"
+
+
+# -- read_function ------------------------------------------------------------------------------
+
+
+def _load_language(kind: str) -> Language | None:
+    try:
+        if kind == "python":
+            import tree_sitter_python as py
+
+            return Language(py.language())
+        if kind == "javascript":
+            import tree_sitter_javascript as js
+
+            return Language(js.language())
+        if kind in ("typescript", "tsx"):
+            import tree_sitter_typescript as ts
+
+            return Language(ts.language_tsx() if kind == "tsx" else ts.language_typescript())
+        if kind == "go":
+            import tree_sitter_go as go
+
+            return Language(go.language())
+    except Exception:  # a broken grammar wheel only disables class lookup for its language
+        return None
+    return None
+
+
+_CLASS_NODES: Final = {
+    "python": ("class_definition",),
+    "javascript": ("class_declaration", "class"),
+    "typescript": ("class_declaration", "abstract_class_declaration", "interface_declaration"),
+    "tsx": ("class_declaration", "abstract_class_declaration", "interface_declaration"),
+    "go": ("type_spec",),
+}
+
+
+@cache
+def _parser(kind: str) -> Parser | None:
+    language = _load_language(kind)
+    return Parser(language) if language is not None else None
+
+
+def class_spans(path: str, source: bytes) -> list[Definition]:
+    """Classes (Go: type declarations, TS: also interfaces) with qualified names."""
+    kind = language_for(path)
+    parser = _parser(kind) if kind else None
+    if kind is None or parser is None:
+        return []
+    try:
+        root = parser.parse(source).root_node
+    except Exception:
+        return []
+    wanted = set(_CLASS_NODES.get(kind, ()))
+    found: list[Definition] = []
+
+    def walk(node: Node, prefix: list[str]) -> None:
+        for child in node.named_children:
+            names = prefix
+            if child.type in wanted:
+                name_node = child.child_by_field_name("name")
+                if name_node is not None and name_node.text is not None:
+                    own = name_node.text.decode("utf-8", errors="replace")
+                    names = [*prefix, own]
+                    start = child.start_point[0]
+                    parent = child.parent
+                    if parent is not None and parent.type == "decorated_definition":
+                        start = parent.start_point[0]
+                    if kind == "go" and parent is not None and parent.type == "type_declaration":
+                        start = parent.start_point[0]
+                    found.append(
+                        Definition(start + 1, child.end_point[0] + 1, ".".join(names), "class")
+                    )
+            walk(child, names)
+
+    walk(root, [])
+    return found
+
+
+def definitions(path: str, source: bytes) -> list[Definition]:
+    funcs = [Definition(s.start, s.end, s.name, "function") for s in function_spans(path, source)]
+    return funcs + class_spans(path, source)
+
+
+def read_function(
+    ctx: ToolContext, path: str, line: int | None = None, name: str | None = None
+) -> str:
+    if (line is None) == (name is None or name == ""):
+        raise ToolError("give exactly one of line (a line inside the function) or name")
+    rp, data = read_repo_bytes(ctx, path)
+    text, note = decode_text(data, path)
+    if not has_grammar(rp.rel):
+        raise ToolError(
+            f"no parser for {shown(path)} (Python, JavaScript, TypeScript and Go are supported); "
+            "use read_file with start_line/end_line"
+        )
+    defs = definitions(rp.rel, data)
+    lines = text.splitlines()
+    if line is not None:
+        if isinstance(line, bool) or not isinstance(line, int) or line < 1:
+            raise ToolError("line must be a positive integer")
+        if line > len(lines):
+            raise ToolError(f"line {line} is past the end of {shown(path)} ({len(lines)} lines)")
+        containing = [d for d in defs if d.start <= line <= d.end]
+        if not containing:
+            raise ToolError(
+                f"line {line} of {shown(path)} is not inside a function or class; "
+                "use read_file with a line range"
+            )
+        # Innermost: the latest start, then the shortest span; functions win ties over classes.
+        chosen = max(containing, key=lambda d: (d.start, -d.end, d.kind == "function"))
+        others: list[Definition] = []
+    else:
+        assert name is not None
+        wanted = name.strip()
+        exact = [d for d in defs if d.name == wanted]
+        tail = [d for d in defs if d.name.rsplit(".", 1)[-1] == wanted.rsplit(".", 1)[-1]]
+        matches = exact or tail
+        if not matches:
+            known = ", ".join(sorted({d.name for d in defs})[:30]) or "none"
+            raise ToolError(
+                f"no function or class named {shown(wanted)} in {shown(path)}; definitions: {known}"
+            )
+        chosen, others = matches[0], matches[1:]
+    first, last, range_note = select_lines(
+        lines, chosen.start, chosen.end, ctx.limits.max_lines_per_call, shown(path)
+    )
+    parts = [f"{rp.rel}: {chosen.kind} {chosen.name} (lines {chosen.start}-{chosen.end})"]
+    if note:
+        parts.append(note)
+    parts.append(number_lines(lines[first - 1 : last], first))
+    if range_note:
+        parts.append(range_note)
+    if others:
+        listed = ", ".join(f"{d.name} (line {d.start})" for d in others[:10])
+        parts.append(f"note: other definitions with that name: {listed}")
+    return ctx.clean("\n".join(parts))
+
+
+# -- search_callers ---------------------------------------------------------------------------
+
+
+def search_callers(ctx: ToolContext, symbol: str) -> str:
+    if not isinstance(symbol, str) or not _SYMBOL.fullmatch(symbol.strip()):
+        raise ToolError(
+            "symbol must be an identifier such as parse_config or Client.send "
+            "(letters, digits, _, $ and dots)"
+        )
+    symbol = symbol.strip()
+    limit = ctx.limits.max_search_results
+    try:
+        result = ctx.runner.run_git(
+            ctx.root,
+            "grep",
+            "-n",
+            "-z",
+            "-w",
+            "-F",
+            "-I",
+            "--no-color",
+            "--no-textconv",
+            "--full-name",
+            "-e",
+            symbol,
+            "--",
+            timeout=ctx.limits.git_timeout,
+            max_output=ctx.limits.max_git_output_bytes,
+        )
+    except RedlineError as exc:
+        raise ToolError(ctx.clean(exc.message)) from None
+    if result.returncode == 1:
+        return f"no occurrences of {symbol} in tracked files"
+    if result.returncode != 0:
+        raise ToolError(f"git grep failed: {ctx.clean(error_summary(result.error_text))}")
+    hits: list[str] = []
+    total = 0
+    width = ctx.limits.max_line_chars
+    definition = re.compile(_DEFINITION + re.escape(symbol.rsplit(".", 1)[-1]) + r"\b")
+    for record in decode(result.stdout).split("\n"):
+        fields = record.split("\0", 2)
+        if len(fields) != 3:
+            continue
+        path, lineno, content = fields
+        parts = [p for p in path.split("/") if p]
+        if is_secret_path(parts) or any(is_git_name(p) for p in parts):
+            continue  # .env and key files are never shown, not even one line
+        total += 1
+        if len(hits) >= limit:
+            continue
+        content = content.strip()
+        if len(content) > width:
+            content = content[:width] + " …"
+        mark = "  (definition)" if definition.search(content) else ""
+        hits.append(f"{path}:{lineno}: {content}{mark}")
+    if not hits:
+        return f"no occurrences of {symbol} in tracked files"
+    header = f"{total} occurrence{'s' if total != 1 else ''} of {symbol}"
+    if total > len(hits):
+        header += f" (showing the first {len(hits)})"
+    return ctx.clean(header + "\n" + "\n".join(hits))
+
+
+# -- git_show_previous -------------------------------------------------------------------------
+
+
+def git_show_previous(ctx: ToolContext, path: str) -> str:
+    if not isinstance(path, str) or not path.strip():
+        raise ToolError("path must be a repository-relative file path")
+    rel = path.replace("\\", "/").removeprefix("./")
+    try:
+        parts = check_rel_path(rel)
+    except RedlineError as exc:
+        raise ToolError(exc.message) from None
+    check_names(parts, path)
+    rev = ctx.old_rev or "HEAD"
+    try:
+        validate_revision(rev)
+        data = Repo(ctx.root, ctx.runner).read_blob(rev, "/".join(parts), ctx.limits.max_read_bytes)
+    except FileTooLargeError as exc:
+        raise ToolError(ctx.clean(exc.message)) from None
+    except RedlineError as exc:
+        raise ToolError(ctx.clean(exc.message)) from None
+    label = rev if len(rev) < 40 else rev[:12]
+    if data is None:
+        return ctx.clean(f"{'/'.join(parts)} did not exist at {label} (a new file in this change)")
+    text, note = decode_text(data, path)
+    lines = text.splitlines()
+    first, last, range_note = select_lines(
+        lines, None, None, ctx.limits.max_lines_per_call, shown(path)
+    )
+    out = [f"{'/'.join(parts)} at {label} (before the change, {len(lines)} lines)"]
+    if note:
+        out.append(note)
+    if lines:
+        out.append(number_lines(lines[first - 1 : last], first))
+    if range_note:
+        out.append(range_note.replace("continue with start_line", "the rest starts at line"))
+    return ctx.clean("\n".join(out))
+
+
+__all__ = [
+    "Definition",
+    "class_spans",
+    "definitions",
+    "git_show_previous",
+    "read_function",
+    "search_callers",
+]
