@@ -139,7 +139,9 @@ def _cmd_review(args: argparse.Namespace) -> int:
     settings = loaded.settings
     progress = StderrProgress(quiet=args.quiet)
 
-    plan = plan_review(repo, _scope_request(args), settings, progress)
+    plan = plan_review(
+        repo, _scope_request(args), settings, progress, function_metrics=args.estimate or None
+    )
     if plan.empty:
         progress.done(f"nothing to review: {plan.scope.label}")
         return EXIT_OK

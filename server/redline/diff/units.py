@@ -59,6 +59,9 @@ def build_units(
     diff_text: str,
     read_new: ReadNew | None = None,
     settings: ReviewSettings | None = None,
+    *,
+    prefetch: Callable[[list[str]], None] | None = None,
+    functions: bool = True,
 ) -> list[ReviewUnit]:
     """Review units for every file of a git unified diff. Never raises on diff content.
 
@@ -67,14 +70,21 @@ def build_units(
     Its content gives the size check (`large`), the generated-header check and the enclosing
     functions. `metrics.functions` stays empty (and `single_function` False) when they are not
     computed: no `read_new`, no grammar for the language, a file over `max_file_bytes`, a new
-    file (its depth is full_file whatever its functions), or a file that will be skipped.
+    file (its depth is full_file whatever its functions), a file that will be skipped, or
+    `functions=False` — the offline review passes that, because only the model stages use
+    function metrics and tree-sitter parsing costs more than everything else here together.
     """
     settings = settings or ReviewSettings()
     seen: dict[str, int] = {}
     units: list[ReviewUnit] = []
-    for fd in parse_git_diff(diff_text):
+    files = list(parse_git_diff(diff_text))
+    if prefetch is not None and read_new is not None:
+        # One batched read of every file _file_units will ask for, instead of one git round
+        # trip per file (the difference between milliseconds and seconds on a large branch).
+        prefetch([fd.path for fd in files if _will_read(fd)])
+    for fd in files:
         try:
-            units += _file_units(fd, read_new, settings, seen)
+            units += _file_units(fd, read_new, settings, seen, functions)
         except Exception as exc:  # one odd file must not lose the whole review
             reason = f"could not build review units: {type(exc).__name__}: {exc}"
             units.append(_fallback_unit(fd, settings, seen, reason))
@@ -126,7 +136,11 @@ def _patch_type(fd: FileDiff) -> PatchType:
 
 
 def _file_units(
-    fd: FileDiff, read_new: ReadNew | None, settings: ReviewSettings, seen: dict[str, int]
+    fd: FileDiff,
+    read_new: ReadNew | None,
+    settings: ReviewSettings,
+    seen: dict[str, int],
+    functions: bool = True,
 ) -> list[ReviewUnit]:
     ctx = _FileContext.of(fd)
     if fd.error or fd.combined:
@@ -144,7 +158,8 @@ def _file_units(
     # Parsed once, and only when the unit is going to be reviewed.
     # Not for new files either: their depth (full_file) does not depend on their functions.
     if (
-        content is not None
+        functions
+        and content is not None
         and ctx.patch_type is not PatchType.ADD
         and not ctx.tags & _UNPARSED_TAGS
         and has_grammar(ctx.path)
@@ -153,6 +168,13 @@ def _file_units(
         ctx.names = names_for_lines(function_spans(ctx.path, content, anchors), anchors)
     groups = _group(fd.hunks, ctx.names, settings.large_unit_lines)
     return [_unit(fd, ctx, group, settings, seen) for group in groups]
+
+
+def _will_read(fd: FileDiff) -> bool:
+    """Whether _file_units reads this file's new version (keep in step with it)."""
+    if fd.error or fd.combined or fd.binary or fd.submodule or fd.is_deleted or not fd.hunks:
+        return False
+    return not path_tags(fd.path) & _UNREAD_TAGS
 
 
 def _read(read_new: ReadNew | None, path: str) -> bytes | None:

@@ -212,6 +212,20 @@ def _resolve_binary(name: str, explicit: str | os.PathLike[str] | None) -> str |
     return shutil.which(name, path=os.pathsep.join(TRUSTED_DIRS))
 
 
+_FILTER_CACHE_SECONDS: Final = 5.0
+
+
+def _config_identity(cwd: Path) -> tuple[str, int, int, int] | None:
+    """(path, inode, mtime, size) of `<cwd>/.git/config`, or None when it is not a plain
+    repository root (worktrees, subdirectories): those are simply not cached."""
+    config = os.path.join(os.path.realpath(cwd), ".git", "config")
+    try:
+        st = os.stat(config)
+    except OSError:
+        return None
+    return (config, st.st_ino, st.st_mtime_ns, st.st_size)
+
+
 class GitRunner:
     """Runs git and gh with hardened options, a clean environment, a timeout and an output cap.
 
@@ -235,6 +249,7 @@ class GitRunner:
             gh_path = self._environ["REDLINE_GH"]
         self._explicit_gh = gh_path is not None
         self.git_path = _resolve_binary("git", git_path)
+        self._filter_cache: dict[tuple[str, int, int, int], tuple[float, tuple[str, ...]]] = {}
         self.gh_path = _resolve_binary("gh", gh_path)
 
     # -- environment ----------------------------------------------------------------------
@@ -273,7 +288,22 @@ class GitRunner:
         return self.git_path
 
     def filter_names(self, cwd: Path) -> list[str]:
-        """Names of every `filter.<name>.*` the repository's configuration defines."""
+        """Names of every `filter.<name>.*` the repository's configuration defines.
+
+        Asked of git once per repository and briefly cached: without the cache every git call
+        costs two processes. The cache is keyed on the config file's identity and expires after
+        a few seconds, so an edited configuration is picked up by the next review.
+        """
+        key = _config_identity(cwd)
+        cached = self._filter_cache.get(key) if key is not None else None
+        if cached is not None and time.monotonic() - cached[0] < _FILTER_CACHE_SECONDS:
+            return list(cached[1])
+        names = self._read_filter_names(cwd)
+        if key is not None:
+            self._filter_cache[key] = (time.monotonic(), tuple(names))
+        return names
+
+    def _read_filter_names(self, cwd: Path) -> list[str]:
         result = self._run_git_raw(cwd, ["config", "-z", "--get-regexp", r"^filter\."], {})
         if result.returncode not in (0, 1):  # 1: no such key
             raise GitCommandError(f"git config failed: {result.error_text}")

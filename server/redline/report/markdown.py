@@ -180,7 +180,8 @@ def _analyzer(run: AnalyzerRun) -> str:
     name = run.name + (f" {run.version}" if run.version else "")
     text = f"{name}: {run.status}"
     if run.status == "ok":
-        text += f", {run.files} file{'s' if run.files != 1 else ''}, {run.findings} finding{'s' if run.findings != 1 else ''}"
+        files = f"{run.files} file{'s' if run.files != 1 else ''}"
+        text += f", {files}, {run.findings} finding{'s' if run.findings != 1 else ''}"
     if run.message:
         text += f" ({sanitize_inline(run.message)})"
     return text

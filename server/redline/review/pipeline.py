@@ -58,13 +58,29 @@ class FileSet:
 
 
 def plan_review(
-    repo: Path, request: ScopeRequest, settings: Settings, progress: Progress | None = None
+    repo: Path,
+    request: ScopeRequest,
+    settings: Settings,
+    progress: Progress | None = None,
+    *,
+    function_metrics: bool | None = None,
 ) -> Plan:
+    """Scope, units and rules. Function metrics (tree-sitter) are computed when a model will
+    use them (`function_metrics=None` decides from the settings) or when asked, as
+    `--estimate` does to show the full plan."""
     progress = progress or NullProgress()
+    if function_metrics is None:
+        function_metrics = settings.models.model is not None
     progress.stage(f"collecting the diff ({request.kind})")
     scope = resolve_scope(repo, request, max_file_bytes=settings.review.max_file_bytes)
     progress.stage(f"splitting {scope.stats.files} files into review units")
-    units = build_units(scope.diff_text, scope.read_new, settings.review)
+    units = build_units(
+        scope.diff_text,
+        scope.read_new,
+        settings.review,
+        prefetch=scope.prefetch_new,
+        functions=function_metrics,
+    )
     units = apply_rules(units, settings.review)
     return Plan(scope=scope, units=units)
 
