@@ -1,0 +1,774 @@
+"""Context bundles: what a reviewer model sees for one review unit, within a token budget.
+
+A bundle always starts with the unit's diff (numbered new-side lines, see format.py), then adds
+context by priority until the budget is spent:
+
+1. the enclosing functions of the changed lines (level `function` and up, or a `function`
+   request without a target); changes outside any function get ±hunk_margin lines instead;
+2. what the planner or reviewer asked for, in the order asked: a named function, callers of a
+   symbol, the previous version, another file, a text search;
+3. the file's header (imports) and ±40 lines around each hunk (level `file_context` and up);
+4. the whole new file (level `full_file`).
+
+Everything shown from a file is tracked as line ranges per (side, path), so the same lines
+never appear twice: a function already inside a window is not repeated, overlapping windows are
+merged, and a section lists every reason its lines are there. What does not fit, or cannot be
+read, is named in `omitted` with the reason — a reviewer (and the user) must know what it did
+not see. The diff is never dropped, even over budget.
+
+Safety: file versions come from ScopeDiff.read_new/read_old (hardened, size-capped); requested
+paths pass the tools' path checks (no `..`, no `.git`, no secret files); searches use the
+hardened runner's `git grep` with fixed options; every section is passed through
+ToolContext.clean (secrets masked, invisible characters made visible).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from redline.agent.tools import ToolError
+from redline.context.budget import (
+    Range,
+    around,
+    clamp,
+    estimate_tokens,
+    merge_ranges,
+    subtract_ranges,
+)
+from redline.context.format import (
+    LEGEND,
+    decode_source,
+    fence_for,
+    format_patch,
+    line_width,
+    module_header_end,
+    number_lines,
+)
+from redline.diff.functions import FunctionSpan, function_spans, has_grammar, language_for
+from redline.diff.parse import FileDiff
+from redline.errors import RedlineError
+from redline.git.pr import UNAVAILABLE_REV
+from redline.git.repo import FileTooLargeError
+from redline.git.runner import decode
+from redline.git.scopes import INDEX_REV, ScopeDiff
+from redline.model import ContextLevel, PatchType, ReviewUnit
+from redline.review.schemas import ContextRequest
+from redline.tools.code_tools import Definition, definitions
+from redline.tools.context import ToolContext
+from redline.tools.paths import check_names, is_git_name, is_secret_path, split_user_path
+
+FILE_CONTEXT_MARGIN: Final = 40  # lines around each hunk at level file_context
+MAX_REQUESTS: Final = 8  # context requests honoured per bundle; the rest are listed as omitted
+MAX_HITS: Final = 30  # grep lines shown per callers/search section
+MAX_HIT_CHARS: Final = 300
+MAX_SEARCH_CHARS: Final = 200
+MAX_DEFINITION_FILES: Final = 3  # files read to find a named function outside this unit's file
+SECTION_OVERHEAD_TOKENS: Final = 20  # heading and fences of one section
+# The previous version is shown whole only when it costs at most 1/4 of the budget.
+PREVIOUS_WHOLE_SHARE: Final = 4
+
+# Same shape as tools.code_tools: identifiers, optionally dotted (Client.send).
+_SYMBOL: Final = re.compile(
+    r"[A-Za-z_$][A-Za-z0-9_$]{0,99}(?:\.[A-Za-z_$][A-Za-z0-9_$]{0,99}){0,4}"
+)
+_DEFINITION: Final = r"(?:def|class|function|func|fn|interface|type|struct)\s+"
+
+Side = str  # "new" or "old"
+SourceKey = tuple[Side, str]
+
+
+@dataclass
+class ContextSection:
+    kind: str  # diff, function, hunk, header, window, file, previous_version, callers, search
+    title: str
+    text: str
+    tokens: int
+    language: str = ""  # fence info string
+
+    def render(self) -> str:
+        fence = fence_for(self.text)
+        return f"### {self.title}\n\n{fence}{self.language}\n{self.text}\n{fence}\n"
+
+
+@dataclass
+class ContextBundle:
+    unit_id: str
+    level: ContextLevel
+    sections: list[ContextSection]
+    tokens: int
+    omitted: list[str]  # what did not fit the budget or could not be read, and why
+    file_path: str = ""
+
+    def render(self) -> str:
+        """Markdown for the reviewer prompt: every section with a heading and fenced code."""
+        parts = [
+            f"## Context for {self.file_path or self.unit_id} "
+            f"(unit {self.unit_id}, level {self.level.value})\n",
+            LEGEND + "\n",
+        ]
+        parts += [s.render() for s in self.sections]
+        if self.omitted:
+            parts.append("### Not included\n\n" + "\n".join(f"- {o}" for o in self.omitted) + "\n")
+        return "\n".join(parts)
+
+    def digest(self) -> str:
+        """sha256 of the rendered text: part of the review-cache key."""
+        return hashlib.sha256(self.render().encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# -- candidates: what a bundle could contain, in priority order ---------------------------------
+
+
+@dataclass(frozen=True)
+class _Lines:
+    """Line ranges of one file version; `fallback` is tried when these do not fit."""
+
+    side: Side
+    path: str
+    ranges: tuple[Range, ...]
+    label: str
+    kind: str
+    fallback: _Lines | None = None
+
+
+@dataclass(frozen=True)
+class _Text:
+    key: tuple[str, str]
+    kind: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class _Missing:
+    reason: str
+
+
+_Candidate = _Lines | _Text | _Missing
+
+
+@dataclass
+class _Source:
+    """One decoded file version, with the token cost of each numbered line precomputed."""
+
+    side: Side
+    path: str
+    lines: list[str]
+    note: str | None
+    data: bytes
+    width: int = 0
+    _cumulative: list[int] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self.width = line_width(len(self.lines))
+        total = 0
+        self._cumulative = [0]
+        for line in self.lines:
+            total += estimate_tokens(line) + (self.width + 4) // 4
+            self._cumulative.append(total)
+
+    def cost(self, ranges: Sequence[Range]) -> int:
+        return sum(self._cumulative[e] - self._cumulative[s - 1] for s, e in ranges)
+
+    @property
+    def whole(self) -> tuple[Range, ...]:
+        return ((1, len(self.lines)),) if self.lines else ()
+
+
+@dataclass(frozen=True)
+class _Hit:
+    path: str
+    line: int
+    text: str
+
+
+class ContextProvider:
+    """Builds context bundles for the units of one ScopeDiff; file reads and searches are
+    cached for the provider's lifetime (one review), so units of one file share them."""
+
+    def __init__(
+        self,
+        scope: ScopeDiff,
+        *,
+        tool_ctx: ToolContext | None = None,
+        token_budget: int = 6000,
+        hunk_margin: int = 10,
+    ) -> None:
+        self.scope = scope
+        self.ctx = tool_ctx or ToolContext(
+            scope.repo_root, runner=scope.runner, old_rev=scope.old_rev
+        )
+        self.token_budget = token_budget
+        self.hunk_margin = hunk_margin
+        self._lock = threading.Lock()
+        self._sources: dict[SourceKey, _Source | str] = {}
+        self._spans: dict[SourceKey, list[FunctionSpan]] = {}
+        self._greps: dict[tuple[str, bool], tuple[list[_Hit], int] | str] = {}
+
+    # -- public ---------------------------------------------------------------------------------
+
+    def bundle(
+        self,
+        unit: ReviewUnit,
+        level: ContextLevel,
+        requests: Sequence[ContextRequest] = (),
+    ) -> ContextBundle:
+        diff_section, fd = self._diff_section(unit)
+        asm = _Assembly(self, self.token_budget, diff_section.tokens)
+        if diff_section.tokens > self.token_budget:
+            asm.omit(
+                f"the diff alone is ~{diff_section.tokens} tokens, over the "
+                f"{self.token_budget}-token context budget: it is included whole, "
+                "and nothing else fits"
+            )
+        for candidate in self._candidates(unit, fd, level, requests):
+            asm.add(candidate)
+        bundle = ContextBundle(
+            unit_id=unit.unit_id,
+            level=level,
+            sections=[diff_section, *asm.sections(unit)],
+            tokens=0,
+            omitted=asm.omitted,
+            file_path=self._title(unit.file_path),
+        )
+        bundle.tokens = estimate_tokens(bundle.render())
+        return bundle
+
+    # -- candidates -------------------------------------------------------------------------------
+
+    def _candidates(
+        self,
+        unit: ReviewUnit,
+        fd: FileDiff | None,
+        level: ContextLevel,
+        requests: Sequence[ContextRequest],
+    ) -> Iterator[_Candidate]:
+        if _is_secret(unit.file_path):
+            yield _Missing(
+                f"{unit.file_path} looks like a secret file: none of its content is sent "
+                "to the model, only that it changed"
+            )
+        wanted = list(requests[:MAX_REQUESTS])
+        for extra in requests[MAX_REQUESTS:]:
+            yield _Missing(f"request {extra.kind} {extra.target!r}: over {MAX_REQUESTS} requests")
+        bare_function = any(r.kind == "function" and not r.target.strip() for r in wanted)
+        if level.depth >= ContextLevel.FUNCTION.depth or bare_function:
+            yield from self._enclosing(unit, fd)
+        for request in wanted:
+            yield from self._requested(unit, fd, request)
+        if level.depth >= ContextLevel.FILE_CONTEXT.depth:
+            yield from self._file_context(unit)
+        if level.depth >= ContextLevel.FULL_FILE.depth:
+            src = self._source("new", unit.file_path)
+            if isinstance(src, str):
+                yield _Missing(f"the whole file: {src}")
+            elif src.lines:
+                yield _Lines("new", src.path, src.whole, "whole file", "file")
+
+    def _requested(
+        self, unit: ReviewUnit, fd: FileDiff | None, request: ContextRequest
+    ) -> Iterator[_Candidate]:
+        target = request.target.strip()
+        try:
+            if request.kind == "function":
+                if target:
+                    yield from self._named_function(unit, target)
+            elif request.kind == "callers":
+                yield from self._callers(unit, fd, target)
+            elif request.kind == "previous_version":
+                yield from self._previous(unit, fd, target)
+            elif request.kind == "file":
+                yield from self._file(target)
+            elif request.kind == "search":
+                yield from self._search(target)
+            else:
+                yield _Missing(f"unknown context request kind {request.kind!r}")
+        except ToolError as exc:  # a refused path or symbol: the model is told why
+            yield _Missing(f"{request.kind} {target!r}: {exc}")
+        except Exception as exc:  # one odd request must not lose the unit's review
+            yield _Missing(f"{request.kind} {target!r}: failed ({type(exc).__name__}: {exc})")
+
+    def _enclosing(self, unit: ReviewUnit, fd: FileDiff | None) -> Iterator[_Candidate]:
+        src = self._source("new", unit.file_path)
+        if isinstance(src, str):
+            yield _Missing(f"enclosing functions: {src}")
+            return
+        anchors = _new_anchors(unit, fd)
+        spans = self._function_spans(src)
+        chosen: dict[FunctionSpan, list[int]] = {}
+        loose: list[int] = []
+        for line in anchors:
+            span = _innermost(spans, line)
+            if span is None:
+                loose.append(line)
+            else:
+                chosen.setdefault(span, []).append(line)
+        for span, lines in chosen.items():
+            # A function too long for the budget still gets the lines around the change in it.
+            near = clamp(around(lines, self.hunk_margin), span.end)
+            near = [(max(s, span.start), e) for s, e in near]
+            label = f"±{self.hunk_margin} lines around the change in {span.name}"
+            fallback = _Lines("new", src.path, tuple(near), label, "hunk")
+            whole = ((span.start, span.end),)
+            yield _Lines("new", src.path, whole, f"function {span.name}", "function", fallback)
+        if loose:
+            why = "outside any function" if has_grammar(src.path) else "no parser for this language"
+            ranges = clamp(around(loose, self.hunk_margin), len(src.lines))
+            label = f"±{self.hunk_margin} lines around the change ({why})"
+            yield _Lines("new", src.path, tuple(ranges), label, "hunk")
+
+    def _file_context(self, unit: ReviewUnit) -> Iterator[_Candidate]:
+        src = self._source("new", unit.file_path)
+        if isinstance(src, str):
+            yield _Missing(f"file context: {src}")
+            return
+        header = module_header_end(src.lines)
+        if header:
+            yield _Lines("new", src.path, ((1, header),), "imports and module header", "header")
+        for start, end in unit.hunk_ranges or []:
+            window = clamp(
+                [(start - FILE_CONTEXT_MARGIN, end + FILE_CONTEXT_MARGIN)], len(src.lines)
+            )
+            if window:
+                label = f"±{FILE_CONTEXT_MARGIN} lines around the change"
+                yield _Lines("new", src.path, tuple(window), label, "window")
+
+    def _named_function(self, unit: ReviewUnit, target: str) -> Iterator[_Candidate]:
+        path, sep, name = target.rpartition(":")
+        explicit = bool(sep and path)
+        if not explicit:
+            path, name = unit.file_path, target
+        name = name.strip()
+        if not _SYMBOL.fullmatch(name):
+            raise ToolError("a function request names an identifier, optionally path:Name")
+        paths = [self._check_path(path)] if explicit else [unit.file_path]
+        if not explicit:
+            paths += [p for p in self._definition_files(name) if p != unit.file_path]
+        for candidate_path in paths:
+            src = self._source("new", candidate_path)
+            if isinstance(src, str):
+                if explicit:
+                    yield _Missing(f"function {name}: {src}")
+                continue
+            found = _find_definition(definitions(src.path, src.data), name)
+            if found is not None:
+                label = f"{found.kind} {found.name}"
+                yield _Lines("new", src.path, ((found.start, found.end),), label, "function")
+                return
+        yield _Missing(f"function {name}: no definition found")
+
+    def _callers(self, unit: ReviewUnit, fd: FileDiff | None, target: str) -> Iterator[_Candidate]:
+        symbols = [target] if target else self._changed_symbols(unit, fd)
+        if not symbols:
+            yield _Missing("callers: no symbol given and the change is not inside a named function")
+        for symbol in symbols:
+            if not _SYMBOL.fullmatch(symbol):
+                raise ToolError("callers needs an identifier such as parse_config or Client.send")
+            found = self._grep(symbol.rsplit(".", 1)[-1], word=True)
+            if isinstance(found, str):
+                yield _Missing(f"callers of {symbol}: {found}")
+                continue
+            hits, total = found
+            tail = re.compile(_DEFINITION + re.escape(symbol.rsplit(".", 1)[-1]) + r"\b")
+            lines = [
+                f"{h.path}:{h.line}: {h.text}" + ("  (definition)" if tail.search(h.text) else "")
+                for h in hits
+            ]
+            title = f"Uses of {symbol}: {_count(total, 'occurrence')}{self._where()}"
+            if total > len(hits):
+                title += f", the first {len(hits)} shown"
+            yield _Text(("callers", symbol), "callers", title, "\n".join(lines) or "(none)")
+
+    def _search(self, target: str) -> Iterator[_Candidate]:
+        if not target or "\n" in target or len(target) > MAX_SEARCH_CHARS:
+            raise ToolError(f"search needs one line of text, at most {MAX_SEARCH_CHARS} characters")
+        found = self._grep(target, word=False)
+        if isinstance(found, str):
+            yield _Missing(f"search {target!r}: {found}")
+            return
+        hits, total = found
+        title = f"Search for {target!r}: {_count(total, 'match', 'matches')}{self._where()}"
+        if total > len(hits):
+            title += f", the first {len(hits)} shown"
+        text = "\n".join(f"{h.path}:{h.line}: {h.text}" for h in hits) or "(none)"
+        yield _Text(("search", target), "search", title, text)
+
+    def _file(self, target: str) -> Iterator[_Candidate]:
+        rel = self._check_path(target)
+        src = self._source("new", rel)
+        if isinstance(src, str):
+            yield _Missing(f"file {rel}: {src}")
+        elif not src.lines:
+            yield _Missing(f"file {rel}: empty")
+        else:
+            yield _Lines("new", rel, src.whole, "requested file", "file")
+
+    def _previous(self, unit: ReviewUnit, fd: FileDiff | None, target: str) -> Iterator[_Candidate]:
+        own = {unit.file_path, unit.old_path or unit.file_path}
+        path = unit.old_path or unit.file_path
+        if target and target not in own:
+            path = self._check_path(target)
+        elif unit.patch_type is PatchType.ADD:
+            yield _Missing(f"previous version of {unit.file_path}: the file is new in this change")
+            return
+        src = self._source("old", path)
+        if isinstance(src, str):
+            yield _Missing(f"previous version of {path}: {src}")
+            return
+        if not src.lines:
+            yield _Missing(f"previous version of {path}: it was empty")
+            return
+        whole = _Lines("old", path, src.whole, "whole file", "previous_version")
+        if path in own and fd is not None and fd.hunks:
+            # A big old file would crowd out the rest of the context: the old versions of the
+            # changed functions instead (or, outside functions, the old lines around each hunk).
+            removed = _old_anchors(fd)
+            windows = clamp(
+                merge_ranges(
+                    (h.old_start - self.hunk_margin, h.old_start + h.old_count + self.hunk_margin)
+                    for h in fd.hunks
+                ),
+                len(src.lines),
+            )
+            hunks = _Lines(
+                "old", path, tuple(windows), "old lines around the change", "previous_version"
+            )
+            spans = [_innermost(self._function_spans(src), n) for n in removed]
+            ranges = merge_ranges((s.start, s.end) for s in spans if s is not None)
+            focused = hunks
+            if ranges:
+                names = ", ".join(dict.fromkeys(s.name for s in spans if s is not None))
+                label = f"old version of {names}"
+                focused = _Lines("old", path, tuple(ranges), label, "previous_version", hunks)
+            if src.cost(src.whole) > self.token_budget // PREVIOUS_WHOLE_SHARE:
+                yield focused
+                return
+            whole = _Lines("old", path, src.whole, "whole file", "previous_version", focused)
+        yield whole
+
+    # -- helpers -----------------------------------------------------------------------------------
+
+    def _check_path(self, path: str) -> str:
+        """A requested path as a repository-relative path, or ToolError (the tools' rules)."""
+        parts = split_user_path(self.ctx.root, path)
+        check_names(parts, path)
+        return "/".join(parts)
+
+    def _changed_symbols(self, unit: ReviewUnit, fd: FileDiff | None) -> list[str]:
+        names = list(unit.metrics.functions)
+        if not names:
+            src = self._source("new", unit.file_path)
+            if isinstance(src, _Source):
+                spans = self._function_spans(src)
+                found = (_innermost(spans, n) for n in _new_anchors(unit, fd))
+                names = [s.name for s in found if s is not None]
+        # Callers call the last segment (obj.method(...)), not Class.method.
+        return list(dict.fromkeys(n.rsplit(".", 1)[-1] for n in names))[:3]
+
+    def _definition_files(self, name: str) -> list[str]:
+        found = self._grep(name.rsplit(".", 1)[-1], word=True)
+        if isinstance(found, str):
+            return []
+        pattern = re.compile(_DEFINITION + re.escape(name.rsplit(".", 1)[-1]) + r"\b")
+        paths = [h.path for h in found[0] if pattern.search(h.text)]
+        return list(dict.fromkeys(paths))[:MAX_DEFINITION_FILES]
+
+    def _source(self, side: Side, path: str) -> _Source | str:
+        """A decoded file version (cached), or why it cannot be shown."""
+        key = (side, path)
+        with self._lock:
+            cached = self._sources.get(key)
+        if cached is not None:
+            return cached
+        loaded = self._load(side, path)
+        with self._lock:
+            return self._sources.setdefault(key, loaded)
+
+    def _load(self, side: Side, path: str) -> _Source | str:
+        if _is_secret(path):
+            return "it looks like a secret file (keys, tokens, .env); Redline never sends those"
+        try:
+            data = self.scope.read_new(path) if side == "new" else self.scope.read_old(path)
+        except FileTooLargeError as exc:
+            return exc.message
+        except RedlineError as exc:
+            return f"cannot be read: {exc.message}"
+        if data is None:
+            if side == "old":
+                return "it did not exist before this change"
+            return "it has no new version here (deleted, or not available locally)"
+        lines, note = decode_source(data)
+        if lines is None:
+            return "it is a binary file"
+        return _Source(side, path, lines, note, data)
+
+    def _function_spans(self, src: _Source) -> list[FunctionSpan]:
+        key = (src.side, src.path)
+        with self._lock:
+            cached = self._spans.get(key)
+        if cached is None:
+            cached = function_spans(src.path, src.data)
+            with self._lock:
+                self._spans[key] = cached
+        return cached
+
+    def _grep(self, needle: str, *, word: bool) -> tuple[list[_Hit], int] | str:
+        key = (needle, word)
+        with self._lock:
+            cached = self._greps.get(key)
+        if cached is None:
+            cached = self._run_grep(needle, word=word)
+            with self._lock:
+                self._greps[key] = cached
+        return cached
+
+    def _run_grep(self, needle: str, *, word: bool) -> tuple[list[_Hit], int] | str:
+        """Fixed-string `git grep` over the new side's tracked files (the same options as the
+        search_callers tool, plus the revision). `-e` keeps a needle starting with '-' a
+        pattern; the revision is a full object id from the scope, never model text."""
+        args = ["grep", "-n", "-z", "-F", "-I", "--no-color", "--no-textconv", "--full-name"]
+        if word:
+            args.append("-w")
+        rev = self.scope.new_rev
+        if rev == INDEX_REV:
+            args.append("--cached")
+        args += ["-e", needle]
+        commit = rev if rev is not None and rev not in (INDEX_REV, UNAVAILABLE_REV) else None
+        if commit is not None:
+            args.append(commit)
+        args.append("--")
+        limits = self.ctx.limits
+        try:
+            result = self.ctx.runner.run_git(
+                self.ctx.root,
+                *args,
+                timeout=limits.git_timeout,
+                max_output=limits.max_git_output_bytes,
+            )
+        except RedlineError as exc:
+            return f"git grep failed: {exc.message}"
+        if result.returncode == 1:
+            return [], 0
+        if result.returncode != 0:
+            return f"git grep failed: {result.error_text}"
+        prefix = f"{commit}:" if commit else ""
+        hits: list[_Hit] = []
+        total = 0
+        for record in decode(result.stdout).split("\n"):
+            fields = record.split("\0", 2)
+            if len(fields) != 3 or not fields[1].isdigit():
+                continue
+            path = fields[0].removeprefix(prefix)
+            parts = [p for p in path.split("/") if p]
+            if is_secret_path(parts) or any(is_git_name(p) for p in parts):
+                continue  # a secret file is never shown, not even one line of it
+            total += 1
+            if len(hits) < MAX_HITS:
+                text = fields[2].strip()
+                if len(text) > MAX_HIT_CHARS:
+                    text = text[:MAX_HIT_CHARS] + " …"
+                hits.append(_Hit(path, int(fields[1]), text))
+        return hits, total
+
+    def _where(self) -> str:
+        rev = self.scope.new_rev
+        if rev == UNAVAILABLE_REV:
+            return " (in the working tree: the change's commits are not available locally)"
+        return ""
+
+    def _diff_section(self, unit: ReviewUnit) -> tuple[ContextSection, FileDiff | None]:
+        path = unit.file_path
+        title = f"Diff of {path}"
+        if unit.patch_type is PatchType.RENAME and unit.old_path:
+            title += f" (renamed from {unit.old_path})"
+        elif unit.patch_type is PatchType.ADD:
+            title += " (new file)"
+        elif unit.patch_type is PatchType.DELETE:
+            title += " (deleted)"
+        if _is_secret(path):
+            text = "(content withheld: this looks like a secret file, such as .env or a key)"
+            fd = None
+        else:
+            text, fd = format_patch(unit.patch)
+        return self._section("diff", title, text, ""), fd
+
+    def _section(self, kind: str, title: str, text: str, language: str) -> ContextSection:
+        section = ContextSection(kind, self._title(title), self.ctx.clean(text), 0, language)
+        section.tokens = estimate_tokens(section.render())
+        return section
+
+    def _title(self, text: str) -> str:
+        return self.ctx.clean(text).replace("\n", " ")
+
+
+class _Assembly:
+    """Fits candidates into the budget in the order given, tracking which lines are shown."""
+
+    def __init__(self, provider: ContextProvider, budget: int, used: int) -> None:
+        self.provider = provider
+        self.budget = budget
+        self.used = used
+        self.omitted: list[str] = []
+        self._covered: dict[SourceKey, list[Range]] = {}
+        self._labels: dict[SourceKey, list[tuple[tuple[Range, ...], str, str]]] = {}
+        self._slots: list[SourceKey | ContextSection] = []
+        self._texts: set[tuple[str, str]] = set()
+
+    @property
+    def left(self) -> int:
+        return max(0, self.budget - self.used)
+
+    def omit(self, reason: str) -> None:
+        reason = self.provider._title(reason)
+        if reason not in self.omitted:
+            self.omitted.append(reason)
+
+    def add(self, candidate: _Candidate) -> None:
+        if isinstance(candidate, _Missing):
+            self.omit(candidate.reason)
+        elif isinstance(candidate, _Text):
+            self._add_text(candidate)
+        else:
+            self._add_lines(candidate)
+
+    def _add_text(self, candidate: _Text) -> None:
+        if candidate.key in self._texts:
+            return
+        self._texts.add(candidate.key)
+        section = self.provider._section(candidate.kind, candidate.title, candidate.text, "text")
+        if section.tokens <= self.left:
+            self._slots.append(section)
+            self.used += section.tokens
+        else:
+            self.omit(f"{section.title}: ~{section.tokens} tokens, {self.left} left in the budget")
+
+    def _add_lines(self, candidate: _Lines) -> None:
+        option: _Lines | None = candidate
+        first_cost: int | None = None
+        while option is not None:
+            src = self.provider._source(option.side, option.path)
+            if isinstance(src, str):
+                self.omit(f"{option.label} of {option.path}: {src}")
+                return
+            key = (option.side, option.path)
+            new = subtract_ranges(option.ranges, self._covered.get(key, []))
+            if not new:
+                return  # every line is already shown
+            cost = src.cost(new) + SECTION_OVERHEAD_TOKENS * len(new)
+            if cost <= self.left:
+                self._covered[key] = merge_ranges([*self._covered.get(key, []), *new])
+                self._labels.setdefault(key, []).append((option.ranges, option.label, option.kind))
+                if key not in self._slots:
+                    self._slots.append(key)
+                self.used += cost
+                return
+            first_cost = first_cost or cost
+            option = option.fallback
+        side = " (before the change)" if candidate.side == "old" else ""
+        self.omit(
+            f"{candidate.label} of {candidate.path}{side}: ~{first_cost} tokens, "
+            f"{self.left} left in the budget"
+        )
+
+    def sections(self, unit: ReviewUnit) -> list[ContextSection]:
+        out: list[ContextSection] = []
+        for slot in self._slots:
+            if isinstance(slot, ContextSection):
+                out.append(slot)
+                continue
+            src = self.provider._source(*slot)
+            assert isinstance(src, _Source)  # only readable sources are ever covered
+            added = set(unit.added_lines) if slot == ("new", unit.file_path) else set()
+            for start, end in self._covered[slot]:
+                out.append(self._lines_section(src, start, end, added, self._labels[slot]))
+        return out
+
+    def _lines_section(
+        self,
+        src: _Source,
+        start: int,
+        end: int,
+        added: set[int],
+        labels: list[tuple[tuple[Range, ...], str, str]],
+    ) -> ContextSection:
+        inside = [
+            (label, kind)
+            for ranges, label, kind in labels
+            if any(s <= end and e >= start for s, e in ranges)
+        ]
+        names = list(dict.fromkeys(label for label, _ in inside if label != "whole file"))
+        kind = inside[0][1] if inside else "file"
+        if (start, end) == (1, len(src.lines)):
+            title = f"{src.path} (whole file, {_count(len(src.lines), 'line')})"
+            kind = "previous_version" if src.side == "old" else "file"
+        else:
+            title = f"{src.path} lines {start}-{end}"
+        if src.side == "old":
+            title = f"{title}, before the change (old-side line numbers: do not cite them)"
+        if names:
+            title += ": " + ", ".join(names)
+        if src.note:
+            title += f" ({src.note})"
+        text = number_lines(src.lines[start - 1 : end], start, width=src.width, added=added)
+        return self.provider._section(kind, title, text, language_for(src.path) or "")
+
+
+# -- pure helpers -------------------------------------------------------------------------------
+
+
+def _is_secret(path: str) -> bool:
+    return is_secret_path([p for p in path.split("/") if p])
+
+
+def _innermost(spans: Sequence[FunctionSpan], line: int) -> FunctionSpan | None:
+    """The innermost span containing line; spans are sorted outer-first (function_spans)."""
+    best = None
+    stop = bisect.bisect_right([s.start for s in spans], line)
+    for span in spans[:stop]:
+        if span.end >= line:
+            best = span
+    return best
+
+
+def _new_anchors(unit: ReviewUnit, fd: FileDiff | None) -> list[int]:
+    """New-side lines that locate the change (added lines, and the line above a removal)."""
+    if fd is not None and fd.hunks:
+        return sorted({n for h in fd.hunks for n in h.anchors})
+    return sorted(set(unit.added_lines))
+
+
+def _old_anchors(fd: FileDiff) -> list[int]:
+    """Old-side numbers of the removed lines (or, for pure additions, the line above them)."""
+    out: list[int] = []
+    for hunk in fd.hunks:
+        old = hunk.old_start
+        for line in hunk.lines:
+            tag = line[:1]
+            if tag == "-":
+                out.append(old)
+                old += 1
+            elif tag == "+":
+                out.append(max(old - 1, 1))
+            elif tag != "\\":
+                old += 1
+    return sorted(set(out))
+
+
+def _find_definition(defs: Sequence[Definition], name: str) -> Definition | None:
+    exact = [d for d in defs if d.name == name]
+    tail = [d for d in defs if d.name.rsplit(".", 1)[-1] == name.rsplit(".", 1)[-1]]
+    matches = exact or tail
+    return matches[0] if matches else None
+
+
+def _count(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
+__all__ = ["ContextBundle", "ContextProvider", "ContextSection", "estimate_tokens"]
