@@ -1,0 +1,24 @@
+"""Redline's own files: task records and caches (on disk, private, never inside .git)."""
+
+from redline.store._files import CACHE_ENV, cache_root
+from redline.store.cache import ReviewCache
+from redline.store.tasks import (
+    STATUSES,
+    TaskRecord,
+    TaskStore,
+    TaskStoreError,
+    TaskSummary,
+    validate_task_id,
+)
+
+__all__ = [
+    "CACHE_ENV",
+    "STATUSES",
+    "ReviewCache",
+    "TaskRecord",
+    "TaskStore",
+    "TaskStoreError",
+    "TaskSummary",
+    "cache_root",
+    "validate_task_id",
+]

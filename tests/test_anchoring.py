@@ -1,0 +1,294 @@
+from __future__ import annotations
+
+import time
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from redline.model import AnchorState, Category, Severity, finding_id
+from redline.review.anchoring import (
+    FUZZY_THRESHOLD,
+    Anchor,
+    anchor_finding,
+    locate,
+    split_lines,
+)
+from redline.review.schemas import ModelFinding
+
+SOURCE = """\
+import subprocess
+
+
+def run(cmd):
+    result = subprocess.run(cmd, shell=True, capture_output=True)
+    return result.stdout
+
+
+def add(items=[]):
+    items.append(1)
+    return items
+"""
+
+
+def _text(text: str, anchor: Anchor) -> str:
+    assert anchor.start_line is not None and anchor.end_line is not None
+    return "\n".join(split_lines(text)[anchor.start_line - 1 : anchor.end_line])
+
+
+def _mf(existing: str, line: int | None = None, improved: str | None = None) -> ModelFinding:
+    return ModelFinding(
+        file="app/run.py",
+        line=line,
+        severity=Severity.HIGH,
+        category=Category.SECURITY,
+        title="Shell injection",
+        comment="cmd comes from the request; shell=True lets it run arbitrary commands.",
+        existing_code=existing,
+        improved_code=improved,
+        confidence=0.8,
+    )
+
+
+# --- exact -------------------------------------------------------------------------------
+
+
+def test_exact_multiline_at_hint() -> None:
+    a = locate("def add(items=[]):\n    items.append(1)\n", SOURCE, hint_line=9)
+    assert (a.start_line, a.end_line, a.state, a.score, a.method) == (
+        9,
+        10,
+        AnchorState.EXACT,
+        1.0,
+        "verbatim",
+    )
+
+
+def test_exact_without_hint_is_exact() -> None:
+    a = locate("    return items", SOURCE)
+    assert (a.start_line, a.state) == (11, AnchorState.EXACT)
+
+
+def test_moved_code_with_wrong_model_line_is_relocated() -> None:
+    # The model counted lines inside the diff and said line 2.
+    a = locate("def add(items=[]):\n    items.append(1)", SOURCE, hint_line=2)
+    assert (a.start_line, a.end_line, a.state) == (9, 10, AnchorState.RELOCATED)
+
+
+def test_hint_within_tolerance_is_exact() -> None:
+    a = locate("def add(items=[]):", SOURCE, hint_line=12)
+    assert (a.start_line, a.state) == (9, AnchorState.EXACT)
+
+
+def test_trailing_whitespace_in_file_is_not_content() -> None:
+    text = "a = 1   \nb = 2\t\n"
+    a = locate("a = 1\nb = 2", text, 1)
+    assert (a.start_line, a.end_line, a.method) == (1, 2, "verbatim")
+
+
+# --- whitespace ------------------------------------------------------------------------
+
+
+def test_dedented_quote_matches_by_whitespace() -> None:
+    a = locate("items.append(1)\nreturn items", SOURCE, hint_line=10)
+    assert (a.start_line, a.end_line, a.method, a.state) == (
+        10,
+        11,
+        "whitespace",
+        AnchorState.EXACT,
+    )
+
+
+def test_blank_lines_and_spacing_differences_are_ignored() -> None:
+    text = "def f(a,  b):\n\n    return  a + b\n"
+    a = locate("def f(a, b):\n    return a + b", text, 1)
+    assert (a.start_line, a.end_line, a.method) == (1, 3, "whitespace")
+
+
+def test_fragment_quote_is_placed_on_its_line() -> None:
+    a = locate("subprocess.run(cmd, shell=True, capture_output=True)", SOURCE, 5)
+    assert (a.start_line, a.end_line, a.state) == (5, 5, AnchorState.EXACT)
+    assert a.prefix == "    result = " and a.suffix == ""
+
+
+def test_tiny_fragment_does_not_match() -> None:
+    assert locate("cmd", SOURCE, 5).state is AnchorState.UNANCHORED
+
+
+# --- fuzzy -----------------------------------------------------------------------------
+
+
+def test_fuzzy_match_survives_a_small_edit() -> None:
+    # The user renamed `items` to `values` in one line after the review.
+    text = SOURCE.replace("    items.append(1)", "    values.append(1)")
+    a = locate("def add(items=[]):\n    items.append(1)\n    return items", text, 9)
+    assert (a.start_line, a.end_line, a.method, a.state) == (9, 11, "fuzzy", AnchorState.RELOCATED)
+    assert FUZZY_THRESHOLD <= a.score < 1.0
+
+
+def test_fuzzy_single_line() -> None:
+    text = SOURCE.replace("capture_output=True", "capture_output=False")
+    a = locate("result = subprocess.run(cmd, shell=True, capture_output=True)", text, 5)
+    assert (a.start_line, a.method) == (5, "fuzzy")
+
+
+def test_different_code_is_unanchored() -> None:
+    a = locate("for row in cursor.fetchall():\n    print(row)", SOURCE, 3)
+    assert a == Anchor(None, None, AnchorState.UNANCHORED, 0.0)
+
+
+# --- ties, gutters, encodings ------------------------------------------------------------
+
+
+def test_duplicates_broken_by_hint() -> None:
+    text = "x = 1\nlog(x)\n\nx = 1\nlog(x)\n\nx = 1\nlog(x)\n"
+    assert locate("x = 1\nlog(x)", text, 5).start_line == 4
+    assert locate("x = 1\nlog(x)", text, 8).start_line == 7
+    assert locate("x = 1\nlog(x)", text).start_line == 1
+
+
+def test_number_gutter_is_stripped() -> None:
+    quote = "  9| def add(items=[]):\n 10|     items.append(1)"
+    a = locate(quote, SOURCE, 9)
+    assert (a.start_line, a.end_line, a.state, a.method) == (9, 10, AnchorState.EXACT, "verbatim")
+    assert locate("9: def add(items=[]):\n10:     items.append(1)", SOURCE, 9).start_line == 9
+    assert locate("9 +def add(items=[]):\n10 +    items.append(1)", SOURCE, 9).start_line == 9
+
+
+def test_diff_markers_are_stripped_and_removed_lines_dropped() -> None:
+    quote = "@@ -7,3 +9,3 @@\n-def add(items=None):\n+def add(items=[]):\n+    items.append(1)"
+    a = locate(quote, SOURCE, 9)
+    assert (a.start_line, a.end_line, a.method) == (9, 10, "verbatim")
+
+
+def test_code_that_looks_like_a_gutter_matches_itself() -> None:
+    text = "steps:\n- run: make\n- run: test\n"
+    a = locate("- run: make\n- run: test", text, 2)
+    assert (a.start_line, a.end_line) == (2, 3)
+
+
+def test_crlf_file() -> None:
+    text = SOURCE.replace("\n", "\r\n")
+    a = locate("def add(items=[]):\r\n    items.append(1)\r\n", text, 9)
+    assert (a.start_line, a.end_line, a.method) == (9, 10, "verbatim")
+    assert locate("def add(items=[]):\n    items.append(1)", text, 9).start_line == 9
+
+
+def test_non_ascii_and_tabs() -> None:
+    text = "def grüße():\n\treturn '🎉 ok'\n\n名前 = 'テスト'\n"
+    assert locate("\treturn '🎉 ok'", text, 2).start_line == 2
+    assert locate("return '🎉 ok'", text, 2).method == "whitespace"
+    assert locate("名前 = 'テスト'", text).start_line == 4
+
+
+def test_empty_and_oversized_quotes_are_unanchored() -> None:
+    assert locate("", SOURCE, 1).state is AnchorState.UNANCHORED
+    assert locate("  \n\n", SOURCE, 1).state is AnchorState.UNANCHORED
+    assert locate("x = 1", "", 1).state is AnchorState.UNANCHORED
+    assert locate(SOURCE + "extra = 1\n", SOURCE, 1).state is AnchorState.UNANCHORED
+
+
+# --- performance -------------------------------------------------------------------------
+
+
+def _big_file(n: int = 5000) -> str:
+    return "".join(
+        f"def f{i}(x):\n    return x * {i} + helper_{i % 97}(x)\n" for i in range(n // 2)
+    )
+
+
+def test_exact_is_fast_on_a_big_file() -> None:
+    text = _big_file()
+    locate("warm-up", text)  # builds the cached line index once, as a review does per file
+    quote = "def f2400(x):\n    return x * 2400 + helper_72(x)"
+    t0 = time.perf_counter()
+    a = locate(quote, text, 10)
+    assert time.perf_counter() - t0 < 0.005
+    assert a.start_line == 4801
+
+
+def test_fuzzy_is_bounded_on_a_big_file() -> None:
+    text = _big_file()
+    t0 = time.perf_counter()
+    a = locate("def f2400(y):\n    return y * 2400 + helper_72(y)", text, 4801)
+    assert time.perf_counter() - t0 < 0.5
+    assert (a.start_line, a.method) == (4801, "fuzzy")
+    # A quote made of lines that are everywhere still costs a bounded amount.
+    t0 = time.perf_counter()
+    locate("return x * 1 + helper_1(y)\nreturn x * 1 + helper_1(z)", text, 1)
+    assert time.perf_counter() - t0 < 0.5
+
+
+# --- property ------------------------------------------------------------------------------
+
+_line = st.text(
+    alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\r\n"),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_line, min_size=1, max_size=40), st.data())
+def test_any_slice_of_the_file_is_found(lines: list[str], data: st.DataObject) -> None:
+    text = "\n".join(lines) + "\n"
+    start = data.draw(st.integers(0, len(lines) - 1))
+    end = data.draw(st.integers(start, len(lines) - 1))
+    quote = lines[start : end + 1]
+    body = [i for i in range(start, end + 1) if lines[i].strip()]
+    snippet = "\n".join(quote)
+    if not body:
+        assert locate(snippet, text, start + 1).state is AnchorState.UNANCHORED
+        return
+    # With the model's line pointing at it, the slice itself (blank edges trimmed) is chosen.
+    a = locate(snippet, text, body[0] + 1)
+    assert (a.start_line, a.end_line) == (body[0] + 1, body[-1] + 1)
+    assert a.state is AnchorState.EXACT
+    # Without a hint any occurrence may be chosen, but its text is the slice's text.
+    b = locate(snippet, text)
+    found = [line.rstrip() for line in split_lines(_text(text, b))]
+    assert found == [line.rstrip() for line in lines[body[0] : body[-1] + 1]]
+
+
+# --- anchor_finding ----------------------------------------------------------------------
+
+
+def test_anchor_finding_uses_file_text_and_stable_id() -> None:
+    mf = _mf("def add(items=[]):", line=40, improved="def add(items=None):")
+    f = anchor_finding(mf, SOURCE, source="model:gpt-4o-mini")
+    assert (f.line, f.end_line, f.anchor) == (9, 9, AnchorState.RELOCATED)
+    assert f.sources == ["model:gpt-4o-mini"] and f.confidence == 0.8
+    assert f.id == finding_id("app/run.py", "def add(items=[]):", "Security")
+    # A differently quoted report of the same code gets the same id.
+    other = anchor_finding(_mf("  9| def add(items=[]):", line=9), SOURCE, source="model:x")
+    assert other.id == f.id
+
+
+def test_anchor_finding_reindents_improved_code() -> None:
+    mf = _mf("items.append(1)\nreturn items", 10, "items = items or []\nitems.append(1)")
+    f = anchor_finding(mf, SOURCE, source="model:m")
+    assert f.existing_code == "    items.append(1)\n    return items"
+    assert f.improved_code == "    items = items or []\n    items.append(1)"
+
+
+def test_anchor_finding_splices_fragment_fix_into_the_line() -> None:
+    mf = _mf(
+        "subprocess.run(cmd, shell=True, capture_output=True)",
+        5,
+        "subprocess.run(shlex.split(cmd), capture_output=True)",
+    )
+    f = anchor_finding(mf, SOURCE, source="model:m")
+    assert f.existing_code == "    result = subprocess.run(cmd, shell=True, capture_output=True)"
+    assert f.improved_code == "    result = subprocess.run(shlex.split(cmd), capture_output=True)"
+    # A model that answers with the whole line does not get the prefix twice.
+    whole = mf.model_copy(
+        update={"improved_code": "result = subprocess.run(shlex.split(cmd), capture_output=True)"}
+    )
+    g = anchor_finding(whole, SOURCE, source="model:m")
+    assert g.improved_code == "    result = subprocess.run(shlex.split(cmd), capture_output=True)"
+
+
+def test_anchor_finding_unanchored_keeps_quote_and_has_no_line() -> None:
+    f = anchor_finding(_mf("  3| eval(payload)", 3), SOURCE, source="model:m")
+    assert (f.line, f.end_line, f.anchor) == (None, None, AnchorState.UNANCHORED)
+    assert f.existing_code == "eval(payload)"
+    g = anchor_finding(_mf("def add(items=[]):", 9), None, source="model:m")
+    assert g.anchor is AnchorState.UNANCHORED and g.line is None
