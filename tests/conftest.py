@@ -14,3 +14,11 @@ from gitrepo import GitRepo
 def repo(tmp_path: Path) -> GitRepo:
     """An empty git repository on branch main."""
     return GitRepo(tmp_path / "repo")
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Task records and cached answers go to a per-test directory, never the user's cache."""
+    monkeypatch.setenv("REDLINE_CACHE_DIR", str(tmp_path_factory.mktemp("redline-cache")))

@@ -201,17 +201,6 @@ def test_invalid_model_flags_name_the_flag(
     assert "--api-base" in err and "http" in err
 
 
-def test_model_flag_is_accepted_and_the_report_says_what_ran(
-    demo_repo: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _err = run(
-        capsys, "review", "--branch", "main", "--repo", str(demo_repo),
-        "--model", "openai/test", "--api-base", "http://127.0.0.1:9/v1",
-    )  # fmt: skip
-    assert code == 0
-    assert "model reviews are not available in this version" in out
-
-
 def test_unknown_flag_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["review", "--no-such-flag"])

@@ -15,6 +15,8 @@ from redline.git import (
     ScopeRequest,
     resolve_scope,
 )
+from redline.git.repo import DIFF_OPTIONS, parse_numstat, stats_from_diff
+from redline.model import DiffStats
 
 A_V1 = "def greet(name):\n    return 'hi ' + name\n"
 A_V2 = "def greet(name):\n    return f'hello {name}'\n"
@@ -259,3 +261,75 @@ def test_prefetch_reads_the_same_bytes_as_one_by_one_reads(repo: GitRepo) -> Non
     assert single["gone.py"] is None
     with pytest.raises(FileTooLargeError):
         scope.read_new("big.txt")
+
+
+def _numstat(repo: GitRepo, *args: str, index_file: Path | None = None) -> DiffStats:
+    out = GitRunner().git(
+        repo.root, "diff", *DIFF_OPTIONS, "--numstat", "-z", *args, index_file=index_file
+    )
+    return parse_numstat(out)
+
+
+def test_stats_counted_from_the_patch_equal_numstat(repo: GitRepo) -> None:
+    """Repo.diff counts its totals from the patch text instead of running `git diff --numstat`
+    as well; they must be the same numbers for every kind of file section."""
+    sub_v1, sub_v2 = "1" * 40, "2" * 40
+    repo.write("edit.py", "a = 1\nb = 2\n-- not a header\n++ nor this\n")
+    repo.write("crlf.txt", "one\r\ntwo\r\nthree\r\n")
+    repo.write("latin1.txt", "caf\xe9\n".encode("latin-1") * 3)
+    repo.write("bin.dat", bytes(range(256)))
+    repo.write("moved.py", "".join(f"line {i}\n" for i in range(30)))
+    repo.write("moved_edit.py", "".join(f"row {i}\n" for i in range(30)))
+    repo.write("gone.txt", "bye\nbye\n")
+    repo.write("mode.sh", "echo hi\n")
+    # Submodules as bare gitlinks (no work tree): `git add -A` must run before them, or it
+    # would stage their missing directories as deletions.
+    repo.git("add", "-A")
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{sub_v1},sub")
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{sub_v1},sub_gone")
+    repo.commit("base", add_all=False)
+    repo.checkout("-b", "feature")
+    # Lines that look like diff headers once prefixed: "--- ...", "+++ ...", "diff --git".
+    repo.write("edit.py", "a = 1\nb = 3\n--- still content\n+++ also content\ndiff --git x y\n")
+    repo.write("crlf.txt", "one\r\n2\r\nthree\r\nfour\n")
+    repo.write("latin1.txt", "caf\xe9!\n".encode("latin-1") * 2 + b"\xff\xfe\n")
+    repo.write("bin.dat", bytes(range(255, -1, -1)))
+    repo.write("new_bin.dat", b"\0\1\2" * 10)
+    repo.write("empty.txt", "")
+    repo.git("mv", "moved.py", "renamed.py")
+    repo.git("mv", "moved_edit.py", "renamed_edit.py")
+    repo.write("renamed_edit.py", "".join(f"row {i}\n" for i in range(29)) + "changed\n")
+    (repo.root / "gone.txt").unlink()
+    (repo.root / "mode.sh").chmod(0o755)
+    repo.git("add", "-A")
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{sub_v2},sub")
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{'3' * 40},sub_new")
+    repo.git("update-index", "--force-remove", "sub_gone")
+    repo.commit("feature", add_all=False)
+    repo.write("edit.py", "uncommitted\n")
+    repo.write("untracked.bin", b"\0binary\0")
+    repo.write("untracked.txt", "x\ny\n")
+
+    branch = scope(repo, "branch", "main")
+    assert "Binary files" in branch.diff_text and "rename from moved.py" in branch.diff_text
+    assert "Subproject commit" in branch.diff_text and "old mode 100644" in branch.diff_text
+    assert branch.stats == _numstat(repo, "main", "HEAD")
+    assert branch.stats.files == 13
+    assert stats_from_diff(branch.diff_text) == branch.stats
+
+    uncommitted = scope(repo, "uncommitted")
+    # edit.py, the two untracked files, and both gitlinks (no work tree: shown as deleted).
+    assert uncommitted.stats.files == 5
+    # numstat of the same private-index diff Repo.diff ran (untracked files as intent-to-add).
+    repo.git("add", "--intent-to-add", "untracked.bin", "untracked.txt")
+    assert uncommitted.stats == _numstat(repo, "HEAD")
+    assert scope(repo, "commit", "HEAD").stats == branch.stats
+    assert scope(repo, "staged").stats == _numstat(repo, "--cached", "HEAD")
+
+
+def test_stats_from_diff_on_text_without_sections() -> None:
+    assert stats_from_diff("") == DiffStats()
+    # A hunk before any "diff --git" line (a bare unified diff) still counts its lines.
+    assert stats_from_diff("@@ -1 +1 @@\n-a\n+b\n") == DiffStats(files=0, added=1, removed=1)
+    text = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n--b\n+++c\n c\n"
+    assert stats_from_diff(text) == DiffStats(files=1, added=1, removed=2)

@@ -192,3 +192,27 @@ def test_real_git_diff_no_index(old: str, new: str) -> None:
     assert all(u.file_path == "f.py" for u in units)
     if units:
         check_units(units, {"f.py": new}, text)
+
+
+_SECURITY_WORDS = st.sampled_from(
+    [
+        "token", "tokenize", "Auth", "authors", "PRIVATE KEY", "PRIVATE\tKEY", "private key",
+        "SELECT * FROM t WHERE id = %s", "shell=True", "shell = true", "eval(", "ΑΣ", "İ",
+        "open(request.args)", "user", "x", " ", "\n", "\u2028", "ghp_" + "a" * 20, "0o777",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_SECURITY_WORDS, max_size=6).map("".join), max_size=6))
+def test_security_prefilter_never_changes_the_answer(lines: list[str]) -> None:
+    """security_sensitive first asks the distinct words of the change whether any keyword
+    occurs; the answer must be the full scan's, keyword by keyword."""
+    from redline.diff import tags
+
+    text = "\n".join(lines)
+    lowered = text.lower()
+    full_scan = tags._scan(lowered, tags._KEYWORD_SCAN, tags._KEYWORD_CONFIRM) or tags._scan(
+        text, tags._CASED_SCAN, tags._CASED_CONFIRM
+    )
+    assert tags.security_sensitive("plain.txt", lines) == (bool(lines) and full_scan)

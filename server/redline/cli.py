@@ -72,6 +72,11 @@ def _build_parser() -> argparse.ArgumentParser:
     init.add_argument("--repo", type=Path, default=Path.cwd())
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
 
+    history = sub.add_parser("history", help="list past reviews, or re-render one")
+    history.add_argument("task_id", nargs="?", help="the review to show")
+    history.add_argument("--format", choices=FORMATS, default="markdown")
+    history.add_argument("--limit", type=int, default=20)
+
     cfg = sub.add_parser("config", help="show or validate the merged settings")
     cfg_sub = cfg.add_subparsers(dest="config_command", required=True, parser_class=_Parser)
     for name, text in (("show", "print settings and their sources"), ("validate", "check files")):
@@ -126,6 +131,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
     from redline.report import render
     from redline.review.estimate import render_estimate
     from redline.review.pipeline import exceeds, plan_review, run_review
+    from redline.store import TaskStore
 
     repo = _repo_root(args.repo)
     flags = {
@@ -150,7 +156,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
         _write_report(render_estimate(plan, as_json=args.format != "markdown"), args.output)
         return EXIT_OK
 
-    review = run_review(plan, settings, progress)
+    review = run_review(plan, settings, progress, store=TaskStore())
     _write_report(render(review, args.format), args.output)
     fail_on = settings.review.fail_on
     if fail_on is not None and exceeds(review, fail_on.rank):
@@ -170,6 +176,33 @@ def _cmd_init(args: argparse.Namespace) -> int:
             config.user_config_file(), include_models=True, force=args.force
         )
     sys.stderr.write(f"redline: wrote {path}\n")
+    return EXIT_OK
+
+
+def _cmd_history(args: argparse.Namespace) -> int:
+    from redline.model import Review
+    from redline.report import render
+    from redline.store import TaskStore
+
+    store = TaskStore()
+    if args.task_id is None:
+        rows = store.list(limit=args.limit)
+        if not rows:
+            sys.stderr.write(f"redline: no reviews recorded yet in {store.root}\n")
+            return EXIT_OK
+        for row in rows:
+            counts = ", ".join(f"{n} {s}" for s, n in row.counts.items() if n) or "no findings"
+            sys.stdout.write(
+                f"{row.task_id}  {row.created:%Y-%m-%d %H:%M}  {row.status:<9}  "
+                f"{row.scope_label}  ({counts})\n"
+            )
+        return EXIT_OK
+    data = store.load(args.task_id)
+    if not data.get("review"):
+        raise UsageError(
+            f"review {args.task_id} has no result (status: {data.get('status', 'unknown')})"
+        )
+    _write_report(render(Review.model_validate(data["review"]), args.format), None)
     return EXIT_OK
 
 
@@ -198,6 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_review(args)
         if args.command == "init":
             return _cmd_init(args)
+        if args.command == "history":
+            return _cmd_history(args)
         return _cmd_config(args)
     except ConfigError as exc:
         sys.stderr.write(f"redline: configuration error: {exc}\n")

@@ -44,6 +44,8 @@ class ReviewSettings(_Strict):
     max_file_bytes: int = Field(default=1_000_000, gt=0)
     large_unit_lines: int = Field(default=400, gt=0)
     exclude: list[str] = Field(default_factory=list)  # extra glob patterns to skip
+    context_tokens: int = Field(default=6000, gt=0)  # context budget per review unit
+    cache: bool = True  # reuse model answers for unchanged units and context
 
     @field_validator("fail_on", "min_severity", mode="before")
     @classmethod

@@ -191,6 +191,9 @@ class Coverage(BaseModel):
     notes: list[str] = Field(default_factory=list)
     tokens: int = 0
     cost_usd: float | None = None
+    model_calls: int = 0
+    instructions_read: list[str] = Field(default_factory=list)
+    instructions_truncated: list[str] = Field(default_factory=list)
 
 
 class DiffStats(BaseModel):
@@ -209,6 +212,9 @@ class Review(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     coverage: Coverage = Field(default_factory=Coverage)
     summary: str | None = None
+    quality_score: int | None = None  # the verifier's score of the kept attempt
+    attempts: int = 0  # model review attempts (0: no model ran)
+    dropped: list[Finding] = Field(default_factory=list)  # rejected by the verifier (INCORRECT)
 
     def counts_by_severity(self) -> dict[Severity, int]:
         counts = {s: 0 for s in Severity}

@@ -18,9 +18,10 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from pathlib import PurePosixPath
 
 from tree_sitter import Language, Node, Parser, Point, Query, QueryCursor, Range, Tree
+
+from redline.diff.tags import split_path, suffix_and_stem
 
 # Extension → language name. Only some of these have a grammar (see _GRAMMARS); the others
 # still tell the planner and the comment heuristics what the file is.
@@ -86,12 +87,12 @@ _BASENAMES: dict[str, str] = {
 
 def language_for(path: str) -> str | None:
     """Language name from the file name, or None when unknown."""
-    name = PurePosixPath(path).name.lower()
+    name = split_path(path)[1].lower()  # string operations: this runs for every file
     if name in _BASENAMES:
         return _BASENAMES[name]
     if name.startswith("dockerfile."):
         return "dockerfile"
-    return _EXTENSIONS.get(PurePosixPath(name).suffix)
+    return _EXTENSIONS.get(suffix_and_stem(name)[0])
 
 
 @dataclass(frozen=True, slots=True)

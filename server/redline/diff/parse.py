@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 _HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _SUBMODULE_LOG = re.compile(r"Submodule (.+) ([0-9a-f]{4,}\.\.\.?[0-9a-f]{4,})(?: \(.*\))?:?$")
 _GITLINK_MODE = " 160000"
-_BODY_TAGS = " +-\\"  # note: "" (an empty line) is `in` any string, so it counts as body
+# A line that cannot belong to a hunk body, by its tag (see line_tags: empty lines are " ").
+_NOT_BODY_TAG = re.compile(r"[^ +\-\\]")
+_ADDED_RUN = re.compile(r"\++")
 _NOT_NEW_SIDE = ("-", "\\")
 _C_ESCAPES = {
     "a": "\a",
@@ -45,6 +47,9 @@ class Hunk:
     new_start: int
     new_count: int
     lines: list[str] = field(default_factory=list)  # body lines as in the diff, prefix included
+    # The first character of each body line (" " for an empty line): lets callers find the
+    # '+'/'-' lines with string operations instead of a Python loop over every line.
+    tags: str = ""
     added: list[int] = field(default_factory=list)  # new-side numbers of '+' lines
     removed: int = 0  # number of '-' lines
     _anchors: list[int] | None = None
@@ -362,17 +367,33 @@ def _read_hunk(lines: list[str], i: int, m: re.Match[str], fd: FileDiff) -> int:
     # ("+", "-", " ", ...). A body that does not add up is re-read line by line by its counts.
     n = len(lines)
     end = min(i + max(old_count, new_count), n)
-    while end < n and lines[end][:1] in _BODY_TAGS:
-        end += 1
-    tags = "".join([line[:1] or " " for line in lines[i:end]])
+    tags = line_tags(lines, i, end)
+    # The lines past max(old, new) are the shorter side's changed lines plus any "\" lines,
+    # so a window of min(old, new) + 2 usually reaches the first non-body line at once.
+    window = min(old_count, new_count) + 2
+    while end < n:
+        more = line_tags(lines, end, end + window)
+        stop = _NOT_BODY_TAG.search(more)
+        if stop is not None:
+            tags += more[: stop.start()]
+            end += stop.start()
+            break
+        tags += more
+        end += len(more)
     if not _counts_match(tags, old_count, new_count):
         end = _body_end_by_counts(lines, i, old_count, new_count)
-        tags = "".join([line[:1] or " " for line in lines[i:end]]).replace("\r", " ")
-    hunk = Hunk(header, old_start, old_count, new_start, new_count, lines[i:end])
+        tags = line_tags(lines, i, end).replace("\r", " ")
+    hunk = Hunk(header, old_start, old_count, new_start, new_count, lines[i:end], tags)
     hunk.added = _added_lines(tags, new_start)
     hunk.removed = tags.count("-")
     fd.hunks.append(hunk)
     return end
+
+
+def line_tags(lines: list[str], start: int = 0, end: int | None = None) -> str:
+    """The first character of each of lines[start:end], " " for an empty line (a context line
+    whose single space an editor stripped)."""
+    return "".join([line[:1] or " " for line in lines[start:end]])
 
 
 def _counts_match(tags: str, old_count: int, new_count: int) -> bool:
@@ -385,11 +406,8 @@ def _added_lines(tags: str, new_start: int) -> list[int]:
     """New-side numbers of the '+' lines, run by run (a hunk has few runs, many lines)."""
     new_side = tags.replace("-", "").replace("\\", "")
     added: list[int] = []
-    pos = new_side.find("+")
-    while pos != -1:
-        run = len(new_side) - pos - len(new_side[pos:].lstrip("+"))
-        added += range(new_start + pos, new_start + pos + run)
-        pos = new_side.find("+", pos + run)
+    for run in _ADDED_RUN.finditer(new_side):
+        added += range(new_start + run.start(), new_start + run.end())
     return added
 
 

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from redline.config_models import ReviewSettings
 from redline.diff.functions import function_spans, has_grammar, language_for, names_for_lines
-from redline.diff.parse import FileDiff, Hunk, parse_git_diff
+from redline.diff.parse import FileDiff, Hunk, line_tags, parse_git_diff
 from redline.diff.tags import (
     generated_header,
     only_comments,
@@ -40,7 +42,7 @@ GROUP_GAP_LINES = 20  # hunks closer than this (new side) are reviewed together
 _HEAD_BYTES = 4096  # how much of a file is searched for a generated-file header
 # Files whose content is never inspected (no read, no parse, no content tags): they are skipped.
 _UNREAD_TAGS = frozenset({Tag.LOCKFILE, Tag.VENDORED})
-_CHANGE_TAGS = ("+", "-")
+_CHANGE_RUN = re.compile(r"[+-]+")
 _UNPARSED_TAGS = _UNREAD_TAGS | {Tag.GENERATED}
 _IDENTITY_HEADERS = (
     "old mode ",
@@ -76,19 +78,51 @@ def build_units(
     """
     settings = settings or ReviewSettings()
     seen: dict[str, int] = {}
+    files = parse_git_diff(diff_text)
+    wanted = [fd.path for fd in files if _will_read(fd)] if read_new is not None else []
+    if prefetch is None or not wanted or functions:
+        if prefetch is not None and wanted:
+            # One batched read of every file _file_units will ask for, instead of one git round
+            # trip per file (the difference between milliseconds and seconds on a large branch).
+            prefetch(wanted)
+        return [
+            unit
+            for fd in files
+            for unit in _units_or_fallback(fd, read_new, settings, seen, functions=functions)[0]
+        ]
+
+    # Without function metrics a file's units do not depend on its new content; only its
+    # `large` and `generated` tags do. So the units are built while git reads the new versions
+    # in the background (a separate process: the two overlap), and those tags are added after.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="redline-prefetch") as pool:
+        reading = pool.submit(prefetch, wanted)
+        drafts = [
+            (fd, *_units_or_fallback(fd, None, settings, seen, content=False)) for fd in files
+        ]
+        reading.result()  # a failed read fails the review, as the direct call would
     units: list[ReviewUnit] = []
-    files = list(parse_git_diff(diff_text))
-    if prefetch is not None and read_new is not None:
-        # One batched read of every file _file_units will ask for, instead of one git round
-        # trip per file (the difference between milliseconds and seconds on a large branch).
-        prefetch([fd.path for fd in files if _will_read(fd)])
-    for fd in files:
-        try:
-            units += _file_units(fd, read_new, settings, seen, functions)
-        except Exception as exc:  # one odd file must not lose the whole review
-            reason = f"could not build review units: {type(exc).__name__}: {exc}"
-            units.append(_fallback_unit(fd, settings, seen, reason))
+    for fd, file_units, built in drafts:
+        if built and _will_read(fd):
+            _add_content_tags(file_units, fd, read_new, settings)
+        units += file_units
     return units
+
+
+def _units_or_fallback(
+    fd: FileDiff,
+    read_new: ReadNew | None,
+    settings: ReviewSettings,
+    seen: dict[str, int],
+    *,
+    functions: bool = False,
+    content: bool = True,
+) -> tuple[list[ReviewUnit], bool]:
+    """fd's units and True, or its fallback unit and False when building them failed."""
+    try:
+        return _file_units(fd, read_new, settings, seen, functions, content=content), True
+    except Exception as exc:  # one odd file must not lose the whole review
+        reason = f"could not build review units: {type(exc).__name__}: {exc}"
+        return [_fallback_unit(fd, settings, seen, reason)], False
 
 
 def _fallback_unit(
@@ -141,7 +175,11 @@ def _file_units(
     settings: ReviewSettings,
     seen: dict[str, int],
     functions: bool = True,
+    *,
+    content: bool = True,
 ) -> list[ReviewUnit]:
+    """fd's units. With content=False the new version is not looked at: the units lack the
+    tags it decides (_add_content_tags adds them), and function metrics are not computed."""
     ctx = _FileContext.of(fd)
     if fd.error or fd.combined:
         reason = fd.error or "combined (merge) diff: review it against one parent instead"
@@ -149,25 +187,47 @@ def _file_units(
     if fd.binary or fd.submodule or fd.is_deleted or not fd.hunks:
         return [_whole_file_unit(fd, ctx, settings, seen)]
 
+    new_content = _content_file_tags(ctx, fd, read_new, settings) if content else None
+    # Parsed once, and only when the unit is going to be reviewed.
+    # Not for new files either: their depth (full_file) does not depend on their functions.
+    if (
+        functions
+        and new_content is not None
+        and ctx.patch_type is not PatchType.ADD
+        and not ctx.tags & _UNPARSED_TAGS
+        and has_grammar(ctx.path)
+    ):
+        anchors = [line for hunk in fd.hunks for line in hunk.anchors]
+        ctx.names = names_for_lines(function_spans(ctx.path, new_content, anchors), anchors)
+    groups = _group(fd.hunks, ctx.names, settings.large_unit_lines)
+    return [_unit(fd, ctx, group, settings, seen) for group in groups]
+
+
+def _content_file_tags(
+    ctx: _FileContext, fd: FileDiff, read_new: ReadNew | None, settings: ReviewSettings
+) -> bytes | None:
+    """Add the tags the new version decides (large, generated) to ctx; return the version
+    when it can be parsed for functions."""
     content = _read(read_new, ctx.path) if not ctx.tags & _UNREAD_TAGS else None
     if content is not None and len(content) > settings.max_file_bytes:
         ctx.tags.add(Tag.LARGE)
         content = None  # too big to parse; also what the context provider will refuse to send
     if _looks_generated(content, fd.hunks[0]):
         ctx.tags.add(Tag.GENERATED)
-    # Parsed once, and only when the unit is going to be reviewed.
-    # Not for new files either: their depth (full_file) does not depend on their functions.
-    if (
-        functions
-        and content is not None
-        and ctx.patch_type is not PatchType.ADD
-        and not ctx.tags & _UNPARSED_TAGS
-        and has_grammar(ctx.path)
-    ):
-        anchors = [line for hunk in fd.hunks for line in hunk.anchors]
-        ctx.names = names_for_lines(function_spans(ctx.path, content, anchors), anchors)
-    groups = _group(fd.hunks, ctx.names, settings.large_unit_lines)
-    return [_unit(fd, ctx, group, settings, seen) for group in groups]
+    return content
+
+
+def _add_content_tags(
+    units: list[ReviewUnit], fd: FileDiff, read_new: ReadNew | None, settings: ReviewSettings
+) -> None:
+    """Give units built with content=False the tags their file's new version decides."""
+    ctx = _FileContext.of(fd)
+    before = set(ctx.tags)
+    _content_file_tags(ctx, fd, read_new, settings)
+    extra = ctx.tags - before
+    if extra:
+        for unit in units:
+            unit.tags = _ordered(set(unit.tags) | extra)
 
 
 def _will_read(fd: FileDiff) -> bool:
@@ -294,8 +354,16 @@ def _whole_file_unit(
 
 
 def _changed_lines(hunks: Sequence[Hunk]) -> list[str]:
-    """The '+'/'-' lines of `hunks`, prefix included, in diff order."""
-    return [line for h in hunks for line in h.lines if line[:1] in _CHANGE_TAGS]
+    """The '+'/'-' lines of `hunks`, prefix included, in diff order.
+
+    Taken as runs of the hunk's line tags: a hunk has a few runs of changes and many lines.
+    """
+    out: list[str] = []
+    for hunk in hunks:
+        tags = hunk.tags if len(hunk.tags) == len(hunk.lines) else line_tags(hunk.lines)
+        for run in _CHANGE_RUN.finditer(tags):
+            out += hunk.lines[run.start() : run.end()]
+    return out
 
 
 def _content_tags(ctx: _FileContext, changed: list[str]) -> set[Tag]:

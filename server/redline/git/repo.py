@@ -109,20 +109,27 @@ def parse_numstat(data: bytes) -> DiffStats:
 
 
 def stats_from_diff(text: str) -> DiffStats:
-    """Totals counted from unified diff text, for diffs we did not compute (gh pr diff)."""
-    files = added = removed = 0
-    in_hunk = False
-    for line in text.split("\n"):
-        if line.startswith("diff --git "):
-            files += 1
-            in_hunk = False
-        elif line.startswith("@@"):
-            in_hunk = True
-        elif in_hunk and line.startswith("+"):
-            added += 1
-        elif in_hunk and line.startswith("-"):
-            removed += 1
-    return DiffStats(files=files, added=added, removed=removed)
+    """Totals counted from unified diff text: files, '+' and '-' lines inside hunks.
+
+    For git's own output this equals `git diff --numstat` (tests/test_scopes.py proves it on
+    binary files, renames, submodules, CRLF and non-UTF-8 content), so Redline asks git for the
+    patch only instead of computing the diff twice.
+
+    Counted per file section rather than per line, which keeps it at C speed on large diffs:
+    a section starts at a line beginning with "diff --git " (no body line can: body lines start
+    with ' ', '+', '-' or '\\', and git C-quotes names containing a newline). Inside a section,
+    every line after its first "@@" line that starts with '+' or '-' is a changed line; the
+    "--- "/"+++ " name lines come before the first "@@", so they are not counted.
+    """
+    # The leading "\n" lets the text's first line be found like every other line.
+    sections = ("\n" + text).split("\ndiff --git ")
+    added = removed = 0
+    for section in sections:
+        first_hunk = section.find("\n@@")
+        if first_hunk != -1:
+            added += section.count("\n+", first_hunk)
+            removed += section.count("\n-", first_hunk)
+    return DiffStats(files=len(sections) - 1, added=added, removed=removed)
 
 
 def check_rel_path(path: str) -> list[str]:
@@ -275,14 +282,15 @@ class Repo:
     def diff(
         self, *revs: str, cached: bool = False, index_file: Path | None = None
     ) -> tuple[str, DiffStats]:
-        """Unified diff text and numstat totals for `git diff [--cached] revs…`."""
+        """Unified diff text and its totals for `git diff [--cached] revs…`.
+
+        The totals are counted from the text (they equal `--numstat`'s): a second `git diff
+        --numstat` would cost as much as the diff itself.
+        """
         mode = ("--cached",) if cached else ()
         tail = ("--end-of-options", *revs, "--")
-        text = self.git("diff", *DIFF_OPTIONS, *mode, *tail, index_file=index_file)
-        numstat = self.git(
-            "diff", *DIFF_OPTIONS, *mode, "--numstat", "-z", *tail, index_file=index_file
-        )
-        return decode(text), parse_numstat(numstat)
+        text = decode(self.git("diff", *DIFF_OPTIONS, *mode, *tail, index_file=index_file))
+        return text, stats_from_diff(text)
 
     @contextmanager
     def private_index(self) -> Iterator[Path]:

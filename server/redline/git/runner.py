@@ -13,6 +13,8 @@ production code constructs `GitRunner()` and gets git/gh from the trusted system
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import selectors
@@ -36,6 +38,11 @@ EMPTY_TREE: Final = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 DEFAULT_TIMEOUT: Final = 30.0
 DEFAULT_MAX_OUTPUT: Final = 256 * 1024 * 1024
 _STDERR_KEEP: Final = 64 * 1024
+# Pipe capacity asked for the child's stdout, and the most read at once. Large diffs and
+# `cat-file --batch` are megabytes: with the default 64 KiB pipe the reader wakes up for every
+# 64 KiB, and when it runs in a thread next to busy Python code each wake-up can wait up to the
+# interpreter's switch interval (5 ms) for the GIL while git blocks on the full pipe.
+_PIPE_SIZE: Final = 1024 * 1024
 _ERROR_TEXT_MAX: Final = 2000
 
 # Overrides every configuration knob that can make a read-only git command run a program,
@@ -528,6 +535,17 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
+def _grow_pipe(fd: int) -> None:
+    """Ask for a _PIPE_SIZE pipe buffer (Linux only; elsewhere, or when refused, the default
+    buffer stays and only the reads are larger)."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is None:
+        return
+    # Refused over /proc/sys/fs/pipe-max-size or the user's pipe quota: keep the default.
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, set_size, _PIPE_SIZE)
+
+
 def _run_process(
     argv: list[str],
     *,
@@ -558,6 +576,7 @@ def _run_process(
     out = bytearray()
     err = bytearray()
     assert proc.stdout is not None and proc.stderr is not None
+    _grow_pipe(proc.stdout.fileno())
     sel = selectors.DefaultSelector()
     try:
         sel.register(proc.stdout, selectors.EVENT_READ, "out")
@@ -586,7 +605,7 @@ def _run_process(
                         sel.unregister(proc.stdin)
                         proc.stdin.close()
                     continue
-                chunk = os.read(key.fd, 65536)
+                chunk = os.read(key.fd, _PIPE_SIZE if key.data == "out" else 65536)
                 if not chunk:
                     sel.unregister(key.fileobj)
                     continue

@@ -8,13 +8,16 @@ pipeline still leaves a Review with everything found so far.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from redline.analyzers import run_analyzers
 from redline.config_models import Settings
-from redline.diff import apply_rules, build_units
+from redline.diff import apply_rules, build_units, review_index
 from redline.errors import RedlineError
 from redline.git.scopes import ScopeDiff, ScopeRequest, resolve_scope
 from redline.model import (
@@ -26,6 +29,10 @@ from redline.model import (
     SkippedFile,
 )
 from redline.progress import NullProgress, Progress
+from redline.review.model_review import ModelOutcome, run_model_review_sync
+from redline.store import TaskRecord, TaskStore
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -132,9 +139,70 @@ def new_task_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def run_review(plan: Plan, settings: Settings, progress: Progress | None = None) -> Review:
-    """The offline review: static analyzers on the changed lines of the reviewable files."""
+def run_review(
+    plan: Plan,
+    settings: Settings,
+    progress: Progress | None = None,
+    *,
+    model_hooks: dict[str, Any] | None = None,
+    store: TaskStore | None = None,
+) -> Review:
+    """Static analyzers on the changed lines of the reviewable files, then — when a model is
+    configured — the model stages (planner, reviewers, fusion, verifier, summary).
+
+    `model_hooks` passes keyword arguments through to `run_model_review` (a client, and
+    callbacks that persist each attempt and file as it completes). With a `store`, the task
+    record is written as each stage completes."""
     progress = progress or NullProgress()
+    task_id = new_task_id()
+    record = _open_record(task_id, plan, settings, store)
+    try:
+        review = _run_review(task_id, plan, settings, progress, record, model_hooks)
+    except BaseException as exc:
+        if record is not None:
+            status = (
+                "cancelled"
+                if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError)
+                else "failed"
+            )
+            record.update("error", f"{type(exc).__name__}: {exc}")
+            record.set_status(status)
+        raise
+    if record is not None:
+        record.update("review", review.model_dump(mode="json"))
+        record.set_status("done")
+    return review
+
+
+def _open_record(
+    task_id: str, plan: Plan, settings: Settings, store: TaskStore | None
+) -> TaskRecord | None:
+    """The task record is written as each stage completes, so a crash loses nothing found."""
+    if store is None:
+        return None
+    content = {
+        "scope_label": plan.scope.label,
+        "scope": plan.scope.request.kind,
+        "repo": str(plan.scope.repo_root),
+        "stats": plan.scope.stats.model_dump(),
+        "units": review_index(plan.units),
+        "model": settings.models.model,
+    }
+    try:
+        return store.create(task_id, content)
+    except RedlineError as exc:
+        logger.warning("task record not written: %s", exc)
+        return None
+
+
+def _run_review(
+    task_id: str,
+    plan: Plan,
+    settings: Settings,
+    progress: Progress,
+    record: TaskRecord | None,
+    model_hooks: dict[str, Any] | None,
+) -> Review:
     scope = plan.scope
     coverage = Coverage(skipped=_skipped_units(plan.units))
     files = collect_files(plan, settings)
@@ -155,11 +223,25 @@ def run_review(plan: Plan, settings: Settings, progress: Progress | None = None)
     else:
         coverage.notes.append("no file content to analyze")
 
+    if record is not None:
+        record.update("analyzers", [f.model_dump(mode="json") for f in findings])
+    outcome_model: ModelOutcome | None = None
     if settings.models.model:
-        coverage.notes.append(
-            f"model {settings.models.model!r} is configured, but model reviews are not "
-            "available in this version: this review used the static analyzers only"
+        hooks = dict(model_hooks or {})
+        if record is not None and "on_attempt" not in hooks:
+            hooks["on_attempt"] = record.append_attempt
+        outcome_model = run_model_review_sync(
+            plan, settings, findings, coverage, progress=progress, **hooks
         )
+        if record is not None:
+            record.update(
+                "verification",
+                {
+                    "quality_score": outcome_model.quality_score,
+                    "dropped": [f.model_dump(mode="json") for f in outcome_model.dropped],
+                },
+            )
+        findings = outcome_model.findings
     else:
         coverage.notes.append(
             "offline review: no model configured, so only the static analyzers ran"
@@ -173,7 +255,7 @@ def run_review(plan: Plan, settings: Settings, progress: Progress | None = None)
         )
     shown.sort(key=lambda f: (-f.severity.rank, f.file, f.line or 0))
     review = Review(
-        task_id=new_task_id(),
+        task_id=task_id,
         scope=scope.request.kind,
         scope_label=scope.label,
         repo=str(scope.repo_root),
@@ -181,6 +263,11 @@ def run_review(plan: Plan, settings: Settings, progress: Progress | None = None)
         findings=shown,
         coverage=coverage,
     )
+    if outcome_model is not None:
+        review.summary = outcome_model.summary
+        review.quality_score = outcome_model.quality_score
+        review.attempts = outcome_model.attempts
+        review.dropped = outcome_model.dropped
     progress.done(f"review done: {len(shown)} findings")
     return review
 

@@ -1,0 +1,115 @@
+"""Glue between the offline pipeline and the model stages: builds the client, context
+provider, instructions and cache for a review, runs the supervised model stages, and folds the
+outcome (findings, usage, cost, coverage notes) into the Review being built.
+
+If the model cannot be used at all, the review keeps the analyzer findings and says plainly
+which model (and provider) failed and why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from redline.agent.llm import LLMClient
+from redline.config_models import Settings
+from redline.context.instructions import load_instructions, render_for_prompt
+from redline.context.provider import ContextProvider
+from redline.model import Coverage, Finding, SkippedFile
+from redline.progress import NullProgress, Progress
+from redline.review.planner import UnitPlan
+from redline.review.reviewer import FileReview
+from redline.review.supervisor import ModelUnavailable, StageInputs, run_model_stage
+from redline.store import ReviewCache
+from redline.tools.context import ToolContext
+
+
+@dataclass
+class ModelOutcome:
+    findings: list[Finding]
+    dropped: list[Finding] = field(default_factory=list)
+    summary: str | None = None
+    quality_score: int | None = None
+    attempts: int = 0
+    ran: bool = False
+
+
+async def run_model_review(
+    plan: Any,  # review.pipeline.Plan (not imported: pipeline imports this module)
+    settings: Settings,
+    analyzer_findings: list[Finding],
+    coverage: Coverage,
+    *,
+    progress: Progress | None = None,
+    client: LLMClient | None = None,
+    on_attempt: Callable[[dict[str, Any]], None] | None = None,
+    on_file: Callable[[FileReview], None] | None = None,
+) -> ModelOutcome:
+    progress = progress or NullProgress()
+    client = client or LLMClient(settings)
+    scope = plan.scope
+    tool_ctx = ToolContext(scope.repo_root, runner=scope.runner, old_rev=scope.old_rev)
+    provider = ContextProvider(
+        scope, tool_ctx=tool_ctx, token_budget=settings.review.context_tokens
+    )
+    instructions = load_instructions(scope.repo_root)
+    coverage.instructions_read = list(instructions.files_read)
+    coverage.instructions_truncated = list(instructions.truncated)
+    coverage.notes.extend(f"instructions: {note}" for note in instructions.notes)
+    cache = (
+        ReviewCache() if settings.review.cache and not os.environ.get("REDLINE_NO_CACHE") else None
+    )
+    inputs = StageInputs(
+        client=client,
+        provider=provider,
+        read_new=scope.read_new,
+        instructions=instructions,
+        instructions_prompt=render_for_prompt(instructions) if instructions.text else "",
+        cache=cache,
+        scope_label=scope.label,
+        on_attempt=on_attempt,
+        on_file=on_file,
+    )
+    plans = [UnitPlan(unit=u, level=u.rule_context_level) for u in plan.reviewable]
+    try:
+        stage = await run_model_stage(plans, analyzer_findings, inputs, progress)
+    except ModelUnavailable as exc:
+        coverage.notes.append(
+            f"{exc.message} — falling back to the static analyzers for this review"
+        )
+        _usage(client, coverage)
+        return ModelOutcome(findings=analyzer_findings)
+    coverage.notes.extend(stage.notes)
+    coverage.skipped.extend(stage.planner_skipped)
+    for path, review in sorted(stage.files.items()):
+        if not review.ok:
+            coverage.skipped.append(SkippedFile(path=path, reason=f"not reviewed: {review.reason}"))
+        for omitted in review.omitted:
+            coverage.notes.append(f"{path}: context left out: {omitted}")
+    cached = sum(1 for r in stage.files.values() if r.status == "cached")
+    if cached:
+        coverage.notes.append(f"{cached} files reused a cached model answer (unchanged code)")
+    _usage(client, coverage)
+    return ModelOutcome(
+        findings=stage.findings,
+        dropped=stage.dropped,
+        summary=stage.summary,
+        quality_score=stage.quality_score,
+        attempts=len(stage.attempts),
+        ran=True,
+    )
+
+
+def _usage(client: LLMClient, coverage: Coverage) -> None:
+    ledger = client.ledger
+    coverage.models = sorted(set(coverage.models) | set(ledger.models))
+    coverage.tokens = ledger.total_tokens
+    coverage.model_calls = len(ledger.records)
+    coverage.cost_usd = ledger.cost_usd if ledger.cost_complete else None
+
+
+def run_model_review_sync(*args: Any, **kwargs: Any) -> ModelOutcome:
+    return asyncio.run(run_model_review(*args, **kwargs))

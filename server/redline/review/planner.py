@@ -1,0 +1,90 @@
+"""The planner: a model that sees only the review index (no code) proposes a context level per
+unit; its answer is fused with the rule layer's proposal.
+
+Fusion (thresholds T_HIGH = 0.8, T_LOW = 0.5 on the rule confidence):
+- rule confidence ≥ T_HIGH: the rule level, unless the model asks deeper; a model `skip` is
+  ignored (the rules are confident the unit deserves a review).
+- rule confidence < T_LOW: the model's level, even when shallower; its `skip` is honoured.
+- in between: the deeper of the two; `skip` honoured.
+Security-sensitive units are never skipped by the model. Extra requests are merged, deduplicated.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from redline.agent.llm import LLMClient, LLMResponse
+from redline.diff import review_index
+from redline.model import ContextLevel, ReviewUnit, Tag
+from redline.review.prompts import load_prompt
+from redline.review.schemas import ContextRequest, PlannedUnit, PlannerAnswer
+from redline.review.structured import ask_structured
+
+T_HIGH = 0.8
+T_LOW = 0.5
+
+
+@dataclass
+class UnitPlan:
+    unit: ReviewUnit
+    level: ContextLevel
+    requests: list[ContextRequest] = field(default_factory=list)
+    skip_reason: str | None = None
+    decided_by: str = "rules"  # rules | rules+planner
+
+
+def _merge_requests(*groups: list[ContextRequest]) -> list[ContextRequest]:
+    seen: set[tuple[str, str]] = set()
+    merged: list[ContextRequest] = []
+    for group in groups:
+        for r in group:
+            key = (r.kind, r.target)
+            if key not in seen:
+                seen.add(key)
+                merged.append(r)
+    return merged
+
+
+def fuse_plan(unit: ReviewUnit, planned: PlannedUnit | None) -> UnitPlan:
+    rule = unit.rule_context_level
+    if planned is None:
+        return UnitPlan(unit=unit, level=rule)
+    conf = unit.rule_confidence
+    model = planned.context_level
+    if conf >= T_HIGH:
+        level = ContextLevel.deeper(rule, model)
+        may_skip = False
+    elif conf < T_LOW:
+        level = model
+        may_skip = True
+    else:
+        level = ContextLevel.deeper(rule, model)
+        may_skip = True
+    skip_reason = None
+    if planned.skip and may_skip and Tag.SECURITY_SENSITIVE not in unit.tags:
+        skip_reason = f"planner: {planned.reason or 'nothing to review'}"
+    return UnitPlan(
+        unit=unit,
+        level=level,
+        requests=_merge_requests(planned.requests),
+        skip_reason=skip_reason,
+        decided_by="rules+planner",
+    )
+
+
+async def run_planner(
+    client: LLMClient, units: list[ReviewUnit]
+) -> tuple[dict[str, PlannedUnit], list[LLMResponse]]:
+    """The planner's proposals by unit id. Unknown unit ids in the answer are ignored."""
+    index = review_index(units)
+    messages = [
+        {"role": "system", "content": load_prompt("planner")},
+        {
+            "role": "user",
+            "content": "Review index:\n\n```json\n" + json.dumps(index, indent=1) + "\n```",
+        },
+    ]
+    answer, responses = await ask_structured(client, "planner", messages, PlannerAnswer)
+    known = {u.unit_id for u in units}
+    return {p.unit_id: p for p in answer.units if p.unit_id in known}, responses

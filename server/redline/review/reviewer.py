@@ -1,0 +1,185 @@
+"""One reviewer per file: the file's units with their context go to the model, which answers
+with structured findings and may ask for more context (at most two extra rounds). Findings are
+anchored to the code they quote; a file whose review fails is reported, never lost."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from redline.agent.llm import LLMClient, LLMError, LLMResponse
+from redline.context.provider import ContextBundle, ContextProvider
+from redline.model import Finding
+from redline.review.anchoring import anchor_finding
+from redline.review.planner import UnitPlan
+from redline.review.prompts import load_prompt, prompt_version
+from redline.review.schemas import ContextRequest, ReviewerAnswer
+from redline.review.structured import InvalidModelOutput, ask_structured
+
+MAX_EXTRA_ROUNDS = 2
+
+
+class AnswerCache(Protocol):
+    def key(self, *parts: str) -> str: ...
+    def get(self, key: str) -> dict[str, Any] | None: ...
+    def put(self, key: str, value: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class FileReview:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    status: str = "reviewed"  # reviewed | cached | not_reviewed
+    reason: str | None = None
+    rounds: int = 0
+    responses: list[LLMResponse] = field(default_factory=list)
+    omitted: list[str] = field(default_factory=list)
+    summary: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status != "not_reviewed"
+
+
+@dataclass
+class ReviewerInputs:
+    """What every file's reviewer shares within one attempt."""
+
+    client: LLMClient
+    provider: ContextProvider
+    read_new: Callable[[str], bytes | None]
+    instructions: str = ""
+    retry_context: str = ""
+    cache: AnswerCache | None = None
+
+
+def _file_prompt(path: str, bundles: list[ContextBundle], inputs: ReviewerInputs) -> str:
+    parts = [f"# File under review: `{path}`", ""]
+    parts += [b.render() for b in bundles]
+    if inputs.instructions:
+        parts += ["", inputs.instructions]
+    if inputs.retry_context:
+        parts += [
+            "",
+            "# Feedback on the previous attempt of this review",
+            "A verifier checked the previous attempt. Take this into account:",
+            "",
+            inputs.retry_context,
+        ]
+    return "\n".join(parts)
+
+
+def _cache_key(inputs: ReviewerInputs, path: str, plans: list[UnitPlan], prompt: str) -> str:
+    assert inputs.cache is not None
+    models = ",".join(m for m, _ in inputs.client.models_for("reviewer"))
+    return inputs.cache.key(models, prompt_version("reviewer"), path, prompt)
+
+
+def _decode(data: bytes | None) -> str | None:
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def _anchor_all(
+    answer: ReviewerAnswer, path: str, inputs: ReviewerInputs, model: str
+) -> list[Finding]:
+    findings = []
+    texts: dict[str, str | None] = {}
+    for mf in answer.findings:
+        target = mf.file.strip().lstrip("./") if mf.file else path
+        if target != path:
+            # Only files of this change may be named; anything else is placed on this file.
+            try:
+                texts.setdefault(target, _decode(inputs.read_new(target)))
+            except Exception:
+                texts[target] = None
+            if texts[target] is None:
+                target = path
+        if target not in texts:
+            texts[target] = _decode(inputs.read_new(target))
+        mf = mf.model_copy(update={"file": target})
+        findings.append(anchor_finding(mf, texts[target], source=f"model:{model}"))
+    return findings
+
+
+async def review_file(path: str, plans: list[UnitPlan], inputs: ReviewerInputs) -> FileReview:
+    result = FileReview(path=path)
+    requests: list[ContextRequest] = []
+    bundles = [inputs.provider.bundle(p.unit, p.level, p.requests) for p in plans]
+    for b in bundles:
+        result.omitted += b.omitted
+    prompt = _file_prompt(path, bundles, inputs)
+    key = _cache_key(inputs, path, plans, prompt) if inputs.cache else None
+    if key and inputs.cache is not None:
+        cached = inputs.cache.get(key)
+        if cached is not None:
+            try:
+                answer = ReviewerAnswer.model_validate(cached["answer"])
+                result.findings = _anchor_all(answer, path, inputs, str(cached.get("model", "")))
+                result.status, result.summary = "cached", answer.summary
+                return result
+            except Exception:
+                pass  # a stale or foreign cache entry is just a miss
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": load_prompt("reviewer")},
+        {"role": "user", "content": prompt},
+    ]
+    try:
+        answer, responses = await ask_structured(
+            inputs.client, "reviewer", messages, ReviewerAnswer
+        )
+        result.responses += responses
+        while answer.need_context and result.rounds < MAX_EXTRA_ROUNDS:
+            result.rounds += 1
+            new = [
+                r
+                for r in answer.need_context
+                if (r.kind, r.target) not in {(q.kind, q.target) for q in requests}
+            ]
+            requests += new
+            extra = [
+                inputs.provider.bundle(p.unit, p.level, [*p.requests, *requests]) for p in plans
+            ]
+            more = _additional_context(bundles, extra)
+            bundles = extra
+            last = responses[-1]
+            messages += [
+                {"role": "assistant", "content": last.content or ""},
+                {
+                    "role": "user",
+                    "content": (
+                        "Here is the additional context you asked for. "
+                        + ("" if result.rounds < MAX_EXTRA_ROUNDS else "This was the last round: ")
+                        + "answer with your findings now (need_context may stay empty).\n\n"
+                        + (more or "(nothing more could be found for those requests)")
+                    ),
+                },
+            ]
+            answer, responses = await ask_structured(
+                inputs.client, "reviewer", messages, ReviewerAnswer
+            )
+            result.responses += responses
+    except InvalidModelOutput as exc:
+        result.status, result.reason = "not_reviewed", f"invalid model output ({exc.message})"
+        return result
+    except LLMError as exc:
+        result.status, result.reason = "not_reviewed", exc.message
+        return result
+    model = result.responses[-1].model if result.responses else ""
+    result.findings = _anchor_all(answer, path, inputs, model)
+    result.summary = answer.summary
+    if key and inputs.cache is not None:
+        inputs.cache.put(key, {"answer": answer.model_dump(mode="json"), "model": model})
+    return result
+
+
+def _additional_context(before: list[ContextBundle], after: list[ContextBundle]) -> str:
+    """The sections of `after` that were not already sent in `before`."""
+    sent = {(s.kind, s.title) for b in before for s in b.sections}
+    out = []
+    for b in after:
+        for s in b.sections:
+            if (s.kind, s.title) not in sent:
+                sent.add((s.kind, s.title))
+                out.append(f"## {s.title}\n\n{s.text}")
+    return "\n\n".join(out)

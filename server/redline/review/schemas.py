@@ -1,0 +1,112 @@
+"""What models must answer, as pydantic models. Invalid answers are re-asked with the
+validation error, never silently dropped (see review/structured.py)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from redline.model import Category, ContextLevel, Severity
+
+
+class _Lenient(BaseModel):
+    # Models add keys we did not ask for; ignoring them is harmless, rejecting them is noise.
+    model_config = ConfigDict(extra="ignore")
+
+
+ContextKind = Literal["function", "file", "callers", "previous_version", "search"]
+
+
+class ContextRequest(_Lenient):
+    kind: ContextKind
+    # a symbol for callers/search, a path for file/previous_version; "" means this unit
+    target: str = ""
+    reason: str = ""
+
+
+class ModelFinding(_Lenient):
+    """One finding as a model reports it. Line numbers are only a hint: the finding is placed
+    by locating `existing_code` in the new version of the file (review/anchoring.py)."""
+
+    file: str
+    line: int | None = None
+    end_line: int | None = None
+    severity: Severity
+    category: Category
+    title: str = Field(min_length=1, max_length=200)
+    comment: str = Field(min_length=1)
+    existing_code: str = Field(min_length=1)
+    improved_code: str | None = None
+    confidence: float = Field(default=0.7, ge=0.0, le=1.0)
+
+    @field_validator("severity", mode="before")
+    @classmethod
+    def _severity(cls, v: object) -> object:
+        return Severity.parse(v) if isinstance(v, str) else v
+
+    @field_validator("category", mode="before")
+    @classmethod
+    def _category(cls, v: object) -> object:
+        if isinstance(v, str):
+            for c in Category:
+                if c.value.lower() == v.strip().lower():
+                    return c
+        return v
+
+
+class ReviewerAnswer(_Lenient):
+    findings: list[ModelFinding] = Field(default_factory=list)
+    need_context: list[ContextRequest] = Field(default_factory=list)
+    summary: str = ""
+
+
+class PlannedUnit(_Lenient):
+    unit_id: str
+    context_level: ContextLevel
+    requests: list[ContextRequest] = Field(default_factory=list)
+    skip: bool = False
+    reason: str = ""
+
+
+class PlannerAnswer(_Lenient):
+    units: list[PlannedUnit] = Field(default_factory=list)
+
+
+Verdict = Literal["CORRECT", "INCORRECT", "PARTIALLY_CORRECT"]
+
+
+class FindingVerdict(_Lenient):
+    id: str
+    verdict: Verdict
+    evidence: str = ""
+    corrected_severity: Severity | None = None
+
+    @field_validator("verdict", mode="before")
+    @classmethod
+    def _verdict(cls, v: object) -> object:
+        return v.strip().upper().replace(" ", "_") if isinstance(v, str) else v
+
+    @field_validator("corrected_severity", mode="before")
+    @classmethod
+    def _sev(cls, v: object) -> object:
+        return Severity.parse(v) if isinstance(v, str) and v else (v or None)
+
+
+class VerifierAnswer(_Lenient):
+    verdicts: list[FindingVerdict] = Field(default_factory=list)
+    quality_score: int = Field(ge=0, le=100)
+    feedback: str = ""  # what a re-review should do differently (used as retry_context)
+
+
+class SummaryAnswer(_Lenient):
+    assessment: str
+    priorities: list[str] = Field(default_factory=list)
+    focus: list[str] = Field(default_factory=list)
+
+
+class SubmittedReview(_Lenient):
+    """The `submit_review` tool's arguments in `redline ask`."""
+
+    summary: str
+    findings: list[ModelFinding] = Field(default_factory=list)

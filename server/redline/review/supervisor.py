@@ -1,0 +1,227 @@
+"""The model stages of a review, supervised: plan → per-file reviewers in parallel → fusion
+with the analyzers → verifier → (re-review while the quality score is below 50, at most three
+attempts) → summary.
+
+Nothing already found is lost: each attempt is recorded, a file whose reviewer fails is retried
+in the next attempt and otherwise reported as not reviewed, and if the model cannot be reached
+at all the caller falls back to the analyzers with a notice (`ModelUnavailable`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from redline.agent.llm import LLMClient, LLMError
+from redline.context.instructions import Instructions
+from redline.context.provider import ContextProvider
+from redline.errors import RedlineError
+from redline.model import Finding, SkippedFile
+from redline.progress import NullProgress, Progress
+from redline.review.fusion import fuse
+from redline.review.planner import UnitPlan, fuse_plan, run_planner
+from redline.review.reviewer import AnswerCache, FileReview, ReviewerInputs, review_file
+from redline.review.structured import InvalidModelOutput
+from redline.review.summary import render_summary, summarize
+from redline.review.verifier import verify
+
+MAX_ATTEMPTS = 3
+QUALITY_THRESHOLD = 50
+
+
+class ModelUnavailable(RedlineError):
+    """The model could not be used at all (unreachable, wrong key, unknown model)."""
+
+
+@dataclass
+class ModelStageResult:
+    findings: list[Finding]
+    dropped: list[Finding] = field(default_factory=list)
+    files: dict[str, FileReview] = field(default_factory=dict)
+    planner_skipped: list[SkippedFile] = field(default_factory=list)
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    summary: str = ""
+    notes: list[str] = field(default_factory=list)
+    quality_score: int | None = None
+
+
+@dataclass
+class StageInputs:
+    client: LLMClient
+    provider: ContextProvider
+    read_new: Callable[[str], bytes | None]
+    instructions: Instructions | None = None
+    instructions_prompt: str = ""
+    cache: AnswerCache | None = None
+    scope_label: str = ""
+    on_attempt: Callable[[dict[str, Any]], None] | None = None
+    on_file: Callable[[FileReview], None] | None = None
+
+
+def provider_label(model: str) -> str:
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    return f"model {model!r} (provider {provider})"
+
+
+async def _plan(inputs: StageInputs, plans_in: list[UnitPlan], notes: list[str]) -> list[UnitPlan]:
+    units = [p.unit for p in plans_in]
+    try:
+        proposals, _ = await run_planner(inputs.client, units)
+    except InvalidModelOutput as exc:
+        notes.append(f"planner answer unusable ({exc.message}); the rule plan was used")
+        return plans_in
+    except LLMError as exc:
+        model = inputs.client.models_for("planner")[0][0]
+        raise ModelUnavailable(
+            f"{provider_label(model)} could not be used: {exc.message}", hint=exc.hint
+        ) from exc
+    return [fuse_plan(u, proposals.get(u.unit_id)) for u in units]
+
+
+def _read_text(read_new: Callable[[str], bytes | None]) -> Callable[[str], str | None]:
+    def read(path: str) -> str | None:
+        try:
+            data = read_new(path)
+        except Exception:
+            return None
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    return read
+
+
+async def _review_files(
+    paths: list[str],
+    by_file: dict[str, list[UnitPlan]],
+    reviewer_inputs: ReviewerInputs,
+    inputs: StageInputs,
+    progress: Progress,
+    attempt: int,
+) -> list[FileReview]:
+    """Every file's reviewer in parallel (the client bounds concurrency), reporting progress
+    and each file's result as soon as it is ready."""
+    done = 0
+
+    async def one(path: str) -> FileReview:
+        nonlocal done
+        review = await review_file(path, by_file[path], reviewer_inputs)
+        done += 1
+        progress.stage(f"reviewing files: {done} of {len(paths)} done (attempt {attempt})")
+        if inputs.on_file is not None:
+            inputs.on_file(review)
+        return review
+
+    return list(await asyncio.gather(*(one(p) for p in paths)))
+
+
+async def run_model_stage(
+    units_plans: list[UnitPlan],
+    analyzer_findings: list[Finding],
+    inputs: StageInputs,
+    progress: Progress | None = None,
+) -> ModelStageResult:
+    progress = progress or NullProgress()
+    notes: list[str] = []
+    progress.stage(f"planning {len(units_plans)} review units")
+    plans = await _plan(inputs, units_plans, notes)
+    result = ModelStageResult(findings=list(analyzer_findings), notes=notes)
+    result.planner_skipped = [
+        SkippedFile(path=p.unit.file_path, reason=p.skip_reason) for p in plans if p.skip_reason
+    ]
+    by_file: dict[str, list[UnitPlan]] = defaultdict(list)
+    for p in plans:
+        if p.skip_reason is None:
+            by_file[p.unit.file_path].append(p)
+
+    read_text = _read_text(inputs.read_new)
+    retry_context = ""
+    best: tuple[int, list[Finding], list[Finding]] | None = None
+    pending = sorted(by_file)
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        reviewer_inputs = ReviewerInputs(
+            client=inputs.client,
+            provider=inputs.provider,
+            read_new=inputs.read_new,
+            instructions=inputs.instructions_prompt,
+            retry_context=retry_context,
+            cache=inputs.cache,
+        )
+        progress.stage(f"reviewing {len(pending)} files (attempt {attempt})")
+        reviews = await _review_files(pending, by_file, reviewer_inputs, inputs, progress, attempt)
+        for review in reviews:
+            result.files[review.path] = review
+
+        model_findings = [f for r in result.files.values() for f in r.findings]
+        reviewed = {p for p, r in result.files.items() if r.ok}
+        fused = fuse(model_findings, analyzer_findings, reviewed_files=reviewed)
+        progress.stage(f"verifying {len(model_findings)} model findings")
+        try:
+            verified = await verify(inputs.client, fused, read_text)
+            kept, dropped, score = verified.kept, verified.dropped, verified.quality_score
+            feedback = verified.feedback
+        except (LLMError, InvalidModelOutput) as exc:
+            kept, dropped, score, feedback = fused, [], None, ""
+            notes.append(
+                f"verification failed in attempt {attempt} ({exc.message}); "
+                "findings are shown unverified"
+            )
+        failed = [p for p, r in result.files.items() if not r.ok]
+        record = {
+            "attempt": attempt,
+            "files": {
+                p: {"status": r.status, "reason": r.reason, "findings": len(r.findings)}
+                for p, r in result.files.items()
+            },
+            "quality_score": score,
+            "kept": len(kept),
+            "dropped": len(dropped),
+            "feedback": feedback,
+            "retry_context": retry_context,
+        }
+        result.attempts.append(record)
+        if inputs.on_attempt is not None:
+            inputs.on_attempt(record)
+        rank = score if score is not None else QUALITY_THRESHOLD
+        if best is None or rank >= best[0]:
+            best = (rank, kept, dropped)
+            result.quality_score = score
+        low_quality = score is not None and score < QUALITY_THRESHOLD
+        if attempt == MAX_ATTEMPTS or not (low_quality or failed):
+            break
+        if low_quality:
+            retry_context = feedback or "The previous attempt scored low: be precise and concrete."
+            pending = sorted(by_file)  # a new attempt re-reviews everything with the feedback
+        else:
+            pending = failed  # only what failed is tried again
+        notes.append(
+            f"attempt {attempt}: "
+            + (
+                f"quality score {score} < {QUALITY_THRESHOLD}, re-reviewing with the verifier's "
+                "feedback"
+                if low_quality
+                else f"retrying {len(failed)} files that failed"
+            )
+        )
+
+    assert best is not None
+    _, result.findings, result.dropped = best
+    for path, review in result.files.items():
+        if not review.ok:
+            notes.append(f"{path}: not reviewed by the model: {review.reason}")
+    if all(not r.ok for r in result.files.values()) and result.files:
+        model = inputs.client.models_for("reviewer")[0][0]
+        reasons = sorted({r.reason or "" for r in result.files.values()})
+        raise ModelUnavailable(
+            f"{provider_label(model)} failed on every file: {'; '.join(reasons)}"
+        )
+
+    progress.stage("summarizing")
+    try:
+        answer, _ = await summarize(inputs.client, inputs.scope_label, result.findings)
+        result.summary = render_summary(result.findings, answer)
+    except (LLMError, InvalidModelOutput) as exc:
+        result.summary = render_summary(result.findings, None)
+        notes.append(f"summary not written by the model ({exc.message})")
+    return result

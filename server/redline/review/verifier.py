@@ -1,0 +1,118 @@
+"""The verifier checks model findings against the code before anyone sees them.
+
+INCORRECT findings are dropped (kept in the detailed record), PARTIALLY_CORRECT ones are kept
+with lower confidence and a corrected severity, CORRECT ones gain confidence. Analyzer-only
+findings are deterministic and are not sent. The answer also scores the review (0–100); the
+supervisor re-runs a review that scores below 50.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from redline.agent.llm import LLMClient, LLMResponse
+from redline.model import Finding, Verification
+from redline.review.prompts import load_prompt
+from redline.review.schemas import FindingVerdict, VerifierAnswer
+from redline.review.structured import ask_structured
+
+WINDOW = 12  # lines of code shown around each finding
+BATCH = 20  # findings per verifier call
+
+
+@dataclass
+class Verified:
+    kept: list[Finding]
+    dropped: list[Finding] = field(default_factory=list)
+    quality_score: int | None = None
+    feedback: str = ""
+    responses: list[LLMResponse] = field(default_factory=list)
+
+
+def needs_verification(f: Finding) -> bool:
+    return any(s.startswith("model:") for s in f.sources)
+
+
+def _window(text: str | None, f: Finding) -> str:
+    if text is None or f.line is None:
+        return "(code not available)"
+    lines = text.splitlines()
+    start = max(1, f.line - WINDOW)
+    end = min(len(lines), (f.end_line or f.line) + WINDOW)
+    return "\n".join(f"{n:>5}  {lines[n - 1]}" for n in range(start, end + 1))
+
+
+def _describe(f: Finding, text: str | None) -> str:
+    where = f"{f.file}:{f.line}" if f.line else f"{f.file} (location not found)"
+    fix = f"\nSuggested code:\n```\n{f.improved_code}\n```" if f.improved_code else ""
+    return (
+        f"## Finding {f.id}\n"
+        f"- where: {where}\n- severity: {f.severity.value}\n- category: {f.category.value}\n"
+        f"- title: {f.title}\n- comment: {f.comment}\n"
+        f"Quoted code:\n```\n{f.existing_code}\n```{fix}\n"
+        f"Code around it (new version, numbered):\n```\n{_window(text, f)}\n```\n"
+    )
+
+
+def apply_verdict(f: Finding, v: FindingVerdict, model: str) -> Finding | None:
+    """The finding after its verdict, or None when it is dropped."""
+    verification = Verification(verdict=v.verdict, evidence=v.evidence, model=model)
+    if v.verdict == "INCORRECT":
+        return None
+    if v.verdict == "PARTIALLY_CORRECT":
+        return f.model_copy(
+            update={
+                "verification": verification,
+                "severity": v.corrected_severity or f.severity,
+                "confidence": round(f.confidence * 0.8, 3),
+            }
+        )
+    return f.model_copy(update={"verification": verification, "confidence": max(f.confidence, 0.8)})
+
+
+async def verify(
+    client: LLMClient, findings: list[Finding], read_text: Callable[[str], str | None]
+) -> Verified:
+    to_check = [f for f in findings if needs_verification(f)]
+    result = Verified(kept=[f for f in findings if not needs_verification(f)])
+    if not to_check:
+        return result
+    scores: list[tuple[int, int]] = []
+    feedback: list[str] = []
+    for start in range(0, len(to_check), BATCH):
+        batch = to_check[start : start + BATCH]
+        body = "\n".join(_describe(f, read_text(f.file)) for f in batch)
+        messages = [
+            {"role": "system", "content": load_prompt("verifier")},
+            {"role": "user", "content": f"Findings to verify ({len(batch)}):\n\n{body}"},
+        ]
+        answer, responses = await ask_structured(client, "verifier", messages, VerifierAnswer)
+        result.responses += responses
+        model = responses[-1].model
+        verdicts = {v.id: v for v in answer.verdicts}
+        for f in batch:
+            v = verdicts.get(f.id)
+            if v is None:
+                result.kept.append(f)  # unverified: shown, without a verification badge
+                continue
+            updated = apply_verdict(f, v, model)
+            if updated is None:
+                result.dropped.append(
+                    f.model_copy(
+                        update={
+                            "verification": Verification(
+                                verdict=v.verdict, evidence=v.evidence, model=model
+                            )
+                        }
+                    )
+                )
+            else:
+                result.kept.append(updated)
+        scores.append((answer.quality_score, len(batch)))
+        if answer.feedback:
+            feedback.append(answer.feedback)
+    total = sum(n for _, n in scores)
+    result.quality_score = round(sum(s * n for s, n in scores) / total) if total else None
+    result.feedback = "\n".join(feedback)
+    return result

@@ -1,0 +1,265 @@
+"""`redline review` with a model, end to end: the CLI, the real pipeline, litellm's real HTTP
+path, and a scripted OpenAI-compatible server on 127.0.0.1 playing the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from redline.cli import main
+from review_script import ReviewScript, role_of
+from scripted_llm import Reply, ScriptedLLM
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import demo
+
+SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
+
+SHELL = {
+    "file": "app/reports.py",
+    "line": 21,
+    "severity": "Critical",
+    "category": "Security",
+    "title": "Shell injection through the report name",
+    "comment": "name and target_dir come from the request and reach a shell; use a list argv.",
+    "existing_code": "    return subprocess.call(command, shell=True)",
+    "improved_code": (
+        '    return subprocess.call(["zip", "-r", f"{target_dir}/{name}.zip", f"reports/{name}"])'
+    ),
+    "confidence": 0.9,
+}
+# Right code, wrong line number: anchoring must place it by the code (line 27).
+BARE_EXCEPT = {
+    "file": "app/reports.py",
+    "line": 3,
+    "severity": "Medium",
+    "category": "Functionality",
+    "title": "Bare except hides real errors",
+    "comment": "Catching everything also hides permission errors; catch OSError.",
+    "existing_code": "    except:\n        return None",
+    "improved_code": "    except OSError:\n        return None",
+    "confidence": 0.8,
+}
+SPECULATIVE = {
+    "file": "app/reports.py",
+    "line": 32,
+    "severity": "High",
+    "category": "Performance",
+    "title": "Speculative quadratic loop",
+    "comment": "This might be slow.",
+    "existing_code": "    for report in reports:",
+    "confidence": 0.4,
+}
+PHANTOM = {
+    "file": "app/text.py",
+    "line": 7,
+    "severity": "Low",
+    "category": "Quality",
+    "title": "Code the model imagined",
+    "comment": "Refers to code that is not in the file.",
+    "existing_code": "def frobnicate(x):\n    return x ** 2",
+    "confidence": 0.5,
+}
+
+
+@pytest.fixture(autouse=True)
+def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for var in list(os.environ):
+        if var.startswith("REDLINE_"):
+            monkeypatch.delenv(var)
+    user = tmp_path / "user.toml"
+    user.write_text("[llm]\nmax_retries = 1\ntimeout = 20\n")
+    monkeypatch.setenv("REDLINE_CONFIG", str(user))
+    monkeypatch.setenv("REDLINE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("REDLINE_API_KEY", "sk-test-key-not-secret")
+
+
+@pytest.fixture
+def demo_repo(tmp_path: Path) -> Path:
+    return demo.build_demo_repo(tmp_path / "demo")
+
+
+@pytest.fixture
+def script() -> ReviewScript:
+    return ReviewScript(
+        findings={"app/reports.py": [SHELL, BARE_EXCEPT, SPECULATIVE], "app/text.py": [PHANTOM]},
+        verdicts={"Speculative": "INCORRECT"},
+    )
+
+
+@pytest.fixture
+def llm(script: ReviewScript) -> Iterator[ScriptedLLM]:
+    with ScriptedLLM(handler=script) as server:
+        yield server
+
+
+def review(
+    capsys: pytest.CaptureFixture[str], repo: Path, llm_url: str, *extra: str
+) -> tuple[int, str, str]:
+    code = main(
+        [
+            "review", "--branch", "main", "--repo", str(repo), "--quiet",
+            "--model", "openai/scripted", "--api-base", llm_url, *extra,
+        ]
+    )  # fmt: skip
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_branch_review_with_a_model_anchors_verifies_and_fuses(
+    demo_repo: Path, llm: ScriptedLLM, script: ReviewScript, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = review(capsys, demo_repo, llm.base_url, "--format", "json")
+    assert code == 0, err
+    result = json.loads(out)
+    by_title = {f["title"]: f for f in result["findings"]}
+
+    shell = by_title["Shell injection through the report name"]
+    assert (shell["file"], shell["line"]) == ("app/reports.py", 21)
+    assert shell["anchor"] == "exact"
+    assert shell["verification"]["verdict"] == "CORRECT"
+    # Found by the model and by both analyzers: fused into one finding.
+    assert any(s.startswith("model:") for s in shell["sources"])
+    assert any(s.startswith(("ruff:", "bandit:")) for s in shell["sources"])
+    assert not any(
+        f["line"] == 21 and f is not shell and f["category"] == "Security"
+        for f in result["findings"]
+    )
+
+    bare = by_title["Bare except hides real errors"]
+    assert (bare["line"], bare["end_line"]) == (27, 28)  # placed by its code, not by "line 3"
+
+    phantom = by_title["Code the model imagined"]
+    assert phantom["anchor"] == "unanchored" and phantom["line"] is None
+
+    # The verifier rejected the speculative finding: not shown, but kept in the record.
+    assert "Speculative quadratic loop" not in by_title
+    assert [d["title"] for d in result["dropped"]] == ["Speculative quadratic loop"]
+
+    assert result["quality_score"] == 85 and result["attempts"] == 1
+    assert "Severity distribution" in result["summary"]
+    assert result["coverage"]["tokens"] > 0
+    assert result["coverage"]["models"]
+    assert script.count("planner") == 1 and script.count("summarizer") == 1
+    reviewed = {p for r, p in script.calls if r == "reviewer"}
+    assert reviewed == {"app/reports.py", "app/text.py", "tests/test_text.py", "README.md"}
+
+    # Nothing secret went to the model; the planner never saw code.
+    bodies = json.dumps(llm.requests)
+    assert "sk-test-key-not-secret" not in bodies
+    planner = next(r for r in llm.requests if role_of(r) == "planner")
+    assert "shell=True" not in json.dumps(planner)
+
+
+def test_every_output_format_carries_the_model_findings(
+    demo_repo: Path, llm: ScriptedLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, md, _ = review(capsys, demo_repo, llm.base_url)
+    assert code == 0
+    assert "`app/reports.py:21` — Shell injection through the report name" in md
+    assert "`app/reports.py:27` — Bare except hides real errors" in md
+    assert "The change needs fixes before merging." in md
+
+    code, sarif_text, _ = review(capsys, demo_repo, llm.base_url, "--format", "sarif")
+    sarif = json.loads(sarif_text)
+    jsonschema.validate(sarif, json.loads(SCHEMA.read_text(encoding="utf-8")))
+    lines = {
+        r["locations"][0]["physicalLocation"]["region"]["startLine"]
+        for r in sarif["runs"][0]["results"]
+    }
+    assert {21, 27} <= lines
+
+    code, simple, _ = review(capsys, demo_repo, llm.base_url, "--format", "json-simple")
+    items = json.loads(simple)
+    assert any(
+        i["suggestionLine"] == 21 and "subprocess.call([" in i["improvedCode"] for i in items
+    )
+
+
+def test_task_record_holds_content_review_and_attempts(
+    demo_repo: Path, llm: ScriptedLLM, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = review(capsys, demo_repo, llm.base_url, "--format", "json")
+    assert code == 0
+    task_id = json.loads(out)["task_id"]
+    path = tmp_path / "cache" / "review_content" / f"{task_id}_content.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert next(iter(record)) == "content"
+    assert record["status"] == "done"
+    assert record["review"]["task_id"] == task_id
+    assert len(record["attempts"]) == 1
+
+    assert main(["history"]) == 0
+    listing = capsys.readouterr().out
+    assert task_id in listing
+    assert main(["history", task_id]) == 0
+    assert "Shell injection through the report name" in capsys.readouterr().out
+
+
+def test_invalid_output_twice_marks_the_file_not_reviewed_and_keeps_the_rest(
+    demo_repo: Path, script: ReviewScript, llm: ScriptedLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # app/text.py's reviewer answers garbage in every attempt (3 attempts × 2 asks).
+    script.faults[("reviewer", "app/text.py")] = [Reply.text("I think it is fine!")] * 6
+    code, out, _ = review(capsys, demo_repo, llm.base_url, "--format", "json")
+    assert code == 0
+    result = json.loads(out)
+    skipped = {s["path"]: s["reason"] for s in result["coverage"]["skipped"]}
+    assert "not reviewed: invalid model output" in skipped["app/text.py"]
+    assert any(f["line"] == 21 for f in result["findings"])  # the other files still count
+    assert script.count("reviewer") >= 2 * 3  # re-asked once, in each of the 3 attempts
+
+
+def test_server_errors_are_retried_and_the_review_completes(
+    demo_repo: Path, script: ReviewScript, llm: ScriptedLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script.faults[("reviewer", "app/reports.py")] = [Reply.error(500)]
+    code, out, _ = review(capsys, demo_repo, llm.base_url, "--format", "json")
+    assert code == 0
+    result = json.loads(out)
+    assert any(f["title"].startswith("Shell injection") for f in result["findings"])
+    assert not any(s["reason"].startswith("not reviewed") for s in result["coverage"]["skipped"])
+
+
+def test_unreachable_model_falls_back_to_the_analyzers_with_a_notice(
+    demo_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as s:  # a port with nothing listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, out, _ = review(capsys, demo_repo, f"http://127.0.0.1:{port}/v1")
+    assert code == 0
+    assert "model 'openai/scripted' (provider openai) could not be used" in out
+    assert "falling back to the static analyzers" in out
+    assert "`app/reports.py:21`" in out  # the analyzers' findings are still there
+
+
+def test_low_quality_score_re_reviews_with_the_verifier_feedback(
+    demo_repo: Path, script: ReviewScript, llm: ScriptedLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script.quality = [30, 85]
+    code, out, _ = review(capsys, demo_repo, llm.base_url, "--format", "json")
+    assert code == 0
+    result = json.loads(out)
+    assert result["attempts"] == 2 and result["quality_score"] == 85
+    second = [r for r in llm.requests if role_of(r) == "reviewer"][-1]
+    assert "Drop speculative findings; quote the exact code." in json.dumps(second)
+
+
+def test_unchanged_code_reuses_cached_answers(
+    demo_repo: Path, script: ReviewScript, llm: ScriptedLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert review(capsys, demo_repo, llm.base_url)[0] == 0
+    first = script.count("reviewer")
+    code, out, _ = review(capsys, demo_repo, llm.base_url)
+    assert code == 0
+    assert script.count("reviewer") == first  # no reviewer call the second time
+    assert "reused a cached model answer" in out
+    assert "`app/reports.py:21`" in out
