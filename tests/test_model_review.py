@@ -263,3 +263,16 @@ def test_unchanged_code_reuses_cached_answers(
     assert script.count("reviewer") == first  # no reviewer call the second time
     assert "reused a cached model answer" in out
     assert "`app/reports.py:21`" in out
+
+
+def test_estimate_with_a_model_plans_calls_and_tokens_without_calling_it(
+    demo_repo: Path, llm: ScriptedLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = review(capsys, demo_repo, llm.base_url, "--estimate")
+    assert code == 0
+    assert "Model: openai/scripted" in out
+    assert "Planned model calls: 7" in out  # planner + 4 files + verifier + summary
+    tokens = int(out.split("Prompt tokens (first attempt, estimated): ")[1].split()[0])
+    assert tokens > 500
+    assert "Nothing was sent to the model." in out
+    assert llm.requests == []

@@ -129,7 +129,7 @@ def _write_report(text: str, output: Path | None) -> None:
 def _cmd_review(args: argparse.Namespace) -> int:
     from redline.progress import StderrProgress
     from redline.report import render
-    from redline.review.estimate import render_estimate
+    from redline.review.estimate import estimate_model, render_estimate
     from redline.review.pipeline import exceeds, plan_review, run_review
     from redline.store import TaskStore
 
@@ -153,7 +153,9 @@ def _cmd_review(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.estimate:
         progress.done(f"estimate for {plan.scope.label}")
-        _write_report(render_estimate(plan, as_json=args.format != "markdown"), args.output)
+        estimate = estimate_model(plan, settings)
+        text = render_estimate(plan, as_json=args.format != "markdown", model_estimate=estimate)
+        _write_report(text, args.output)
         return EXIT_OK
 
     review = run_review(plan, settings, progress, store=TaskStore())

@@ -1,31 +1,48 @@
 """`redline review --estimate`: what a review would look at, decided without running anything.
 
-No analyzer runs and no model is called: the units, the skip decisions and the rule plan are
-all computed from the diff alone, so the estimate is instant and free.
+No analyzer runs and no model is called: the units, the skip decisions and the rule plan come
+from the diff alone; with a model configured, the planned calls and prompt tokens come from the
+real prompts and context bundles, and the cost from litellm's local price map.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from redline.agent.llm import load_litellm
+from redline.agent.session import estimate_tokens
+from redline.config_models import Settings
+from redline.context.provider import ContextProvider
 from redline.diff import review_index
+from redline.model import ReviewUnit
+from redline.review.prompts import load_prompt
+from redline.review.reviewer import MAX_EXTRA_ROUNDS
 
 if TYPE_CHECKING:
     from redline.review.pipeline import Plan
 
 
-def render_estimate(plan: Plan, *, as_json: bool = False) -> str:
+def render_estimate(
+    plan: Plan, *, as_json: bool = False, model_estimate: ModelEstimate | None = None
+) -> str:
     scope = plan.scope
     if as_json:
-        return json.dumps(
-            {
-                "scope": scope.label,
-                "stats": scope.stats.model_dump(),
-                "units": review_index(plan.units),
-            },
-            indent=2,
-        )
+        data: dict[str, object] = {
+            "scope": scope.label,
+            "stats": scope.stats.model_dump(),
+            "units": review_index(plan.units),
+        }
+        if model_estimate is not None:
+            data["model"] = {
+                "model": model_estimate.model,
+                "calls_min": model_estimate.calls_min,
+                "calls_max": model_estimate.calls_max,
+                "prompt_tokens": model_estimate.prompt_tokens,
+                "cost_usd": model_estimate.cost_usd,
+            }
+        return json.dumps(data, indent=2)
     lines = [
         f"# Redline estimate — {scope.label}",
         "",
@@ -51,7 +68,84 @@ def render_estimate(plan: Plan, *, as_json: bool = False) -> str:
         "",
         f"Static analyzers would run on {len(py_files)} Python files "
         f"of {len(reviewable_files)} reviewable files.",
-        "No model is called by --estimate; model token and cost estimates arrive with the LLM "
-        "pipeline.",
     ]
+    if model_estimate is None:
+        lines.append("No model is configured: the review would use the static analyzers only.")
+    else:
+        lines += ["", *model_estimate.lines()]
     return "\n".join(lines) + "\n"
+
+
+@dataclass
+class ModelEstimate:
+    """Planned model calls and prompt tokens, from the real prompts and context bundles (built
+    at the rule level, as the review would before the planner deepens any of them)."""
+
+    model: str
+    calls_min: int
+    calls_max: int
+    prompt_tokens: int
+    input_cost_per_token: float | None
+
+    @property
+    def cost_usd(self) -> float | None:
+        if self.input_cost_per_token is None:
+            return None
+        return self.prompt_tokens * self.input_cost_per_token
+
+    def lines(self) -> list[str]:
+        cost = (
+            f"about ${self.cost_usd:.4f} for the prompts (answers extra)"
+            if self.cost_usd is not None
+            else f"unknown ({self.model} is not in the local price map)"
+        )
+        return [
+            f"Model: {self.model}",
+            f"Planned model calls: {self.calls_min} (up to {self.calls_max} with context rounds "
+            "and re-reviews)",
+            f"Prompt tokens (first attempt, estimated): {self.prompt_tokens}",
+            f"Cost: {cost}",
+            "Nothing was sent to the model.",
+        ]
+
+
+def estimate_model(plan: Plan, settings: Settings) -> ModelEstimate | None:
+    model = settings.models.model
+    if not model:
+        return None
+    provider = ContextProvider(plan.scope, token_budget=settings.review.context_tokens)
+    by_file: dict[str, list[ReviewUnit]] = {}
+    for unit in plan.reviewable:
+        by_file.setdefault(unit.file_path, []).append(unit)
+    reviewer_system = estimate_tokens(load_prompt("reviewer"))
+    tokens = estimate_tokens(load_prompt("planner")) + estimate_tokens(
+        json.dumps(review_index(plan.reviewable), indent=1)
+    )
+    for units in by_file.values():
+        tokens += reviewer_system
+        for unit in units:
+            tokens += provider.bundle(unit, unit.rule_context_level).tokens
+    # Verifier and summary prompts depend on the findings; count their fixed part.
+    tokens += estimate_tokens(load_prompt("verifier")) + estimate_tokens(load_prompt("summarizer"))
+    files = len(by_file)
+    calls_min = 1 + files + 2 if files else 0
+    calls_max = 1 + 3 * (files * (1 + MAX_EXTRA_ROUNDS) + 2) if files else 0
+    return ModelEstimate(
+        model=model,
+        calls_min=calls_min,
+        calls_max=calls_max,
+        prompt_tokens=tokens,
+        input_cost_per_token=_input_price(model),
+    )
+
+
+def _input_price(model: str) -> float | None:
+    try:
+        info = load_litellm().model_cost.get(model) or load_litellm().model_cost.get(
+            model.split("/", 1)[-1]
+        )
+    except Exception:  # pricing is informative; never let it fail an estimate
+        return None
+    if not info or info.get("input_cost_per_token") is None:
+        return None
+    return float(info["input_cost_per_token"])
