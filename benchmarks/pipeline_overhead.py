@@ -22,12 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from redline.git.scopes import ScopeRequest
-
-from gitrepo import GitRepo
 from redline.config_models import Settings
+from redline.git.scopes import ScopeRequest
 from redline.report import render
 from redline.review.pipeline import plan_review, run_review
+
+from gitrepo import GitRepo
 
 LINES_PER_FILE = 120
 

@@ -14,6 +14,7 @@ from redline.agent.loop import LOOP_STOP_AT
 from redline.agent.session import TRIMMED, estimate_tokens
 from redline.agent.tools import validate
 from redline.config_models import LLMSettings, ModelSettings, Settings
+
 from scripted_llm import Reply, ScriptedLLM
 
 NUMBERS = {

@@ -10,8 +10,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from gitrepo import GitRepo
 from redline.cli import main
+
+from gitrepo import GitRepo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import demo

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from gitrepo import GitRepo
 from redline.cli import main
 from redline.config import load_settings
 from redline.errors import ConfigError
 from redline.model import Severity
+
+from gitrepo import GitRepo
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from gitrepo import GitRepo
 from redline.context import ContextBundle, ContextProvider
 from redline.context.budget import merge_ranges, subtract_ranges
 from redline.context.format import format_patch, module_header_end, split_lines
@@ -17,6 +16,8 @@ from redline.git.scopes import ScopeDiff, ScopeRequest, resolve_scope
 from redline.model import ContextLevel, ReviewUnit
 from redline.review.schemas import ContextRequest
 from redline.tools import ToolContext
+
+from gitrepo import GitRepo
 
 SECRET = "sk-live-abcdefghijklmnop1234"
 FILLER = "".join(f"\n\ndef filler_{i}(x):\n    return x + {i}\n" for i in range(40))

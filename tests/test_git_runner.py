@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from gitrepo import _ENV as GITREPO_ENV
-from gitrepo import GitRepo
 from redline.errors import GitCommandError, RepositoryError, UsageError
 from redline.git import (
     UNAVAILABLE_REV,
@@ -25,6 +23,9 @@ from redline.git import (
 )
 from redline.git.pr import parse_remote_url
 from redline.git.runner import TRUSTED_DIRS
+
+from gitrepo import _ENV as GITREPO_ENV
+from gitrepo import GitRepo
 
 SECRETS = {
     "OPENAI_API_KEY": "sk-test-openai-secret",

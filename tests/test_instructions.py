@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gitrepo import GitRepo
 from redline.context import Instructions, load_instructions, render_for_prompt
 from redline.context.instructions import INSTRUCTION_FILES
+
+from gitrepo import GitRepo
 
 
 def write_all(repo: GitRepo) -> None:

@@ -26,6 +26,7 @@ from redline.agent import (
 )
 from redline.agent.llm import TRUNCATION_NOTE, load_litellm, parse_retry_after
 from redline.config_models import LLMSettings, ModelSettings, RoleModel, Settings
+
 from scripted_llm import Reply, ScriptedLLM
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 
 from redline.cli import main
+
 from review_script import ReviewScript, role_of
 from scripted_llm import Reply, ScriptedLLM
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gitrepo import GitRepo
 from redline.errors import RepositoryError, UsageError
 from redline.git import FileTooLargeError, GitRunner, ScopeDiff, ScopeRequest, resolve_scope
+
+from gitrepo import GitRepo
 
 
 def scope(repo: GitRepo | Path, kind: str, arg: str | None = None, **kw: int) -> ScopeDiff:

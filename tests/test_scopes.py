@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from gitrepo import GitRepo
 from redline.git import (
     INDEX_REV,
     FileTooLargeError,
@@ -17,6 +16,8 @@ from redline.git import (
 )
 from redline.git.repo import DIFF_OPTIONS, parse_numstat, stats_from_diff
 from redline.model import DiffStats
+
+from gitrepo import GitRepo
 
 A_V1 = "def greet(name):\n    return 'hi ' + name\n"
 A_V2 = "def greet(name):\n    return f'hello {name}'\n"

@@ -20,6 +20,12 @@ from typing import Any
 
 import pytest
 
+from redline.agent import Agent, LLMClient, ToolExecutor, ToolResult
+from redline.config_models import LLMSettings, ModelSettings, Settings
+from redline.git.runner import GitRunner
+from redline.tools import ToolContext, build_tool_registry
+from redline.tools.git_tool import error_summary
+
 from hostile_repos import (
     ALL_SECRETS,
     FAKE_GITHUB_TOKEN,
@@ -28,11 +34,6 @@ from hostile_repos import (
     build_hostile_repo,
     snapshot_tree,
 )
-from redline.agent import Agent, LLMClient, ToolExecutor, ToolResult
-from redline.config_models import LLMSettings, ModelSettings, Settings
-from redline.git.runner import GitRunner
-from redline.tools import ToolContext, build_tool_registry
-from redline.tools.git_tool import error_summary
 from scripted_llm import Reply, ScriptedLLM
 
 FORBIDDEN_TEXT = (*ALL_SECRETS, PASSWD_MARK)

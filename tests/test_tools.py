@@ -9,7 +9,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from hostile_repos import APP_PY, APP_PY_V1, HostileRepo, build_plain_repo
 from redline.agent import ToolError, ToolExecutor
 from redline.git.runner import GitRunner
 from redline.tools import (
@@ -29,6 +28,8 @@ from redline.tools import (
 from redline.tools.context import make_visible
 from redline.tools.git_tool import SECRET_OMITTED, omit_secret_sections
 from redline.tools.paths import is_git_name, is_secret_path, normalize_component
+
+from hostile_repos import APP_PY, APP_PY_V1, HostileRepo, build_plain_repo
 
 
 @pytest.fixture

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from gitrepo import GitRepo
 from redline.config_models import ReviewSettings
 from redline.diff import apply_rules, build_units, review_index
 from redline.diff.parse import parse_git_diff, unquote_path
 from redline.model import PatchType, ReviewUnit, Tag
+
+from gitrepo import GitRepo
 
 
 def reader(repo: GitRepo) -> Callable[[str], bytes | None]:
