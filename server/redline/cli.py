@@ -63,6 +63,8 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     review.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 
+    _add_ask_parser(sub)
+
     init = sub.add_parser("init", help="write a commented configuration file")
     init.add_argument(
         "--repo-file",
@@ -83,6 +85,24 @@ def _build_parser() -> argparse.ArgumentParser:
         p = cfg_sub.add_parser(name, help=text)
         p.add_argument("--repo", type=Path, default=Path.cwd())
     return parser
+
+
+def _add_ask_parser(sub: Any) -> None:
+    ask = sub.add_parser(
+        "ask", help='review what a free-form request names, e.g. "review the current branch"'
+    )
+    ask.add_argument("request", help='e.g. "review pull request 12", "审查当前分支"')
+    ask.add_argument("--repo", type=Path, default=Path.cwd(), help="repository (default: .)")
+    ask.add_argument("--format", choices=FORMATS, default="markdown")
+    ask.add_argument("--output", "-o", type=Path, help="write the report here, not stdout")
+    ask.add_argument(
+        "--fail-on",
+        choices=("critical", "high", "medium", "low"),
+        help="exit 1 when a finding at or above this severity is found",
+    )
+    ask.add_argument("--model", help="litellm model string (required here: ask is model-driven)")
+    ask.add_argument("--api-base", help="OpenAI-compatible API base URL for --model")
+    ask.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 
 
 def _scope_request(args: argparse.Namespace) -> Any:
@@ -169,6 +189,42 @@ def _cmd_review(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_ask(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from redline.progress import StderrProgress
+    from redline.report import render
+    from redline.review.ask import ASK_NEEDS_MODEL, ROLE, run_ask
+    from redline.review.pipeline import exceeds
+    from redline.store import TaskStore
+
+    repo = _repo_root(args.repo)
+    flags = {
+        "review.fail_on": args.fail_on,
+        "models.model": args.model,
+        "models.api_base": args.api_base,
+    }
+    loaded = config.load_settings(repo, flags)
+    for warning in loaded.warnings:
+        sys.stderr.write(f"redline: warning: {warning}\n")
+    settings = loaded.settings
+    if settings.models.for_role(ROLE)[0] is None:
+        # Unlike review, there is no offline fallback: the model is what reads the request.
+        raise UsageError(ASK_NEEDS_MODEL)
+    progress = StderrProgress(quiet=args.quiet)
+    review = asyncio.run(
+        run_ask(args.request, repo, settings, progress=progress, store=TaskStore())
+    )
+    _write_report(render(review, args.format), args.output)
+    fail_on = settings.review.fail_on
+    if fail_on is not None and exceeds(review, fail_on.rank):
+        worst = max(f.severity.rank for f in review.findings)
+        name = next(s.value for s in Severity if s.rank == worst)
+        sys.stderr.write(f"redline: failing: a {name} finding is at or above --fail-on\n")
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
 def _cmd_init(args: argparse.Namespace) -> int:
     if args.repo_file:
         target = _repo_root(args.repo) / config.REPO_FILE
@@ -231,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "review":
             return _cmd_review(args)
+        if args.command == "ask":
+            return _cmd_ask(args)
         if args.command == "init":
             return _cmd_init(args)
         if args.command == "history":
