@@ -46,6 +46,7 @@ test: lint typecheck pytest
 
 bench: setup-dev
 	$(BIN)/python benchmarks/pipeline_overhead.py
+	$(BIN)/python benchmarks/run_all.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

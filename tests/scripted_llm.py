@@ -181,7 +181,7 @@ class ScriptedLLM:
         return f"http://{self._host}:{self.port}/v1"
 
     def start(self) -> ScriptedLLM:
-        server = ThreadingHTTPServer((self._host, self._port), _make_handler(self))
+        server = _Server((self._host, self._port), _make_handler(self))
         server.daemon_threads = True  # a handler stuck in a delay must not block shutdown
         self._server = server
         # A short poll interval: shutdown() waits up to one interval, once per test.
@@ -266,6 +266,13 @@ class ScriptedLLM:
         if (body.get("stream_options") or {}).get("include_usage"):
             chunks.append(base | {"choices": [], "usage": full["usage"]})
         return chunks
+
+
+class _Server(ThreadingHTTPServer):
+    # The default listen backlog (5) drops connections when twenty reviewers connect at once,
+    # and the client then waits a full retry; a model server would not.
+    request_queue_size = 256
+    daemon_threads = True
 
 
 def _make_handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:

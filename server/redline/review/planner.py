@@ -7,19 +7,30 @@ Fusion (thresholds T_HIGH = 0.8, T_LOW = 0.5 on the rule confidence):
 - rule confidence < T_LOW: the model's level, even when shallower; its `skip` is honoured.
 - in between: the deeper of the two; `skip` honoured.
 Security-sensitive units are never skipped by the model. Extra requests are merged, deduplicated.
+
+Plans are cached per unit (`PlanCache`): the planner sees only the review index, so its
+proposal for a unit whose index entry is unchanged (everything but the unit id — a one-line
+edit in place keeps paths, tags, sizes, functions and the rule proposal) is reused instead of
+asked again. That also keeps unchanged units' context levels stable between reviews, which
+is what lets their reviewer answers come from the answer cache.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from redline.agent.llm import LLMClient, LLMResponse
 from redline.diff import review_index
+from redline.diff.index import index_entry
 from redline.model import ContextLevel, ReviewUnit, Tag
-from redline.review.prompts import load_prompt
+from redline.review.prompts import load_prompt, prompt_version
 from redline.review.schemas import ContextRequest, PlannedUnit, PlannerAnswer
 from redline.review.structured import ask_structured
+
+if TYPE_CHECKING:
+    from redline.review.reviewer import AnswerCache
 
 T_HIGH = 0.8
 T_LOW = 0.5
@@ -88,3 +99,38 @@ async def run_planner(
     answer, responses = await ask_structured(client, "planner", messages, PlannerAnswer)
     known = {u.unit_id for u in units}
     return {p.unit_id: p for p in answer.units if p.unit_id in known}, responses
+
+
+class PlanCache:
+    """Planner proposals by unit index entry (without the unit id), in the answer cache.
+
+    A unit the planner gave no proposal for is remembered as such (it gets the rule plan
+    again); invalid answers are never stored."""
+
+    def __init__(self, cache: AnswerCache, client: LLMClient) -> None:
+        self.cache = cache
+        self.models = ",".join(m for m, _ in client.models_for("planner"))
+        self.version = prompt_version("planner")
+
+    def _key(self, unit: ReviewUnit) -> str:
+        entry = {k: v for k, v in index_entry(unit).items() if k != "unit_id"}
+        return self.cache.key(
+            "planner-unit", self.models, self.version, json.dumps(entry, sort_keys=True)
+        )
+
+    def get(self, unit: ReviewUnit) -> tuple[bool, PlannedUnit | None]:
+        """(found, proposal); a found None means "the planner proposed nothing for it"."""
+        value = self.cache.get(self._key(unit))
+        if value is None or "planned" not in value:
+            return False, None
+        if value["planned"] is None:
+            return True, None
+        try:
+            planned = PlannedUnit.model_validate({**value["planned"], "unit_id": unit.unit_id})
+        except Exception:
+            return False, None  # a stale or foreign entry is a miss
+        return True, planned
+
+    def put(self, unit: ReviewUnit, planned: PlannedUnit | None) -> None:
+        body = None if planned is None else planned.model_dump(mode="json", exclude={"unit_id"})
+        self.cache.put(self._key(unit), {"planned": body})

@@ -1,14 +1,24 @@
 """The review summary: severity distribution (computed), plus the model's assessment,
 priorities and focus. Without a model, or when the call fails, the summary is the
-distribution alone — never an invented assessment."""
+distribution alone — never an invented assessment.
+
+With a cache, the model's part is reused when the findings listed (severity, place, title) are
+exactly those of an earlier summary: the assessment is about the findings, and the change's
+label — which names commits, so differs after every push — is left out of the key.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from redline.agent.llm import LLMClient, LLMResponse
 from redline.model import Finding, Severity
-from redline.review.prompts import load_prompt
+from redline.review.prompts import load_prompt, prompt_version
 from redline.review.schemas import SummaryAnswer
 from redline.review.structured import ask_structured
+
+if TYPE_CHECKING:
+    from redline.review.reviewer import AnswerCache
 
 
 def distribution(findings: list[Finding]) -> str:
@@ -32,19 +42,32 @@ def render_summary(findings: list[Finding], answer: SummaryAnswer | None) -> str
 
 
 async def summarize(
-    client: LLMClient, scope_label: str, findings: list[Finding]
+    client: LLMClient,
+    scope_label: str,
+    findings: list[Finding],
+    *,
+    cache: AnswerCache | None = None,
 ) -> tuple[SummaryAnswer, list[LLMResponse]]:
+    """The model's summary and the responses it took (none when it came from the cache)."""
     listing = "\n".join(
         f"- [{f.severity.value}] {f.file}:{f.line or '?'} — {f.title}" for f in findings
     )
+    body = f"Severity distribution: {distribution(findings)}\n\nFindings:\n{listing or '(none)'}"
+    key = None
+    if cache is not None:
+        models = ",".join(m for m, _ in client.models_for("summarizer"))
+        key = cache.key("summary", models, prompt_version("summarizer"), body)
+        value = cache.get(key)
+        if value is not None:
+            try:
+                return SummaryAnswer.model_validate(value["answer"]), []
+            except Exception:
+                pass  # a stale or foreign entry is a miss
     messages = [
         {"role": "system", "content": load_prompt("summarizer")},
-        {
-            "role": "user",
-            "content": (
-                f"Change: {scope_label}\nSeverity distribution: {distribution(findings)}\n\n"
-                f"Findings:\n{listing or '(none)'}"
-            ),
-        },
+        {"role": "user", "content": f"Change: {scope_label}\n{body}"},
     ]
-    return await ask_structured(client, "summarizer", messages, SummaryAnswer)
+    answer, responses = await ask_structured(client, "summarizer", messages, SummaryAnswer)
+    if key is not None and cache is not None:
+        cache.put(key, {"answer": answer.model_dump(mode="json")})
+    return answer, responses

@@ -22,8 +22,9 @@ from redline.errors import RedlineError
 from redline.model import Finding, SkippedFile
 from redline.progress import NullProgress, Progress
 from redline.review.fusion import fuse
-from redline.review.planner import UnitPlan, fuse_plan, run_planner
+from redline.review.planner import PlanCache, UnitPlan, fuse_plan, run_planner
 from redline.review.reviewer import AnswerCache, FileReview, ReviewerInputs, review_file
+from redline.review.schemas import PlannedUnit
 from redline.review.structured import InvalidModelOutput
 from redline.review.summary import render_summary, summarize
 from redline.review.verifier import verify
@@ -66,19 +67,48 @@ def provider_label(model: str) -> str:
     return f"model {model!r} (provider {provider})"
 
 
+# A re-review whose only new units are at most this many — and at most a quarter of the
+# change — gives them the rule plan instead of a planner round trip: the planner's job is to
+# spread depth over a change, the rest of which is already planned (cached), and the round
+# trip would sit in front of every reviewer. Larger deltas are planned by the model.
+INCREMENTAL_RULE_PLAN_MAX = 2
+
+
 async def _plan(inputs: StageInputs, plans_in: list[UnitPlan], notes: list[str]) -> list[UnitPlan]:
     units = [p.unit for p in plans_in]
+    cache = PlanCache(inputs.cache, inputs.client) if inputs.cache is not None else None
+    known: dict[str, PlannedUnit | None] = {}
+    if cache is not None:
+        for u in units:
+            found, planned = cache.get(u)
+            if found:
+                known[u.unit_id] = planned
+    missing = [u for u in units if u.unit_id not in known]
+    if known:
+        notes.append(f"planner: {len(known)} of {len(units)} units reused their cached plan")
+    if not missing:
+        return [fuse_plan(u, known[u.unit_id]) for u in units]
+    if known and len(missing) <= INCREMENTAL_RULE_PLAN_MAX and 4 * len(missing) <= len(units):
+        notes.append(
+            f"planner: {len(missing)} units without a cached plan got the rule plan (no planner "
+            "call: the rest of the change is already planned)"
+        )
+        return [fuse_plan(u, known.get(u.unit_id)) for u in units]
     try:
-        proposals, _ = await run_planner(inputs.client, units)
+        proposals, _ = await run_planner(inputs.client, missing)
     except InvalidModelOutput as exc:
         notes.append(f"planner answer unusable ({exc.message}); the rule plan was used")
-        return plans_in
+        return [fuse_plan(u, known.get(u.unit_id)) for u in units]
     except LLMError as exc:
         model = inputs.client.models_for("planner")[0][0]
         raise ModelUnavailable(
             f"{provider_label(model)} could not be used: {exc.message}", hint=exc.hint
         ) from exc
-    return [fuse_plan(u, proposals.get(u.unit_id)) for u in units]
+    for u in missing:
+        known[u.unit_id] = proposals.get(u.unit_id)
+        if cache is not None:
+            cache.put(u, known[u.unit_id])
+    return [fuse_plan(u, known[u.unit_id]) for u in units]
 
 
 def _read_text(read_new: Callable[[str], bytes | None]) -> Callable[[str], str | None]:
@@ -158,9 +188,14 @@ async def run_model_stage(
         fused = fuse(model_findings, analyzer_findings, reviewed_files=reviewed)
         progress.stage(f"verifying {len(model_findings)} model findings")
         try:
-            verified = await verify(inputs.client, fused, read_text)
+            verified = await verify(inputs.client, fused, read_text, cache=inputs.cache)
             kept, dropped, score = verified.kept, verified.dropped, verified.quality_score
             feedback = verified.feedback
+            if verified.cached:
+                notes.append(
+                    f"verifier: {verified.cached} verdicts reused from the cache in attempt "
+                    f"{attempt} (finding and code around it unchanged)"
+                )
         except (LLMError, InvalidModelOutput) as exc:
             kept, dropped, score, feedback = fused, [], None, ""
             notes.append(
@@ -219,8 +254,12 @@ async def run_model_stage(
 
     progress.stage("summarizing")
     try:
-        answer, _ = await summarize(inputs.client, inputs.scope_label, result.findings)
+        answer, responses = await summarize(
+            inputs.client, inputs.scope_label, result.findings, cache=inputs.cache
+        )
         result.summary = render_summary(result.findings, answer)
+        if not responses:
+            notes.append("summary: reused from the cache (the same findings as before)")
     except (LLMError, InvalidModelOutput) as exc:
         result.summary = render_summary(result.findings, None)
         notes.append(f"summary not written by the model ({exc.message})")

@@ -4,21 +4,32 @@ INCORRECT findings are dropped (kept in the detailed record), PARTIALLY_CORRECT 
 with lower confidence and a corrected severity, CORRECT ones gain confidence. Analyzer-only
 findings are deterministic and are not sent. The answer also scores the review (0–100); the
 supervisor re-runs a review that scores below 50.
+
+Verdicts are cached (when the caller passes a cache) under exactly what the verifier is shown
+for the finding — its id, place, text and the numbered code around it — so a re-review does
+not ask again about a finding whose code did not change. Each verdict keeps its call's quality
+score, and the review's score stays the average over findings. Verdicts from a call that scored
+below CACHE_MIN_SCORE are not kept: that attempt is re-reviewed, and must be verified afresh.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from redline.agent.llm import LLMClient, LLMResponse
 from redline.model import Finding, Verification
-from redline.review.prompts import load_prompt
+from redline.review.prompts import load_prompt, prompt_version
 from redline.review.schemas import FindingVerdict, VerifierAnswer
 from redline.review.structured import ask_structured
 
+if TYPE_CHECKING:
+    from redline.review.reviewer import AnswerCache
+
 WINDOW = 12  # lines of code shown around each finding
 BATCH = 20  # findings per verifier call
+CACHE_MIN_SCORE = 50  # the supervisor's re-review threshold
 
 
 @dataclass
@@ -28,6 +39,7 @@ class Verified:
     quality_score: int | None = None
     feedback: str = ""
     responses: list[LLMResponse] = field(default_factory=list)
+    cached: int = 0  # verdicts reused from the cache
 
 
 def needs_verification(f: Finding) -> bool:
@@ -72,7 +84,11 @@ def apply_verdict(f: Finding, v: FindingVerdict, model: str) -> Finding | None:
 
 
 async def verify(
-    client: LLMClient, findings: list[Finding], read_text: Callable[[str], str | None]
+    client: LLMClient,
+    findings: list[Finding],
+    read_text: Callable[[str], str | None],
+    *,
+    cache: AnswerCache | None = None,
 ) -> Verified:
     to_check = [f for f in findings if needs_verification(f)]
     result = Verified(kept=[f for f in findings if not needs_verification(f)])
@@ -80,9 +96,28 @@ async def verify(
         return result
     scores: list[tuple[int, int]] = []
     feedback: list[str] = []
-    for start in range(0, len(to_check), BATCH):
-        batch = to_check[start : start + BATCH]
-        body = "\n".join(_describe(f, read_text(f.file)) for f in batch)
+    described = [(f, _describe(f, read_text(f.file))) for f in to_check]
+    keys: dict[str, str] = {}
+    pending: list[tuple[Finding, str]] = []
+    if cache is not None:
+        models = ",".join(m for m, _ in client.models_for("verifier"))
+        version = prompt_version("verifier")
+        for f, text in described:
+            key = cache.key("verdict", models, version, text)
+            hit = _cached_verdict(cache.get(key), f.id)
+            if hit is None:
+                keys[f.id] = key
+                pending.append((f, text))
+                continue
+            verdict, score, model = hit
+            _apply(result, f, verdict, model)
+            scores.append((score, 1))
+            result.cached += 1
+    else:
+        pending = described
+    for start in range(0, len(pending), BATCH):
+        batch = pending[start : start + BATCH]
+        body = "\n".join(text for _, text in batch)
         messages = [
             {"role": "system", "content": load_prompt("verifier")},
             {"role": "user", "content": f"Findings to verify ({len(batch)}):\n\n{body}"},
@@ -91,24 +126,21 @@ async def verify(
         result.responses += responses
         model = responses[-1].model
         verdicts = {v.id: v for v in answer.verdicts}
-        for f in batch:
+        for f, _ in batch:
             v = verdicts.get(f.id)
             if v is None:
                 result.kept.append(f)  # unverified: shown, without a verification badge
                 continue
-            updated = apply_verdict(f, v, model)
-            if updated is None:
-                result.dropped.append(
-                    f.model_copy(
-                        update={
-                            "verification": Verification(
-                                verdict=v.verdict, evidence=v.evidence, model=model
-                            )
-                        }
-                    )
+            _apply(result, f, v, model)
+            if cache is not None and answer.quality_score >= CACHE_MIN_SCORE:
+                cache.put(
+                    keys[f.id],
+                    {
+                        "verdict": v.model_dump(mode="json"),
+                        "score": answer.quality_score,
+                        "model": model,
+                    },
                 )
-            else:
-                result.kept.append(updated)
         scores.append((answer.quality_score, len(batch)))
         if answer.feedback:
             feedback.append(answer.feedback)
@@ -116,3 +148,28 @@ async def verify(
     result.quality_score = round(sum(s * n for s, n in scores) / total) if total else None
     result.feedback = "\n".join(feedback)
     return result
+
+
+def _apply(result: Verified, f: Finding, v: FindingVerdict, model: str) -> None:
+    updated = apply_verdict(f, v, model)
+    if updated is None:
+        verification = Verification(verdict=v.verdict, evidence=v.evidence, model=model)
+        result.dropped.append(f.model_copy(update={"verification": verification}))
+    else:
+        result.kept.append(updated)
+
+
+def _cached_verdict(
+    value: dict[str, Any] | None, finding_id: str
+) -> tuple[FindingVerdict, int, str] | None:
+    if value is None:
+        return None
+    try:
+        verdict = FindingVerdict.model_validate(value["verdict"])
+        score = int(value["score"])
+        model = str(value.get("model", ""))
+    except Exception:
+        return None  # a stale or foreign entry is a miss
+    if verdict.id != finding_id or not 0 <= score <= 100:
+        return None
+    return verdict, score, model
