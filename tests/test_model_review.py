@@ -277,3 +277,15 @@ def test_estimate_with_a_model_plans_calls_and_tokens_without_calling_it(
     assert tokens > 500
     assert "Nothing was sent to the model." in out
     assert llm.requests == []
+
+
+def test_repository_instructions_are_read_and_reported(
+    demo_repo: Path, llm: ScriptedLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (demo_repo / "AGENTS.md").write_text("Prefer pathlib.\n" + "x" * 20000 + "\n")
+    code, out, _ = review(capsys, demo_repo, llm.base_url)
+    assert code == 0
+    assert "Repository instructions read: `AGENTS.md`" in out
+    assert "truncated: AGENTS.md" in out
+    reviewer = next(r for r in llm.requests if role_of(r) == "reviewer")
+    assert "Prefer pathlib." in json.dumps(reviewer)

@@ -158,11 +158,24 @@ def _coverage(review: Review, out: list[str]) -> None:
         out.append("- Analyzers: none ran")
     if coverage.models:
         out.append(f"- Models: {', '.join(inline_code(m) for m in coverage.models)}")
-        out.append(f"- Tokens: {coverage.tokens:,} · cost: {_cost(review)}")
+        calls = f"{coverage.model_calls} model calls · " if coverage.model_calls else ""
+        out.append(f"- {calls}Tokens: {coverage.tokens:,} · cost: {_cost(review)}")
+        if review.quality_score is not None:
+            attempts = f" after {review.attempts} attempts" if review.attempts > 1 else ""
+            out.append(f"- Verifier quality score: {review.quality_score}/100{attempts}")
+        if review.dropped:
+            out.append(f"- Rejected by the verifier: {len(review.dropped)} findings")
     else:
         out.append("- Models: none (offline review by static analyzers only)")
         if coverage.tokens:
             out.append(f"- Tokens: {coverage.tokens:,} · cost: {_cost(review)}")
+    if coverage.instructions_read:
+        out.append(
+            "- Repository instructions read: "
+            + ", ".join(inline_code(p) for p in coverage.instructions_read)
+        )
+    for cut in coverage.instructions_truncated:
+        out.append(f"  - truncated: {sanitize_inline(cut)}")
     for note in coverage.notes:
         out.append(f"- Note: {sanitize_inline(note)}")
     out.append("")
