@@ -70,13 +70,22 @@ def time_git_diff(root: Path) -> float:
     return time.perf_counter() - start
 
 
-def time_redline(root: Path, settings: Settings) -> tuple[float, int, int]:
+def time_redline(root: Path, settings: Settings) -> tuple[float, int, int, dict[str, float]]:
+    """Total seconds, units, Markdown length, and seconds per phase. plan_review is one phase:
+    scope, units and rules overlap inside it (the diff is parsed while git writes it)."""
     start = time.perf_counter()
     plan = plan_review(root, ScopeRequest("branch", "main"), settings)
+    planned = time.perf_counter()
     review = run_review(plan, settings)
+    reviewed = time.perf_counter()
     text = render(review, "markdown")
-    elapsed = time.perf_counter() - start
-    return elapsed, len(plan.units), len(text)
+    end = time.perf_counter()
+    phases = {
+        "plan_review (scope+units+rules)": planned - start,
+        "run_review": reviewed - planned,
+        "render markdown": end - reviewed,
+    }
+    return end - start, len(plan.units), len(text), phases
 
 
 def main() -> int:
@@ -103,11 +112,14 @@ def main() -> int:
         time_redline(root, settings)
         git_times: list[float] = []
         redline_times: list[float] = []
+        phase_times: dict[str, list[float]] = {}
         units = 0
         for _ in range(args.rounds):
             git_times.append(time_git_diff(root))
-            elapsed, units, _chars = time_redline(root, settings)
+            elapsed, units, _chars, phases = time_redline(root, settings)
             redline_times.append(elapsed)
+            for name, seconds in phases.items():
+                phase_times.setdefault(name, []).append(seconds)
 
         tracemalloc.start()
         time_redline(root, settings)
@@ -119,6 +131,10 @@ def main() -> int:
     ratio = red_med / git_med
     print(f"git diff main...feature        median {git_med * 1000:8.1f} ms  ({args.rounds} runs)")
     print(f"redline scope+units+rules+md   median {red_med * 1000:8.1f} ms  ({units} units)")
+    for name, times in phase_times.items():
+        print(f"  {name:<32} median {statistics.median(times) * 1000:8.1f} ms")
+    spread = ", ".join(f"{t / g:.2f}" for t, g in zip(redline_times, git_times, strict=True))
+    print(f"ratio per round                {spread}")
     print(f"ratio redline / git diff       {ratio:.2f}  (target <= 2.0)")
     print(f"peak Python memory (tracemalloc, redline stage)  {peak / 1e6:.1f} MB")
     return 0

@@ -74,6 +74,8 @@ def _build_parser() -> argparse.ArgumentParser:
     init.add_argument("--repo", type=Path, default=Path.cwd())
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
 
+    sub.add_parser("lsp", help="run the language server over stdio (for editors)")
+
     history = sub.add_parser("history", help="list past reviews, or re-render one")
     history.add_argument("task_id", nargs="?", help="the review to show")
     history.add_argument("--format", choices=FORMATS, default="markdown")
@@ -284,6 +286,12 @@ def _cmd_config(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
+    if args.command == "lsp":
+        # Imported here: the CLI stays light, and nothing may touch stdout before the server
+        # takes it over for JSON-RPC.
+        from redline.lsp.server import main as lsp_main
+
+        return lsp_main()
     try:
         if args.command == "review":
             return _cmd_review(args)

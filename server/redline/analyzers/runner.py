@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata
@@ -58,7 +58,9 @@ def run_analyzers(
     from the environment Redline runs in (next to `sys.executable`), never from PATH.
     """
     safe, skipped = _safe_paths(files)
-    texts = {path: SourceText(files[path].decode("utf-8", errors="replace")) for path in safe}
+    # Only files an analyzer reported on need a line index, and with no analyzer enabled none
+    # do: decoding and indexing every changed file up front cost more than the rest here.
+    texts = _LazyTexts(files, safe)
     jobs = _jobs(safe, settings, executables or {})
     runs: list[AnalyzerRun] = []
     results: list[RawResult] = []
@@ -86,6 +88,33 @@ def run_analyzers(
     for run in runs:
         run.findings = counts.get(run.name, 0)
     return AnalyzerOutcome(findings=findings, runs=runs, skipped=skipped)
+
+
+class _LazyTexts(Mapping[str, SourceText]):
+    """path → SourceText of files[path], built on first lookup (only for `paths`)."""
+
+    def __init__(self, files: Mapping[str, bytes], paths: Sequence[str]) -> None:
+        self._files = files
+        self._paths = frozenset(paths)
+        self._built: dict[str, SourceText] = {}
+
+    def __getitem__(self, path: str) -> SourceText:
+        text = self._built.get(path)
+        if text is None:
+            if path not in self._paths:
+                raise KeyError(path)
+            text = SourceText(self._files[path].decode("utf-8", errors="replace"))
+            self._built[path] = text
+        return text
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._paths
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
 
 
 def _run_job(job: _Job, scratch: Path) -> tuple[AnalyzerRun, list[RawResult]]:

@@ -16,6 +16,7 @@ directly, in one linear pass over the lines:
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -118,6 +119,16 @@ class FileDiff:
     @property
     def path(self) -> str:
         return self.new_path or self.old_path or "<unknown>"
+
+    @property
+    def new_blob(self) -> str | None:
+        """The new side's blob id as the `index` line gives it (abbreviated), if it names one."""
+        for line in self.header:
+            if line.startswith("index "):
+                ids = line[len("index ") :].split(" ", 1)[0].rstrip("\r")
+                new = ids.partition("..")[2]
+                return new if new.strip("0") else None  # all zeros: no new side
+        return None
 
 
 def unquote_path(text: str) -> tuple[str, str]:
@@ -227,6 +238,9 @@ def parse_git_diff(text: str) -> list[FileDiff]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    # Every line's tag, computed once: hunk bodies are then found and counted with string
+    # operations on slices of it (see _read_hunk).
+    tags = line_tags(lines)
     files: list[FileDiff] = []
     i, n = 0, len(lines)
     while i < n:
@@ -236,7 +250,7 @@ def parse_git_diff(text: str) -> list[FileDiff]:
         start = i
         fd = FileDiff()
         try:
-            i = max(_parse_section(lines, i, fd), start + 1)  # always make progress
+            i = max(_parse_section(lines, tags, i, fd), start + 1)  # always make progress
         except Exception as exc:  # one bad section must not lose the others
             fd.error = f"unparseable diff section: {type(exc).__name__}: {exc}"
             i = start + 1
@@ -249,8 +263,9 @@ def parse_git_diff(text: str) -> list[FileDiff]:
     return files
 
 
-def _parse_section(lines: list[str], i: int, fd: FileDiff) -> int:
-    """Fill `fd` from the section starting at lines[i]; return the index after it."""
+def _parse_section(lines: list[str], tags: str, i: int, fd: FileDiff) -> int:
+    """Fill `fd` from the section starting at lines[i]; return the index after it. `tags` is
+    line_tags(lines)."""
     first = lines[i].rstrip("\r")
     if first.startswith("Submodule "):
         return _parse_submodule_log(lines, i, fd)
@@ -271,7 +286,7 @@ def _parse_section(lines: list[str], i: int, fd: FileDiff) -> int:
         fd.old_path = None
     if fd.is_deleted:
         fd.new_path = None
-    return _parse_hunks(lines, i, fd)
+    return _parse_hunks(lines, tags, i, fd)
 
 
 def _parse_extended_header(
@@ -336,7 +351,7 @@ def _header_line(line: str, fd: FileDiff) -> bool:
     return True
 
 
-def _parse_hunks(lines: list[str], i: int, fd: FileDiff) -> int:
+def _parse_hunks(lines: list[str], tags: str, i: int, fd: FileDiff) -> int:
     n = len(lines)
     while i < n:
         line = lines[i]
@@ -344,7 +359,7 @@ def _parse_hunks(lines: list[str], i: int, fd: FileDiff) -> int:
             m = _HUNK.match(line)
             if m is None:
                 raise ValueError(f"bad hunk header {line[:80]!r}")
-            i = _read_hunk(lines, i, m, fd)
+            i = _read_hunk(lines, tags, i, m, fd)
         elif _is_section_start(lines, i):
             return i
         else:
@@ -352,7 +367,7 @@ def _parse_hunks(lines: list[str], i: int, fd: FileDiff) -> int:
     return i
 
 
-def _read_hunk(lines: list[str], i: int, m: re.Match[str], fd: FileDiff) -> int:
+def _read_hunk(lines: list[str], all_tags: str, i: int, m: re.Match[str], fd: FileDiff) -> int:
     old_start, old_count, new_start, new_count = (
         int(m.group(1)),
         int(m.group(2) or "1"),
@@ -362,27 +377,17 @@ def _read_hunk(lines: list[str], i: int, m: re.Match[str], fd: FileDiff) -> int:
     header = lines[i]
     i += 1
     # Fast path (the hot loop of the whole package): a body has at least max(old, new) lines,
-    # so start there and extend over lines that can be body lines; then check the counts. The
-    # per-line work is one list comprehension; the rest are string operations on the line tags
-    # ("+", "-", " ", ...). A body that does not add up is re-read line by line by its counts.
+    # so start there and extend over lines that can be body lines, found in the tags of all
+    # lines by one regex search; then check the counts. A body that does not add up is re-read
+    # line by line by its counts.
     n = len(lines)
     end = min(i + max(old_count, new_count), n)
-    tags = line_tags(lines, i, end)
-    # The lines past max(old, new) are the shorter side's changed lines plus any "\" lines,
-    # so a window of min(old, new) + 2 usually reaches the first non-body line at once.
-    window = min(old_count, new_count) + 2
-    while end < n:
-        more = line_tags(lines, end, end + window)
-        stop = _NOT_BODY_TAG.search(more)
-        if stop is not None:
-            tags += more[: stop.start()]
-            end += stop.start()
-            break
-        tags += more
-        end += len(more)
+    stop = _NOT_BODY_TAG.search(all_tags, end)
+    end = stop.start() if stop is not None else n
+    tags = all_tags[i:end]
     if not _counts_match(tags, old_count, new_count):
         end = _body_end_by_counts(lines, i, old_count, new_count)
-        tags = line_tags(lines, i, end).replace("\r", " ")
+        tags = all_tags[i:end].replace("\r", " ")
     hunk = Hunk(header, old_start, old_count, new_start, new_count, lines[i:end], tags)
     hunk.added = _added_lines(tags, new_start)
     hunk.removed = tags.count("-")
@@ -403,12 +408,20 @@ def _counts_match(tags: str, old_count: int, new_count: int) -> bool:
 
 
 def _added_lines(tags: str, new_start: int) -> list[int]:
-    """New-side numbers of the '+' lines, run by run (a hunk has few runs, many lines)."""
+    """New-side numbers of the '+' lines.
+
+    Taken run by run when the runs are long (a new file is one run); when they are short
+    (lines replaced one by one) a C-level filter over the positions is cheaper than a
+    regex match per run.
+    """
     new_side = tags.replace("-", "").replace("\\", "")
-    added: list[int] = []
-    for run in _ADDED_RUN.finditer(new_side):
-        added += range(new_start + run.start(), new_start + run.end())
-    return added
+    plus = new_side.count("+")
+    if plus > 4 * new_side.count(" +") + 4:  # few runs for their size
+        added: list[int] = []
+        for run in _ADDED_RUN.finditer(new_side):
+            added += range(new_start + run.start(), new_start + run.end())
+        return added
+    return list(itertools.compress(itertools.count(new_start), map("+".__eq__, new_side)))
 
 
 def _body_end_by_counts(lines: list[str], i: int, old_left: int, new_left: int) -> int:

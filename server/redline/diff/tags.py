@@ -8,6 +8,7 @@ only_whitespace would lower the review depth, a missed one only costs a little c
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
@@ -117,7 +118,14 @@ def suffix_and_stem(name: str) -> tuple[str, str]:
 
 
 def path_tags(path: str) -> set[Tag]:
-    """Tags that follow from the file's path alone."""
+    """Tags that follow from the file's path alone (a new set: callers add to it)."""
+    return set(_path_tags(path))
+
+
+# The unitizer asks several times per file (context, read decision, content tags); the answer
+# depends on the string only.
+@functools.lru_cache(maxsize=4096)
+def _path_tags(path: str) -> frozenset[Tag]:
     dir_names, name = split_path(path)
     lower = name.lower()
     dirs = [d.lower() for d in dir_names]
@@ -146,7 +154,7 @@ def path_tags(path: str) -> set[Tag]:
         tags.add(Tag.CONFIG)
     if _GENERATED_NAME.search(lower) or any(d in _GENERATED_DIRS for d in dirs):
         tags.add(Tag.GENERATED)
-    return tags
+    return frozenset(tags)
 
 
 def generated_header(lines: Iterable[str]) -> bool:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ GROUP_GAP_LINES = 20  # hunks closer than this (new side) are reviewed together
 _HEAD_BYTES = 4096  # how much of a file is searched for a generated-file header
 # Files whose content is never inspected (no read, no parse, no content tags): they are skipped.
 _UNREAD_TAGS = frozenset({Tag.LOCKFILE, Tag.VENDORED})
-_CHANGE_RUN = re.compile(r"[+-]+")
+_IS_CHANGE_TAG = frozenset("+-").__contains__
 _UNPARSED_TAGS = _UNREAD_TAGS | {Tag.GENERATED}
 _IDENTITY_HEADERS = (
     "old mode ",
@@ -76,36 +75,95 @@ def build_units(
     `functions=False` — the offline review passes that, because only the model stages use
     function metrics and tree-sitter parsing costs more than everything else here together.
     """
-    settings = settings or ReviewSettings()
-    seen: dict[str, int] = {}
-    files = parse_git_diff(diff_text)
-    wanted = [fd.path for fd in files if _will_read(fd)] if read_new is not None else []
-    if prefetch is None or not wanted or functions:
-        if prefetch is not None and wanted:
-            # One batched read of every file _file_units will ask for, instead of one git round
-            # trip per file (the difference between milliseconds and seconds on a large branch).
-            prefetch(wanted)
-        return [
-            unit
-            for fd in files
-            for unit in _units_or_fallback(fd, read_new, settings, seen, functions=functions)[0]
-        ]
+    return UnitBuilder(settings, functions=functions).finish(diff_text, read_new, prefetch)
 
-    # Without function metrics a file's units do not depend on its new content; only its
-    # `large` and `generated` tags do. So the units are built while git reads the new versions
-    # in the background (a separate process: the two overlap), and those tags are added after.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="redline-prefetch") as pool:
-        reading = pool.submit(prefetch, wanted)
-        drafts = [
-            (fd, *_units_or_fallback(fd, None, settings, seen, content=False)) for fd in files
-        ]
-        reading.result()  # a failed read fails the review, as the direct call would
-    units: list[ReviewUnit] = []
-    for fd, file_units, built in drafts:
-        if built and _will_read(fd):
-            _add_content_tags(file_units, fd, read_new, settings)
-        units += file_units
-    return units
+
+class UnitBuilder:
+    """build_units, able to start while the diff is still arriving (a git.repo.DiffConsumer).
+
+    `feed` parses each run of complete file sections as git writes it and, without function
+    metrics, builds their units right away: a file's units then do not depend on its new
+    content, only its `large` and `generated` tags do, and `finish` adds those. `feed` returns
+    the paths whose new version will be read, so the caller can read them meanwhile. `finish`
+    gives exactly the units build_units gives for the whole text.
+    """
+
+    def __init__(self, settings: ReviewSettings | None = None, *, functions: bool = True):
+        self.settings = settings or ReviewSettings()
+        self.functions = functions
+        self._reset()
+
+    def _reset(self) -> None:
+        self._texts: list[str] = []
+        self._files: list[FileDiff] = []
+        self._wanted: list[str] = []  # paths whose new version finish will read
+        # Units built without the new content: (file, its units, built normally).
+        self._drafts: list[tuple[FileDiff, list[ReviewUnit], bool]] = []
+        self._seen: dict[str, int] = {}
+
+    def feed(self, text: str) -> list[tuple[str, str]]:
+        """Take complete file sections; return (path, new blob id) of the files to read."""
+        self._texts.append(text)
+        files = parse_git_diff(text)
+        self._files += files
+        if not self.functions:
+            self._draft(files)
+        reads = [fd for fd in files if _will_read(fd)]
+        self._wanted += [fd.path for fd in reads]
+        return [(fd.path, blob) for fd in reads if (blob := fd.new_blob) is not None]
+
+    def _draft(self, files: list[FileDiff]) -> None:
+        for fd in files:
+            file_units, built = _units_or_fallback(
+                fd, None, self.settings, self._seen, content=False
+            )
+            self._drafts.append((fd, file_units, built))
+
+    def finish(
+        self,
+        diff_text: str,
+        read_new: ReadNew | None = None,
+        prefetch: Callable[[list[str]], None] | None = None,
+    ) -> list[ReviewUnit]:
+        """The units of diff_text. What was fed is used when it is the whole text; a diff that
+        did not come through feed (GitHub's PR diff, a direct build_units call) is parsed here,
+        and its new versions are read (prefetch) in the background while its units are built.
+        """
+        fed = "".join(self._texts) == diff_text
+        if not fed:
+            self._reset()
+            self._texts.append(diff_text)
+            self._files = parse_git_diff(diff_text)
+            self._wanted = [fd.path for fd in self._files if _will_read(fd)]
+        wanted = self._wanted if read_new is not None else []
+        if prefetch is None or not wanted or self.functions:
+            if prefetch is not None and wanted:
+                # One batched read of every file _file_units will ask for, instead of one git
+                # round trip per file (milliseconds against seconds on a large branch).
+                prefetch(wanted)
+            seen: dict[str, int] = {}
+            return [
+                unit
+                for fd in self._files
+                for unit in _units_or_fallback(
+                    fd, read_new, self.settings, seen, functions=self.functions
+                )[0]
+            ]
+        if fed:
+            prefetch(wanted)  # joins the read done while the diff arrived (or reads now)
+        else:
+            # The units do not depend on the new content (see the class docstring), so they are
+            # built while git reads it in its own process: the two overlap.
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="redline-prefetch") as pool:
+                reading = pool.submit(prefetch, wanted)
+                self._draft(self._files)
+                reading.result()  # a failed read fails the review, as the direct call would
+        units: list[ReviewUnit] = []
+        for fd, file_units, built in self._drafts:
+            if built and _will_read(fd):
+                _add_content_tags(file_units, fd, read_new, self.settings)
+            units += file_units
+        return units
 
 
 def _units_or_fallback(
@@ -356,13 +414,13 @@ def _whole_file_unit(
 def _changed_lines(hunks: Sequence[Hunk]) -> list[str]:
     """The '+'/'-' lines of `hunks`, prefix included, in diff order.
 
-    Taken as runs of the hunk's line tags: a hunk has a few runs of changes and many lines.
+    Selected by the hunk's line tags with a C-level filter: changes often come as many short
+    runs (a line replaced here and there), where a Python step per run costs more.
     """
     out: list[str] = []
     for hunk in hunks:
         tags = hunk.tags if len(hunk.tags) == len(hunk.lines) else line_tags(hunk.lines)
-        for run in _CHANGE_RUN.finditer(tags):
-            out += hunk.lines[run.start() : run.end()]
+        out += itertools.compress(hunk.lines, map(_IS_CHANGE_TAG, tags))
     return out
 
 

@@ -12,13 +12,14 @@ import re
 import shutil
 import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
-from redline.errors import RepositoryError, UsageError
+from redline.errors import RedlineError, RepositoryError, UsageError
 from redline.git.runner import EMPTY_TREE, GitRunner, decode, split_nul, strip_control
 from redline.model import DiffStats
 
@@ -48,6 +49,16 @@ _BRANCH_LIST_MAX: Final = 20
 
 class FileTooLargeError(RepositoryError):
     """A file version is larger than the configured read limit."""
+
+
+class DiffConsumer(Protocol):
+    """Takes a diff while git is still writing it (see Repo.diff)."""
+
+    def feed(self, text: str) -> list[tuple[str, str]]:
+        """Take the next complete file sections of the diff, in order. Return the files whose
+        new version the consumer will read, as (path, new blob id from the `index` line), so
+        they can be read while the diff goes on."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -153,10 +164,22 @@ def _is_git_dir_name(part: str) -> bool:
 class Repo:
     """A working tree and the runner used to query it."""
 
-    def __init__(self, root: Path, runner: GitRunner) -> None:
+    def __init__(
+        self,
+        root: Path,
+        runner: GitRunner,
+        *,
+        consumer: DiffConsumer | None = None,
+        max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    ) -> None:
         self.root = root
         self.runner = runner
         self._empty_tree: str | None = None
+        # With a consumer, diff() streams its text into it; when the new side is a commit the
+        # files it asks for are read meanwhile (read_ahead, for the ScopeDiff to pick up).
+        self.consumer = consumer
+        self.max_file_bytes = max_file_bytes
+        self.read_ahead: ReadAhead | None = None
 
     def empty_tree(self) -> str:
         """The empty tree's id in this repository's hash (SHA-1 or SHA-256); nothing is written."""
@@ -289,7 +312,22 @@ class Repo:
         """
         mode = ("--cached",) if cached else ()
         tail = ("--end-of-options", *revs, "--")
-        text = decode(self.git("diff", *DIFF_OPTIONS, *mode, *tail, index_file=index_file))
+        argv = ("diff", *DIFF_OPTIONS, *mode, *tail)
+        if self.consumer is None:
+            text = decode(self.git(*argv, index_file=index_file))
+            return text, stats_from_diff(text)
+        # Two revisions: the new side is a commit (one: the work tree; --cached: the index).
+        new_commit = revs[1] if len(revs) == 2 and not cached else None
+        if new_commit is not None:
+            self.read_ahead = ReadAhead(self, new_commit, self.max_file_bytes)
+        stream = _DiffStream(self.consumer, self.read_ahead)
+        try:
+            self.runner.git(self.root, *argv, index_file=index_file, on_stdout=stream.take)
+            stream.flush()
+        finally:
+            if self.read_ahead is not None:
+                self.read_ahead.close()
+        text = stream.text()
         return text, stats_from_diff(text)
 
     @contextmanager
@@ -340,8 +378,9 @@ class Repo:
     def read_blobs(self, rev: str, paths: list[str], max_bytes: int) -> dict[str, bytes | None]:
         """Contents of many paths in commit rev with two git processes, not two per file.
 
-        A path absent from rev maps to None; a path over max_bytes is left out, so the caller
-        falls back to read_blob and gets its FileTooLargeError with the path in it.
+        Only the paths read are in the result: one absent from rev, not a file or over max_bytes
+        is left out, so the caller falls back to read_blob, which returns None or raises its
+        FileTooLargeError with the path in it.
         """
         for path in paths:
             check_rel_path(path)
@@ -361,9 +400,11 @@ class Repo:
                 size = int(fields[3]) if fields[3].isdigit() else max_bytes + 1
                 if size <= max_bytes and is_oid(decode(fields[2])):
                     oids[match] = decode(fields[2])
-        result: dict[str, bytes | None] = {p: None for p in paths}
         if not oids:
-            return result
+            # Nothing to read in one go: every path is absent, not a file or oversized, and
+            # read_blob tells which (returning {p: None} here would hide an oversized file).
+            return {}
+        result: dict[str, bytes | None] = {p: None for p in paths}
         order = list(oids.items())
         out = self.git("cat-file", "--batch", input="".join(f"{o}\n" for _, o in order).encode())
         pos = 0
@@ -463,11 +504,189 @@ class Repo:
         return data
 
 
+class _DiffStream:
+    """Cuts git's diff output into runs of complete file sections for a DiffConsumer.
+
+    A cut is made only before a line starting with "diff ": in git's output no other line can
+    (hunk body lines start with ' ', '+', '-' or '\\'; names with a newline are C-quoted), and
+    every section starts with one. So each run parses exactly as it does inside the whole text,
+    and since a cut follows a newline byte it never splits a UTF-8 sequence: decoding the runs
+    one by one gives the same text as decoding the whole output.
+    """
+
+    def __init__(self, consumer: DiffConsumer, read_ahead: ReadAhead | None) -> None:
+        self._consumer = consumer
+        self._read_ahead = read_ahead
+        self._pending = bytearray()
+        self._texts: list[str] = []
+
+    def take(self, chunk: bytes) -> None:
+        self._pending += chunk
+        cut = self._pending.rfind(b"\ndiff ")
+        if cut != -1:
+            self._send(bytes(self._pending[: cut + 1]))
+            del self._pending[: cut + 1]
+
+    def flush(self) -> None:
+        if self._pending:
+            self._send(bytes(self._pending))
+            self._pending.clear()
+
+    def _send(self, data: bytes) -> None:
+        text = decode(data)
+        self._texts.append(text)
+        wanted = self._consumer.feed(text)
+        if wanted and self._read_ahead is not None:
+            self._read_ahead.want(wanted)
+
+    def text(self) -> str:
+        return "".join(self._texts)
+
+
+class ReadAhead:
+    """Reads new-side file versions while the diff that names them is still being written
+    and parsed: one `git cat-file --batch` for the whole diff, fed through a pipe.
+
+    Each file comes with its new blob's id as the diff's `index` line abbreviates it, so no
+    tree lookups are needed. The consumer's thread writes the ids into the pipe as sections
+    are parsed; a background thread runs cat-file (through the hardened runner: timeout and
+    output cap as always) and splits its output. git does the reading in its own process, so
+    it overlaps with the parsing in Python.
+
+    Only an optimisation: anything it did not read (an id git cannot resolve or that names
+    something else, an oversized blob, a failed cat-file) is simply missing from results(),
+    and ScopeDiff.prefetch_new reads it the ordinary way, with the ordinary errors.
+    """
+
+    def __init__(self, repo: Repo, rev: str, max_bytes: int) -> None:
+        self.rev = rev
+        self._repo = repo
+        self._requested: list[tuple[str, str]] = []  # in the order written to cat-file
+        self._stream = _CatFileStream(max_bytes)
+        read_end, write_end = os.pipe()
+        self._input: int | None = write_end
+        # Not a daemon: Repo.diff always closes the input, so cat-file and the thread end.
+        self._thread = threading.Thread(
+            target=self._run, args=(read_end,), name="redline-read-ahead"
+        )
+        self._thread.start()
+
+    def _run(self, read_end: int) -> None:
+        try:
+            # --buffer: cat-file writes in large blocks instead of flushing every object.
+            self._repo.runner.run_git(
+                self._repo.root,
+                "cat-file",
+                "--batch",
+                "--buffer",
+                stdin_fd=read_end,
+                on_stdout=self._stream.take,
+            )
+        except RedlineError:
+            pass  # timed out, over the output cap, ...: what is missing is read later
+        finally:
+            # Once cat-file is gone, writes to the pipe fail instead of blocking.
+            os.close(read_end)
+
+    def want(self, files: list[tuple[str, str]]) -> None:
+        """(path, new blob id or an abbreviation of it) of files to read, in diff order."""
+        files = [(p, oid) for p, oid in files if _ABBREV_RE.fullmatch(oid)]
+        if not files or self._input is None:
+            return
+        data = "".join(f"{oid}\n" for _, oid in files).encode("ascii")
+        try:
+            while data:
+                data = data[os.write(self._input, data) :]
+        except OSError:  # cat-file is gone: stop asking
+            self.close()
+            return
+        self._requested += files
+
+    def close(self) -> None:
+        """No more files: cat-file answers what it was asked and exits."""
+        if self._input is not None:
+            os.close(self._input)
+            self._input = None
+
+    def results(self) -> dict[str, bytes]:
+        """path → content of every version read; waits for cat-file to finish."""
+        self.close()
+        self._thread.join()
+        contents: dict[str, bytes] = {}
+        # One record per request line, in order (a request cut short by a failed write gets
+        # an answer that does not match its id, and is left out).
+        for (path, oid), (header, content) in zip(
+            self._requested, self._stream.records, strict=False
+        ):
+            fields = header.split()
+            if (
+                content is not None
+                and len(fields) == 3
+                and fields[1] == b"blob"
+                and is_oid(decode(fields[0]))
+                and decode(fields[0]).startswith(oid)
+            ):
+                contents.setdefault(path, content)
+        return contents
+
+
+_ABBREV_RE: Final = re.compile(r"[0-9a-f]{4,64}")
+
+
+class _CatFileStream:
+    """Splits `cat-file --batch` output into (header, content) records as it arrives.
+
+    The content of an object over max_bytes is dropped while it streams past, never held; it
+    and "<name> missing"/"ambiguous" lines give a None content.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.records: list[tuple[bytes, bytes | None]] = []
+        self._max_bytes = max_bytes
+        self._buf = bytearray()
+        self._header: bytes | None = None  # of the record whose content is arriving
+        self._need = 0  # its bytes still to come, with the newline that ends it
+        self._keep = True
+        self._parts: list[bytes] = []
+
+    def take(self, chunk: bytes) -> None:
+        buf = self._buf
+        buf += chunk
+        pos = 0
+        while True:
+            if self._header is None:
+                end = buf.find(b"\n", pos)
+                if end == -1:
+                    break
+                header = bytes(buf[pos:end])
+                pos = end + 1
+                fields = header.split()
+                if len(fields) != 3 or not fields[2].isdigit():
+                    self.records.append((header, None))
+                    continue
+                size = int(fields[2])
+                self._header, self._need, self._parts = header, size + 1, []
+                self._keep = size <= self._max_bytes
+            part = min(self._need, len(buf) - pos)
+            if self._keep:
+                self._parts.append(bytes(buf[pos : pos + part]))
+            pos += part
+            self._need -= part
+            if self._need:
+                break
+            content = b"".join(self._parts)[:-1] if self._keep else None
+            self.records.append((self._header, content))
+            self._header = None
+        del buf[:pos]
+
+
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "DIFF_OPTIONS",
     "EMPTY_TREE",
+    "DiffConsumer",
     "FileTooLargeError",
+    "ReadAhead",
     "Repo",
     "Resolved",
     "check_rel_path",

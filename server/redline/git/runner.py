@@ -22,7 +22,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -337,8 +337,17 @@ class GitRunner:
         max_output: int | None = None,
         input: bytes | None = None,
         index_file: Path | None = None,
+        on_stdout: Callable[[bytes], None] | None = None,
+        stdin_fd: int | None = None,
     ) -> ProcessResult:
-        """Run `git <hardened prefix> args…` in cwd and return its result, whatever the exit."""
+        """Run `git <hardened prefix> args…` in cwd and return its result, whatever the exit.
+
+        With `on_stdout`, stdout is handed over chunk by chunk while git is still writing (the
+        caller can work on a large diff as it arrives) and the result's stdout is empty; the
+        timeout and the output cap apply exactly as without it. With `stdin_fd` (instead of
+        `input`), git reads its stdin from that descriptor, typically a pipe another thread
+        keeps writing to; the caller still owns and closes it.
+        """
         if not args or args[0] not in _GIT_SUBCOMMANDS:
             raise GitCommandError(f"git subcommand not allowed: {args[:1]!r}")
         sub = args[0]
@@ -363,7 +372,14 @@ class GitRunner:
         elif sub == "blame":
             argv[1:1] = ["--no-textconv"]
         return self._run_git_raw(
-            cwd, argv, extra_env, timeout=timeout, max_output=max_output, input=input
+            cwd,
+            argv,
+            extra_env,
+            timeout=timeout,
+            max_output=max_output,
+            input=input,
+            on_stdout=on_stdout,
+            stdin_fd=stdin_fd,
         )
 
     def git(
@@ -374,10 +390,19 @@ class GitRunner:
         max_output: int | None = None,
         input: bytes | None = None,
         index_file: Path | None = None,
+        on_stdout: Callable[[bytes], None] | None = None,
+        stdin_fd: int | None = None,
     ) -> bytes:
         """Like run_git, but a non-zero exit raises GitCommandError with git's message."""
         result = self.run_git(
-            cwd, *args, timeout=timeout, max_output=max_output, input=input, index_file=index_file
+            cwd,
+            *args,
+            timeout=timeout,
+            max_output=max_output,
+            input=input,
+            index_file=index_file,
+            on_stdout=on_stdout,
+            stdin_fd=stdin_fd,
         )
         if result.returncode != 0:
             raise GitCommandError(
@@ -394,6 +419,8 @@ class GitRunner:
         timeout: float | None = None,
         max_output: int | None = None,
         input: bytes | None = None,
+        on_stdout: Callable[[bytes], None] | None = None,
+        stdin_fd: int | None = None,
     ) -> ProcessResult:
         prefix = [self._require_git(), "--no-pager", "--literal-pathspecs"]
         for key, value in HARDENED_CONFIG:
@@ -408,6 +435,8 @@ class GitRunner:
             max_output=self.max_output if max_output is None else max_output,
             input=input,
             what=f"git {argv[0]}",
+            on_stdout=on_stdout,
+            stdin_fd=stdin_fd,
         )
 
     # -- gh ---------------------------------------------------------------------------------
@@ -555,14 +584,29 @@ def _run_process(
     max_output: int,
     input: bytes | None,
     what: str,
+    on_stdout: Callable[[bytes], None] | None = None,
+    stdin_fd: int | None = None,
 ) -> ProcessResult:
-    """Run argv, reading stdout incrementally so an oversized output is cut off, not buffered."""
+    """Run argv, reading stdout incrementally so an oversized output is cut off, not buffered.
+
+    With on_stdout, each stdout chunk goes to it instead of into the result (the cap counts
+    every byte all the same). It runs inside the read loop, so the time it takes counts
+    against the timeout, and an exception from it kills the process and propagates.
+    With stdin_fd, the child reads its stdin from that descriptor (not closed here).
+    """
+    if input is not None and stdin_fd is not None:
+        raise ValueError("give input or stdin_fd, not both")
+    stdin: int = subprocess.DEVNULL
+    if stdin_fd is not None:
+        stdin = stdin_fd
+    elif input is not None:
+        stdin = subprocess.PIPE
     try:
         proc = subprocess.Popen(
             argv,
             cwd=cwd,
             env=dict(env),
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             close_fds=True,
@@ -574,6 +618,7 @@ def _run_process(
 
     deadline = time.monotonic() + timeout
     out = bytearray()
+    out_total = 0
     err = bytearray()
     assert proc.stdout is not None and proc.stderr is not None
     _grow_pipe(proc.stdout.fileno())
@@ -610,10 +655,14 @@ def _run_process(
                     sel.unregister(key.fileobj)
                     continue
                 if key.data == "out":
-                    out += chunk
-                    if len(out) > max_output:
+                    out_total += len(chunk)
+                    if out_total > max_output:
                         _kill(proc)
                         raise GitCommandError(f"{what}: output exceeds {max_output} bytes")
+                    if on_stdout is None:
+                        out += chunk
+                    else:
+                        on_stdout(chunk)
                 elif len(err) < _STDERR_KEEP:
                     err += chunk[: _STDERR_KEEP - len(err)]
         try:

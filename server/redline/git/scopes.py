@@ -18,6 +18,8 @@ from redline.errors import RepositoryError, UsageError
 from redline.git.pr import UNAVAILABLE_REV, resolve_pr
 from redline.git.repo import (
     DEFAULT_MAX_FILE_BYTES,
+    DiffConsumer,
+    ReadAhead,
     Repo,
     Resolved,
     short,
@@ -49,6 +51,9 @@ class ScopeDiff:
     stats: DiffStats
     runner: GitRunner = field(default_factory=GitRunner, repr=False, compare=False)
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    # New-side versions read while the diff streamed (resolve_scope with a consumer); taken
+    # into _new_cache on the first read.
+    read_ahead: ReadAhead | None = field(default=None, repr=False, compare=False)
     _new_cache: dict[str, bytes | None] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -72,11 +77,21 @@ class ScopeDiff:
         these paths are served from memory."""
         if self.new_rev is None or self.new_rev in (INDEX_REV, UNAVAILABLE_REV):
             return
+        self._take_read_ahead()
         missing = [p for p in dict.fromkeys(paths) if p not in self._new_cache]
         if missing:
             self._new_cache.update(
                 self._repo().read_blobs(self.new_rev, missing, self.max_file_bytes)
             )
+
+    def _take_read_ahead(self) -> None:
+        read_ahead, self.read_ahead = self.read_ahead, None
+        if read_ahead is None:
+            return
+        contents = read_ahead.results()
+        if read_ahead.rev == self.new_rev:
+            for path, data in contents.items():
+                self._new_cache.setdefault(path, data)
 
     def read_new(self, path: str) -> bytes | None:
         """path's contents on the new side; None if it does not exist there.
@@ -84,6 +99,8 @@ class ScopeDiff:
         Raises FileTooLargeError over max_file_bytes, RepositoryError for paths that would
         leave the repository or are not regular files (FIFOs, devices).
         """
+        if self.read_ahead is not None:
+            self._take_read_ahead()
         if path in self._new_cache:
             return self._new_cache[path]
         data = self._read_new_uncached(path)
@@ -228,10 +245,14 @@ def resolve_scope(
     *,
     runner: GitRunner | None = None,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    consumer: DiffConsumer | None = None,
 ) -> ScopeDiff:
     """Compute the diff for request in the repository containing repo.
 
     An empty diff is not an error: diff_text is "" and the caller says "nothing to review".
+    With a consumer, a diff git computes is fed to it while git writes it, and the new-side
+    versions it asks for are read meanwhile (see Repo.diff); a diff that comes from elsewhere
+    (GitHub's, for a PR without local commits) is not fed, so the consumer must check.
     """
     handler = _SCOPES.get(request.kind)
     if handler is None:
@@ -241,7 +262,8 @@ def resolve_scope(
         )
     runner = runner or GitRunner()
     root = runner.find_repo_root(repo)
-    resolved = handler(Repo(root, runner), request.arg)
+    git_repo = Repo(root, runner, consumer=consumer, max_file_bytes=max_file_bytes)
+    resolved = handler(git_repo, request.arg)
     return ScopeDiff(
         request=request,
         label=resolved.label,
@@ -252,6 +274,7 @@ def resolve_scope(
         stats=resolved.stats,
         runner=runner,
         max_file_bytes=max_file_bytes,
+        read_ahead=git_repo.read_ahead,
     )
 
 

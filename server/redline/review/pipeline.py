@@ -11,13 +11,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from redline.analyzers import run_analyzers
 from redline.config_models import Settings
-from redline.diff import apply_rules, build_units, review_index
+from redline.diff import apply_rules, review_index
+from redline.diff.units import UnitBuilder
 from redline.errors import RedlineError
 from redline.git.scopes import ScopeDiff, ScopeRequest, resolve_scope
 from redline.model import (
@@ -31,6 +33,7 @@ from redline.model import (
 from redline.progress import NullProgress, Progress
 from redline.review.model_review import ModelOutcome, run_model_review_sync
 from redline.store import TaskRecord, TaskStore
+from redline.store.dismissals import filter_dismissed
 
 logger = logging.getLogger(__name__)
 
@@ -79,15 +82,14 @@ def plan_review(
     if function_metrics is None:
         function_metrics = settings.models.model is not None
     progress.stage(f"collecting the diff ({request.kind})")
-    scope = resolve_scope(repo, request, max_file_bytes=settings.review.max_file_bytes)
-    progress.stage(f"splitting {scope.stats.files} files into review units")
-    units = build_units(
-        scope.diff_text,
-        scope.read_new,
-        settings.review,
-        prefetch=scope.prefetch_new,
-        functions=function_metrics,
+    # The diff is parsed (and, without function metrics, split into units) while git is still
+    # writing it, and the new versions of its files are read meanwhile: the three overlap.
+    builder = UnitBuilder(settings.review, functions=function_metrics)
+    scope = resolve_scope(
+        repo, request, max_file_bytes=settings.review.max_file_bytes, consumer=builder
     )
+    progress.stage(f"splitting {scope.stats.files} files into review units")
+    units = builder.finish(scope.diff_text, scope.read_new, prefetch=scope.prefetch_new)
     units = apply_rules(units, settings.review)
     return Plan(scope=scope, units=units)
 
@@ -146,18 +148,24 @@ def run_review(
     *,
     model_hooks: dict[str, Any] | None = None,
     store: TaskStore | None = None,
+    task_id: str | None = None,
+    on_analyzers: Callable[[list[Finding]], None] | None = None,
 ) -> Review:
     """Static analyzers on the changed lines of the reviewable files, then — when a model is
     configured — the model stages (planner, reviewers, fusion, verifier, summary).
 
     `model_hooks` passes keyword arguments through to `run_model_review` (a client, and
     callbacks that persist each attempt and file as it completes). With a `store`, the task
-    record is written as each stage completes."""
+    record is written as each stage completes.
+
+    `task_id` lets a caller that announced the review before it ran (the language server) keep
+    one id; `on_analyzers` receives the analyzer findings as soon as they exist, long before
+    the model stages end."""
     progress = progress or NullProgress()
-    task_id = new_task_id()
+    task_id = task_id or new_task_id()
     record = _open_record(task_id, plan, settings, store)
     try:
-        review = _run_review(task_id, plan, settings, progress, record, model_hooks)
+        review = _run_review(task_id, plan, settings, progress, record, model_hooks, on_analyzers)
     except BaseException as exc:
         if record is not None:
             status = (
@@ -202,6 +210,7 @@ def _run_review(
     progress: Progress,
     record: TaskRecord | None,
     model_hooks: dict[str, Any] | None,
+    on_analyzers: Callable[[list[Finding]], None] | None = None,
 ) -> Review:
     scope = plan.scope
     coverage = Coverage(skipped=_skipped_units(plan.units))
@@ -225,6 +234,17 @@ def _run_review(
 
     if record is not None:
         record.update("analyzers", [f.model_dump(mode="json") for f in findings])
+
+    def read_text(path: str) -> bytes | None:
+        try:
+            return files.contents.get(path) or scope.read_new(path)
+        except RedlineError:
+            return None
+
+    if on_analyzers is not None:
+        # Dismissed findings must not flash in the editor before the final filter below.
+        early, _ = filter_dismissed(findings, scope.repo_root, read_text)
+        on_analyzers(_at_or_above(early, settings))
     outcome_model: ModelOutcome | None = None
     if settings.models.model:
         hooks = dict(model_hooks or {})
@@ -246,6 +266,10 @@ def _run_review(
         coverage.notes.append(
             "offline review: no model configured, so only the static analyzers ran"
         )
+
+    # Dismissed findings (.redline/dismissed.toml, inline `redline: ignore[<id>]`) never show.
+    findings, dismissal_notes = filter_dismissed(findings, scope.repo_root, read_text)
+    coverage.notes.extend(dismissal_notes)
 
     shown = _at_or_above(findings, settings)
     if len(shown) < len(findings):

@@ -1,0 +1,121 @@
+"""Driving the review engine from a worker thread: no pygls here.
+
+`review_sync` runs one review (or `ask`) to the end in the calling thread, reporting early
+findings through `on_partial` as they exist: the analyzers' as soon as they ran, then each
+file's model review as it completes. It also reads the on-disk text of every file with
+findings, so the server's event loop never waits on the disk or on git.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from redline.lsp import publish
+from redline.lsp.reviews import ReviewRequest, WorkerProgress
+from redline.lsp.settings import LspSettings
+
+if TYPE_CHECKING:
+    from redline.model import Finding, Review
+
+log = logging.getLogger(__name__)
+
+PathTexts = dict[str, str | None]  # repo-relative path → text on disk (None: gone)
+OnPartial = Callable[[Path, "dict[str, list[Finding]]", PathTexts], None]
+
+
+@dataclass
+class Outcome:
+    root: Path  # the git working tree that was reviewed
+    review: Review
+    texts: dict[str, str]  # on-disk text of every file with findings
+
+
+def review_sync(
+    folder: Path,
+    request: ReviewRequest,
+    lsp_settings: LspSettings,
+    progress: WorkerProgress,
+    task_id: str,
+    on_partial: OnPartial,
+) -> Outcome:
+    """Run the review; raises RedlineError (not a repository, bad ref, ...) or ReviewCancelled.
+
+    The engine is imported here, on the first review, never at server start-up."""
+    from redline import config
+    from redline.git.runner import find_repo_root
+    from redline.git.scopes import ScopeRequest
+    from redline.review.pipeline import plan_review, run_review
+    from redline.store import TaskStore
+
+    root = find_repo_root(folder)
+    loaded = config.load_settings(root, lsp_settings.engine_flags())
+    for warning in loaded.warnings:
+        log.warning("%s", warning)
+    settings = loaded.settings
+    partial: dict[str, dict[str, Finding]] = {}
+
+    def post(findings: list[Finding]) -> None:
+        # Early results, merged per file with what that file already showed.
+        progress.check()
+        touched: dict[str, list[Finding]] = {}
+        for f in findings:
+            partial.setdefault(f.file, {})[f.id] = f
+            touched[f.file] = list(partial[f.file].values())
+        on_partial(root, touched, {path: disk_text(root, path) for path in touched})
+
+    def on_file(file_review: Any) -> None:
+        post(list(file_review.findings))
+
+    store = TaskStore()
+    if request.scope == "ask":
+        from redline.review.ask import run_ask
+
+        progress.stage("collecting the diff (ask)")
+        review = asyncio.run(
+            run_ask(request.request or "", root, settings, progress=progress, store=store)
+        )
+    else:
+        scope = ScopeRequest(request.scope, request.scope_arg(lsp_settings.base_branch))
+        plan = plan_review(root, scope, settings, progress)
+        progress.check()
+        if plan.empty:
+            review = empty_review(task_id, plan)
+        else:
+            review = run_review(
+                plan,
+                settings,
+                progress,
+                model_hooks={"on_file": on_file},
+                store=store,
+                task_id=task_id,
+                on_analyzers=post,
+            )
+    progress.check()
+    texts = {f.file: t for f in review.findings if (t := disk_text(root, f.file)) is not None}
+    return Outcome(root=root, review=review, texts=texts)
+
+
+def empty_review(task_id: str, plan: Any) -> Review:
+    """Nothing changed in the scope: a Review that says so (and clears earlier diagnostics)."""
+    from redline.model import Coverage, Review
+
+    return Review(
+        task_id=task_id,
+        scope=plan.scope.request.kind,
+        scope_label=plan.scope.label,
+        repo=str(plan.scope.repo_root),
+        stats=plan.scope.stats,
+        coverage=Coverage(notes=[f"nothing to review: {plan.scope.label}"]),
+    )
+
+
+def disk_text(root: Path, rel: str) -> str | None:
+    uri = publish.path_uri(root, rel)
+    path = publish.uri_path(uri) if uri else None
+    lines = publish.read_lines(path) if path is not None else None
+    return None if lines is None else "".join(lines)

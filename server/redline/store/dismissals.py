@@ -1,0 +1,387 @@
+"""Dismissed findings that stay dismissed: `.redline/dismissed.toml` and inline markers.
+
+A finding's id is a fingerprint of its file, code, category and rule (`model.finding_id`), not
+of its line, so a dismissal holds for every later review of the same code and lapses when the
+code changes (then it is a different finding and deserves a fresh look).
+
+`.redline/dismissed.toml` is meant to be committed: an auditable list, one table per dismissal,
+with who and why::
+
+    [[dismissed]]
+    id = "RL-0123456789ab"
+    file = "app/views.py"
+    title = "SQL built with string formatting"
+    reason = "input is an enum, never user text"
+    when = 2026-01-01T12:00:00Z
+    by = "alice"
+
+Inline markers work without the file: `redline: ignore[RL-0123456789ab] reason` in a comment
+(`#`, `//`, `--`, `/* */`, `<!-- -->`, or a ` * ` continuation line of a block comment)
+anywhere in the finding's file; `ignore[RL-a, RL-b]` names several.
+
+The file is read with tomllib and written by the small writer below (no TOML-writing
+dependency); rewriting keeps every dismissal and any extra scalar keys a team added, but not
+hand-written comments. A hand-edited file with a syntax error raises `DismissalError` naming
+the file and line; the review pipeline reports it as a coverage note and carries on.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import math
+import os
+import re
+import tomllib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+
+from redline.analyzers.rules import family
+from redline.errors import RedlineError
+from redline.model import Finding, finding_id
+from redline.store._files import atomic_write
+
+DISMISSED_PATH = Path(".redline") / "dismissed.toml"
+_HEADER = (
+    "# Findings dismissed in Redline reviews. Commit this file so the team shares it.\n"
+    "# A finding's id changes when its code changes, so a dismissal never hides new code.\n"
+)
+_FIELDS = ("id", "file", "title", "reason", "when", "by")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_ID = r"RL-[0-9A-Fa-f]{12}"
+# A comment opener, then the marker later on the same line. `.*?` stays on the line.
+_MARKER = re.compile(
+    r"(?:#|//|--|/\*|<!--|^[ \t]*\*)[^\n]*?\bredline:[ \t]*ignore[ \t]*"
+    rf"\[[ \t]*({_ID}(?:[ \t]*,[ \t]*{_ID})*)[ \t]*\]([^\n]*)",
+    re.MULTILINE,
+)
+_MARKER_TEXT = re.compile(r"\bredline:[ \t]*ignore[ \t]*\[[^\]\n]*\][^\n]*")
+_COMMENT_CLOSE = re.compile(r"[ \t]*(?:\*/|-->).*$")
+
+ReadText = Callable[[str], str | bytes | None]
+Scalar = str | int | float | bool | datetime | date | time
+
+
+class DismissalError(RedlineError):
+    """`.redline/dismissed.toml` cannot be read or written."""
+
+
+@dataclass(frozen=True)
+class Dismissal:
+    id: str
+    file: str = ""
+    title: str = ""
+    reason: str = ""
+    when: str = ""  # ISO 8601, UTC
+    by: str | None = None
+    extra: dict[str, Scalar | list[Scalar]] = field(default_factory=dict, compare=False)
+
+
+class DismissalStore:
+    """The dismissals of one repository, in `<repo_root>/.redline/dismissed.toml`.
+
+    Every call reads the file afresh (it is small, and a teammate's `git pull` may have changed
+    it); `add` and `remove` rewrite it atomically."""
+
+    def __init__(self, repo_root: Path) -> None:
+        self.repo_root = Path(repo_root)
+        self.path = self.repo_root / DISMISSED_PATH
+
+    def list(self) -> builtins.list[Dismissal]:
+        """Every dismissal in file order; [] when the file does not exist."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise DismissalError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
+        return _parse(data, self.path)
+
+    def ids(self) -> set[str]:
+        return {d.id for d in self.list()}
+
+    def is_dismissed(self, finding_id: str) -> bool:
+        return finding_id in self.ids()
+
+    def add(
+        self,
+        finding: Finding,
+        reason: str,
+        *,
+        by: str | None = None,
+        when: datetime | None = None,
+    ) -> Dismissal:
+        """Dismiss `finding` (replacing an earlier dismissal of the same id)."""
+        moment = (when or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
+        entry = Dismissal(
+            id=finding.id,
+            file=finding.file,
+            title=finding.title,
+            reason=reason,
+            when=moment.isoformat().replace("+00:00", "Z"),
+            by=by,
+        )
+        entries = [d for d in self.list() if d.id != finding.id]
+        entries.append(entry)
+        self._write(entries)
+        return entry
+
+    def remove(self, finding_id: str) -> bool:
+        """Un-dismiss; False when the id was not dismissed."""
+        entries = self.list()
+        kept = [d for d in entries if d.id != finding_id]
+        if len(kept) == len(entries):
+            return False
+        self._write(kept)
+        return True
+
+    def _write(self, entries: Iterable[Dismissal]) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            existed = self.path.exists()
+            mode = self.path.stat().st_mode & 0o777 if existed else 0o644
+            atomic_write(self.path, dumps(entries).encode("utf-8"))
+            # atomic_write makes private (0600) files; this one is shared through git, so it
+            # keeps the mode it had, or gets an ordinary one.
+            with contextlib.suppress(OSError):
+                os.chmod(self.path, mode)
+        except OSError as exc:
+            raise DismissalError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+def _parse(data: bytes, path: Path) -> list[Dismissal]:
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise DismissalError(f"{path} is not UTF-8 text (byte {exc.start})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise DismissalError(
+            f"{path} is not valid TOML: {exc}",
+            hint="fix or delete the file; dismissals in it are ignored until then",
+        ) from exc
+    entries = doc.get("dismissed", [])
+    if not isinstance(entries, list):
+        raise DismissalError(f"{path}: `dismissed` must be an array of tables ([[dismissed]])")
+    out: list[Dismissal] = []
+    for n, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict):
+            raise DismissalError(f"{path}: dismissal #{n} is not a table")
+        ident = entry.get("id")
+        if not isinstance(ident, str) or not ident.strip():
+            raise DismissalError(f"{path}: dismissal #{n} has no `id`")
+        by = entry.get("by")
+        out.append(
+            Dismissal(
+                id=ident.strip(),
+                file=_text(entry.get("file")),
+                title=_text(entry.get("title")),
+                reason=_text(entry.get("reason")),
+                when=_text(entry.get("when")),
+                by=_text(by) if by is not None else None,
+                extra={k: v for k, v in entry.items() if k not in _FIELDS and _writable(v)},
+            )
+        )
+    return out
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC)
+            return value.isoformat().replace("+00:00", "Z")
+        return value.isoformat()
+    if isinstance(value, date | time):
+        return value.isoformat()
+    return str(value)
+
+
+def _writable(value: object) -> bool:
+    if isinstance(value, list):
+        return all(_writable(v) and not isinstance(v, list) for v in value)
+    return isinstance(value, str | int | float | bool | datetime | date | time)
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+def dumps(entries: Iterable[Dismissal]) -> str:
+    """The TOML text of `entries` (what `.redline/dismissed.toml` holds)."""
+    out = [_HEADER]
+    for d in entries:
+        out.append("\n[[dismissed]]\n")
+        out.append(f"id = {_string(d.id)}\n")
+        out.append(f"file = {_string(d.file)}\n")
+        out.append(f"title = {_string(d.title)}\n")
+        out.append(f"reason = {_string(d.reason)}\n")
+        out.append(f"when = {_when(d.when)}\n")
+        if d.by is not None:
+            out.append(f"by = {_string(d.by)}\n")
+        for key, value in d.extra.items():
+            out.append(f"{_key(key)} = {_value(value)}\n")
+    return "".join(out)
+
+
+def _when(value: str) -> str:
+    # A TOML datetime when it is one (readable, and typed for tools), else a string.
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return _string(value)
+    if parsed.tzinfo is None:
+        return _string(value)
+    return parsed.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else _string(key)
+
+
+def _value(value: Scalar | list[Scalar]) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, list):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    return _string(value)
+
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+
+
+def _string(text: str) -> str:
+    """A TOML basic string: quotes, backslashes and control characters escaped, the rest
+    (any Unicode) written as is."""
+    out = []
+    for ch in text:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        elif 0xD800 <= ord(ch) <= 0xDFFF:
+            out.append("\ufffd")  # a lone surrogate cannot be written as UTF-8
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+# -- inline markers --------------------------------------------------------------------------
+
+
+def inline_ignores(text: str) -> dict[str, str]:
+    """`redline: ignore[<id>] <reason>` markers in comments: id → reason ("" when none)."""
+    if "redline" not in text:  # most files: skip the regex
+        return {}
+    found: dict[str, str] = {}
+    for match in _MARKER.finditer(text):
+        reason = _COMMENT_CLOSE.sub("", match.group(2)).strip()
+        for ident in match.group(1).split(","):
+            found["RL-" + ident.strip()[3:].lower()] = reason
+    return found
+
+
+# -- applying --------------------------------------------------------------------------------
+
+
+def apply_dismissals(
+    findings: Iterable[Finding],
+    store: DismissalStore | None,
+    read_text: ReadText,
+) -> tuple[list[Finding], list[Finding]]:
+    """(kept, dismissed): a finding is dismissed when its id is in the store or an inline
+    marker with its id is in its file's current text (`read_text(path)`, None if unknown).
+
+    Raises DismissalError when the store's file is unreadable; `filter_dismissed` is the
+    forgiving form for the review pipeline."""
+    return _split(findings, store.ids() if store is not None else set(), read_text)
+
+
+def _split(
+    findings: Iterable[Finding], stored: set[str], read_text: ReadText
+) -> tuple[list[Finding], list[Finding]]:
+    markers: dict[str, set[str]] = {}
+    kept: list[Finding] = []
+    dismissed: list[Finding] = []
+    for finding in findings:
+        if finding.id not in stored:
+            if finding.file not in markers:
+                markers[finding.file] = set(inline_ignores(_decode(read_text(finding.file))))
+            wanted = stored | markers[finding.file]
+            if finding.id not in wanted and not (_ids_without_markers(finding) & wanted):
+                kept.append(finding)
+                continue
+        dismissed.append(finding)
+    return kept, dismissed
+
+
+def _ids_without_markers(finding: Finding) -> set[str]:
+    """The ids the finding had before a marker was written into its own lines.
+
+    The natural place for `# redline: ignore[<id>]` is the flagged line itself, but the id is a
+    fingerprint of that line, so the marker changes it. The id of the code without the marker
+    is recomputed the way analyzers (rule family) and model findings (no title) compute it."""
+    code = finding.existing_code
+    if "redline" not in code or not _MARKER.search(code):
+        return set()
+    variants = {
+        _MARKER.sub("", code),  # the whole marker comment
+        _MARKER_TEXT.sub("", code),  # only the marker, in a comment that says more
+    }
+    titles = {"", finding.title, finding.rule_id or ""}
+    for source in finding.sources:
+        tool, _, rule = source.partition(":")
+        if rule:
+            titles.add(family(tool, rule))
+    category = finding.category.value
+    return {finding_id(finding.file, v, category, t) for v in variants for t in titles}
+
+
+def _decode(content: str | bytes | None) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, bytes):
+        return content.decode("utf-8", errors="replace")
+    return content
+
+
+def filter_dismissed(
+    findings: list[Finding], repo_root: Path, read_text: ReadText
+) -> tuple[list[Finding], list[str]]:
+    """Findings without the dismissed ones, and the coverage notes to add. A broken
+    dismissed.toml never fails the review: its error becomes a note and inline markers still
+    apply."""
+    notes: list[str] = []
+    try:
+        stored = DismissalStore(repo_root).ids()
+    except DismissalError as exc:
+        notes.append(f"dismissals not applied: {exc.message}")
+        stored = set()
+    kept, dismissed = _split(findings, stored, read_text)
+    if dismissed:
+        notes.append(
+            f"{len(dismissed)} findings dismissed (.redline/dismissed.toml or inline markers)"
+        )
+    return kept, notes

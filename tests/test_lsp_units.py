@@ -1,0 +1,164 @@
+"""The language server's small modules on their own: settings, review requests, progress and
+cancellation, and findings → diagnostics."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from redline.errors import UsageError
+from redline.lsp import publish
+from redline.lsp.reviews import (
+    ReviewCancelled,
+    ReviewRequest,
+    WorkerProgress,
+    classify,
+)
+from redline.lsp.settings import LspSettings, merge_settings
+from redline.lsp.tracking import FindingTracker
+from redline.model import Category, Finding, Severity
+
+
+def finding(**kw: object) -> Finding:
+    data: dict[str, object] = {
+        "id": "RL-0123456789ab",
+        "file": "app.py",
+        "line": 2,
+        "end_line": 2,
+        "severity": Severity.HIGH,
+        "category": Category.SECURITY,
+        "title": "Shell injection",
+        "comment": "First paragraph\nwraps.\n\nSecond paragraph.",
+        "existing_code": '    note = "🚀"; run(cmd, shell=True)',
+    }
+    data.update(kw)
+    return Finding.model_validate(data)
+
+
+def test_settings_merge_spellings_and_refuse_where_code_goes() -> None:
+    merged = merge_settings(
+        LspSettings(),
+        {
+            "redline": {
+                "minSeverity": "medium",
+                "base-branch": "develop",
+                "autoReviewOnSave": "true",
+                "staleDisplay": "may be stale",
+                "concurrency": 3,
+                "models": {"model": "openai/x"},
+                "apiKey": "sk-nope",
+            }
+        },
+    )
+    assert merged.min_severity is Severity.MEDIUM
+    assert merged.base_branch == "develop"
+    assert merged.auto_review_on_save is True
+    assert merged.stale_display == "mark"
+    assert merged.engine_flags() == {"llm.max_concurrency": 3}
+    assert len(merged.warnings) == 2 and all("ignored" in w for w in merged.warnings)
+
+    bad = merge_settings(LspSettings(), {"minSeverity": "urgent", "concurrency": 1000})
+    assert bad.min_severity is Severity.INFO and bad.concurrency is None
+    assert len(bad.warnings) == 2
+    assert merge_settings(LspSettings(), None) == LspSettings()
+
+
+def test_review_requests_are_validated() -> None:
+    assert ReviewRequest.from_args(None) == ReviewRequest()
+    req = ReviewRequest.from_args({"scope": "branch", "base": " main "})
+    assert req.scope_arg(None) == "main" and req.describe() == "branch main"
+    assert ReviewRequest.from_args({"scope": "branch"}).scope_arg("develop") == "develop"
+    for bad in (
+        {"scope": "everything"},
+        {"scope": "commit"},
+        {"scope": "range", "range": "abc"},
+        {"scope": "pr"},
+        {"scope": "ask"},
+        ["not", "an", "object"],
+    ):
+        with pytest.raises(UsageError):
+            ReviewRequest.from_args(bad)
+
+
+def test_progress_messages_map_to_editor_stages() -> None:
+    assert classify("collecting the diff (branch)") == ("collecting", None, None)
+    assert classify("reviewing files: 3 of 7 done (attempt 1)") == ("reviewing", 3, 7)
+    assert classify("verifying 4 model findings")[0] == "verifying"
+    assert classify("running static analyzers on 2 files")[0] == "analyzing"
+    assert classify("review done: 4 findings")[0] == "done"
+
+
+def test_cancel_raises_in_the_worker_and_interrupts_its_event_loop() -> None:
+    event = threading.Event()
+    stages: list[str] = []
+    progress = WorkerProgress(event, lambda kind, msg: stages.append(msg), None)
+    outcome: list[BaseException] = []
+
+    async def model_stage() -> None:
+        progress.stage("reviewing 1 files (attempt 1)")
+        await asyncio.sleep(30)  # a model call that would take long to answer
+
+    def worker() -> None:
+        try:
+            asyncio.run(model_stage())
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    while not stages:
+        time.sleep(0.01)
+    started = time.monotonic()
+    event.set()
+    progress.stop_worker_loops()
+    thread.join(timeout=5)
+    assert not thread.is_alive() and time.monotonic() - started < 2
+    assert isinstance(outcome[0], asyncio.CancelledError)
+    with pytest.raises(ReviewCancelled):
+        progress.stage("verifying")
+
+
+def test_paths_never_leave_the_repository(tmp_path: Path) -> None:
+    assert publish.path_uri(tmp_path, "app/x.py") is not None
+    for bad in ("../outside.py", "/etc/passwd", "a/../../b.py", ""):
+        assert publish.path_uri(tmp_path, bad) is None
+
+
+@pytest.mark.parametrize(("encoding", "codec"), [("utf-16", "utf-16-le"), ("utf-8", "utf-8")])
+def test_diagnostic_range_in_client_units(encoding: str, codec: str) -> None:
+    line = '    note = "🚀"; run(cmd, shell=True)'
+    text = f"def f(cmd):\n{line}\n"
+    end = len(line.encode(codec)) // (2 if encoding == "utf-16" else 1)
+    assert end == len(line) + (1 if encoding == "utf-16" else 3)
+    tracker = FindingTracker()
+    tracker.set_findings("file:///r/app.py", text, [finding()])
+    doc = tracker.document("file:///r/app.py")
+    assert doc is not None
+    (tracked,) = tracker.visible("file:///r/app.py")
+    rng = publish.client_range(tracked, doc, publish.encoding_of(encoding))
+    assert (rng.start.line, rng.start.character) == (1, 4)
+    assert (rng.end.line, rng.end.character) == (1, end)
+
+
+def test_diagnostic_fields_and_related_files(tmp_path: Path) -> None:
+    f = finding(comment="The caller in lib/run.py:12 passes user input.\n\nMore detail.")
+    rng = types.Range(start=types.Position(line=1, character=4), end=types.Position(1, 9))
+    related = publish.related_information(f, tmp_path, {"app.py", "lib/run.py"})
+    diag = publish.to_diagnostic(f, rng, related=related)
+    assert diag.severity == types.DiagnosticSeverity.Error
+    assert diag.source == "redline" and diag.code == "Security"
+    assert diag.data == {"id": "RL-0123456789ab"}
+    assert diag.message == "Shell injection\nThe caller in lib/run.py:12 passes user input."
+    assert diag.related_information is not None
+    (info,) = diag.related_information
+    assert info.location.uri.endswith("/lib/run.py") and info.location.range.start.line == 11
+    # A path that is not part of the change is not linked.
+    assert publish.related_information(f, tmp_path, {"app.py"}) == []
+    stale = publish.to_diagnostic(f, rng, stale=True)
+    assert stale.message.startswith(publish.STALE_PREFIX)
+    assert publish.finding_id_of(diag) == "RL-0123456789ab"
