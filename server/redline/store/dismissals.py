@@ -384,4 +384,12 @@ def filter_dismissed(
         notes.append(
             f"{len(dismissed)} findings dismissed (.redline/dismissed.toml or inline markers)"
         )
+        # Named, not just counted: an inline marker can come from the author of the change under
+        # review, so what was hidden must stay auditable in the report.
+        for f in dismissed[:20]:
+            how = "dismissed.toml" if f.id in stored else "inline marker"
+            where = f"{f.file}:{f.line}" if f.line else f.file
+            notes.append(f"dismissed ({how}): {f.id} {where} — {f.title}")
+        if len(dismissed) > 20:
+            notes.append(f"… and {len(dismissed) - 20} more dismissed findings")
     return kept, notes
