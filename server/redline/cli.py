@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from redline import config
+from redline.config_models import Settings
 from redline.errors import ConfigError, RedlineError, UsageError
 from redline.model import Severity
 
@@ -148,14 +149,9 @@ def _write_report(text: str, output: Path | None) -> None:
     sys.stderr.write(f"redline: report written to {output}\n")
 
 
-def _cmd_review(args: argparse.Namespace) -> int:
-    from redline.progress import StderrProgress
-    from redline.report import render
-    from redline.review.estimate import estimate_model, render_estimate
-    from redline.review.pipeline import exceeds, plan_review, run_review
-    from redline.store import TaskStore
-
-    repo = _repo_root(args.repo)
+def _settings(repo: Path, args: argparse.Namespace) -> Settings:
+    """Merged settings for a review or ask, with the flags the user passed; warnings (keys a
+    repository file may not set) go to stderr."""
     flags = {
         "review.fail_on": args.fail_on,
         "models.model": args.model,
@@ -164,7 +160,18 @@ def _cmd_review(args: argparse.Namespace) -> int:
     loaded = config.load_settings(repo, flags)
     for warning in loaded.warnings:
         sys.stderr.write(f"redline: warning: {warning}\n")
-    settings = loaded.settings
+    return loaded.settings
+
+
+def _cmd_review(args: argparse.Namespace) -> int:
+    from redline.progress import StderrProgress
+    from redline.report import render
+    from redline.review.estimate import estimate_model, render_estimate
+    from redline.review.pipeline import exceeds, plan_review, run_review
+    from redline.store import TaskStore
+
+    repo = _repo_root(args.repo)
+    settings = _settings(repo, args)
     progress = StderrProgress(quiet=args.quiet)
 
     plan = plan_review(
@@ -201,15 +208,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     from redline.store import TaskStore
 
     repo = _repo_root(args.repo)
-    flags = {
-        "review.fail_on": args.fail_on,
-        "models.model": args.model,
-        "models.api_base": args.api_base,
-    }
-    loaded = config.load_settings(repo, flags)
-    for warning in loaded.warnings:
-        sys.stderr.write(f"redline: warning: {warning}\n")
-    settings = loaded.settings
+    settings = _settings(repo, args)
     if settings.models.for_role(ROLE)[0] is None:
         # Unlike review, there is no offline fallback: the model is what reads the request.
         raise UsageError(ASK_NEEDS_MODEL)

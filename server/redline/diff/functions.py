@@ -163,7 +163,9 @@ def _go_receiver_type(receiver: Node) -> str | None:
     return None
 
 
-def _load(kind: str) -> Language | None:
+def load_language(kind: str) -> Language | None:
+    """The tree-sitter grammar for a language kind (python, javascript, typescript, tsx, go),
+    or None when its wheel is missing or broken."""
     # Imported lazily so a broken grammar wheel only disables its own language.
     try:
         if kind == "python":
@@ -210,7 +212,7 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...], Callable[[Node], str |
 @cache
 def _grammar(kind: str) -> _Grammar | None:
     spec = _SPECS.get(kind)
-    language = _load(kind) if spec else None
+    language = load_language(kind) if spec else None
     if spec is None or language is None:
         return None
     functions, scopes, name_of = spec

@@ -32,9 +32,9 @@ from functools import cache, lru_cache
 
 from tree_sitter import Parser
 
-# `_load` is the grammar loader the function-span code uses: one place decides which grammar
+# `load_language` is the grammar loader the function-span code uses: one place decides which grammar
 # wheels exist and how a broken one is tolerated.
-from redline.diff.functions import _load, language_for
+from redline.diff.functions import language_for, load_language
 from redline.lsp.tracking import Range, TrackedFinding, split_keepends
 from redline.review.anchoring import split_lines
 
@@ -154,7 +154,7 @@ def _python_parses(text: str) -> bool:
 
 @cache
 def _parser(kind: str) -> Parser | None:
-    language = _load(kind)
+    language = load_language(kind)
     return Parser(language) if language is not None else None
 
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Final
 
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node, Parser
 
 from redline.agent.tools import ToolError
-from redline.diff.functions import function_spans, has_grammar, language_for
+from redline.diff.functions import function_spans, has_grammar, language_for, load_language
 from redline.errors import RedlineError
 from redline.git.repo import FileTooLargeError, Repo, check_rel_path, validate_revision
 from redline.git.runner import decode
@@ -43,29 +43,6 @@ class Definition:
 # -- read_function ------------------------------------------------------------------------------
 
 
-def _load_language(kind: str) -> Language | None:
-    try:
-        if kind == "python":
-            import tree_sitter_python as py
-
-            return Language(py.language())
-        if kind == "javascript":
-            import tree_sitter_javascript as js
-
-            return Language(js.language())
-        if kind in ("typescript", "tsx"):
-            import tree_sitter_typescript as ts
-
-            return Language(ts.language_tsx() if kind == "tsx" else ts.language_typescript())
-        if kind == "go":
-            import tree_sitter_go as go
-
-            return Language(go.language())
-    except Exception:  # a broken grammar wheel only disables class lookup for its language
-        return None
-    return None
-
-
 _CLASS_NODES: Final = {
     "python": ("class_definition",),
     "javascript": ("class_declaration", "class"),
@@ -77,7 +54,7 @@ _CLASS_NODES: Final = {
 
 @cache
 def _parser(kind: str) -> Parser | None:
-    language = _load_language(kind)
+    language = load_language(kind)
     return Parser(language) if language is not None else None
 
 
