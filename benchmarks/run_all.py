@@ -1,5 +1,5 @@
-"""Run the model-pipeline benchmarks one after another, each in its own process (so each pays
-its own imports, like a CLI run), then repeat their TARGET lines together.
+"""Run the model-pipeline and language-server benchmarks one after another, each in its own
+process (so each pays its own imports, like a CLI run), then repeat their TARGET lines together.
 
     python benchmarks/run_all.py
 
@@ -14,7 +14,12 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("review_latency.py", "incremental.py", "review_cost.py")
+BENCHMARKS = (
+    "review_latency.py",
+    "incremental.py",
+    "review_cost.py",
+    "lsp_responsiveness.py",
+)
 
 
 def main() -> int:

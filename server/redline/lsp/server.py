@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import sys
@@ -1090,6 +1091,16 @@ def main() -> int:
     rpc_out = _private_stdout()
     sys.stdout = sys.stderr
     _configure_logging()
+    # What is loaded now lives as long as the server: frozen, a full collection (which stops
+    # every thread, the event loop included) no longer rescans it: ~30-70 ms each otherwise.
+    # (Importing with the collector off would start ~40 ms sooner but keeps ~10 MB of import
+    # garbage resident for good: not worth it.)
+    gc.freeze()
+    # The engine runs in a worker thread and keeps the CPU busy for a whole review; with
+    # CPython's default 5 ms switch interval, each of the several thread hand-offs a request
+    # needs (pygls reads stdin in its thread pool) can wait that long for the GIL. 1 ms keeps
+    # hovers and code actions quick during a review, at a negligible cost to the review.
+    sys.setswitchinterval(0.001)
     log.info("redline %s language server starting (pid %d)", __version__, os.getpid())
     server.start_io(rpc_in, rpc_out)
     return 0
