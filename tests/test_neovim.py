@@ -1,0 +1,113 @@
+"""Headless Neovim (Debian's 0.7.2) as a real client of `redline lsp`: tests/nvim/init.lua starts
+the server with `vim.lsp.start_client`, opens app/reports.py in the demo repository, runs a branch
+review, reads `vim.diagnostic.get`, applies the "Redline: apply fix" code action at the unused
+import with `vim.lsp.util.apply_workspace_edit` (then its command), and writes what it saw as
+JSON."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from real_clients import REDLINE, TESTS, client_env, missing
+
+sys.path.insert(0, str(TESTS.parent / "scripts"))
+import demo
+
+INIT = TESTS / "nvim" / "init.lua"
+TIMEOUT = 90  # seconds for the whole Neovim session; it takes about 2
+
+
+def nvim() -> str:
+    found = shutil.which("nvim")
+    if found is None:
+        missing("Neovim (nvim)", "apt-get install -y --no-install-recommends neovim")
+    assert found is not None
+    return found
+
+
+def run_neovim(repo: Path, tmp: Path) -> dict[str, Any]:
+    out = tmp / "nvim-result.json"
+    state = tmp / "nvim-state"  # shada, swap, undo and lsp.log: never the user's
+    env = client_env(
+        tmp,
+        REDLINE_NVIM_SERVER=str(REDLINE),
+        REDLINE_NVIM_REPO=str(repo.resolve()),
+        REDLINE_NVIM_OUT=str(out),
+        XDG_CONFIG_HOME=str(state / "config"),
+        XDG_DATA_HOME=str(state / "data"),
+        XDG_STATE_HOME=str(state / "state"),
+        XDG_CACHE_HOME=str(state / "cache"),
+    )
+    command = [nvim(), "--headless", "-i", "NONE", "--noplugin", "-n", "-u", str(INIT)]
+    try:
+        proc = subprocess.run(
+            command,
+            cwd=repo,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:
+        partial = out.read_text(encoding="utf-8") if out.exists() else "(no result written)"
+        pytest.fail(f"Neovim did not finish within {TIMEOUT} s: {partial}\n{lsp_log(state)}")
+    if not out.exists():
+        pytest.fail(
+            f"Neovim wrote no result (exit {proc.returncode})\nstdout: {proc.stdout[-2000:]}\n"
+            f"stderr: {proc.stderr[-2000:]}\n{lsp_log(state)}"
+        )
+    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    assert result.get("ok") is True, f"{result.get('error')}\n{result}\n{lsp_log(state)}"
+    assert proc.returncode == 0, proc.stderr
+    return result
+
+
+def lsp_log(state: Path) -> str:
+    log = state / "cache" / "nvim" / "lsp.log"
+    return "lsp.log:\n" + log.read_text(encoding="utf-8")[-3000:] if log.exists() else ""
+
+
+def test_neovim_reviews_shows_diagnostics_and_applies_a_fix(tmp_path: Path) -> None:
+    repo = demo.build_demo_repo(tmp_path / "demo")
+    before = (repo / "app/reports.py").read_text(encoding="utf-8").splitlines()
+    assert before[3] == "import os"
+
+    result = run_neovim(repo, tmp_path)
+
+    assert result["version"]["major"] == 0 and result["version"]["minor"] >= 7
+    assert result["offset_encoding"] == "utf-16"
+    assert result["finished"]["state"] == "finished", result["finished"]
+    assert result["finished"]["findings"] == 4
+    assert result["states"][0] == "started" and result["states"][-1] == "finished"
+
+    # vim.diagnostic lines are 0-based: the unused import, shell=True, bare except, mutable default.
+    assert result["diagnostic_lines"] == [3, 20, 26, 30]
+    assert {d["source"] for d in result["diagnostics"]} == {"redline"}
+    severities = {d["lnum"]: d["severity"] for d in result["diagnostics"]}
+    # vim.diagnostic.severity: ERROR 1, WARN 2, INFO 3.
+    assert severities == {3: 3, 20: 1, 26: 2, 30: 2}
+
+    titles = result["action_titles"]
+    assert titles[0].startswith("Redline: apply fix") and "os" in titles[0], titles
+    assert any(t.startswith("Redline: dismiss finding") for t in titles), titles
+
+    # The edit deleted `import os` in the buffer (not on disk: the buffer is unsaved) ...
+    after = result["text_after"].split("\n")
+    assert "import os" not in after
+    assert after == before[:3] + before[4:]
+    assert result["lines_after"] == result["lines_before"] - 1
+    assert (repo / "app/reports.py").read_text(encoding="utf-8").splitlines() == before
+    # ... the action's command told the server, which dropped that finding; the rest moved up.
+    assert result["fix_command"] == "redline.fixApplied"
+    assert str(result["fix_command_result"]["closed"]).startswith("RL-")
+    assert result["diagnostic_lines_after_fix"] == [19, 25, 29]
+
+    assert result["exit"] == {"code": 0, "signal": 0}
