@@ -11,6 +11,7 @@ ratio (target ≤ 2.0) and the peak memory of the Redline stage.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import subprocess
@@ -137,6 +138,9 @@ def main() -> int:
     print(f"ratio per round                {spread}")
     print(f"ratio redline / git diff       {ratio:.2f}  (target <= 2.0)")
     print(f"peak Python memory (tracemalloc, redline stage)  {peak / 1e6:.1f} MB")
+    # Both sides share the machine's cores (git, cat-file and Python run at once): other load
+    # moves the ratio, so say how busy the machine was.
+    print("load average (1, 5, 15 min)    " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     return 0
 
 

@@ -18,7 +18,7 @@ from redline.diff.parse import parse_git_diff
 from redline.diff.units import UnitBuilder
 from redline.errors import GitCommandError
 from redline.git import GitRunner, ScopeRequest, resolve_scope
-from redline.git.repo import ReadAhead, Repo, _CatFileStream, _DiffStream
+from redline.git.repo import ReadAhead, Repo, _CatFileStream, _DiffStream, stats_from_diff
 from redline.git.runner import decode
 from redline.review.pipeline import plan_review
 
@@ -36,6 +36,9 @@ class Recorder:
     def feed(self, text: str) -> list[tuple[str, str]]:
         self.texts.append(text)
         return []
+
+    def digest(self) -> None:
+        pass
 
 
 def varied_branch(repo: GitRepo) -> None:
@@ -114,6 +117,8 @@ def test_diff_stream_cuts_before_diff_lines_and_decodes_like_the_whole(seed: int
         old = sum(1 for line in body if not line.startswith(b"+"))
         new = sum(1 for line in body if not line.startswith(b"-"))
         header = b"diff --git a/f%d b/f%d\n@@ -1,%d +1,%d @@\n" % (i, i, old, new)
+        if rng.random() < 0.2:  # a merge's section: the stats are then counted on the whole
+            header = b"diff --cc f%d\n@@@ -1,%d -1,%d +1,%d @@@\n" % (i, old, old, new)
         sections.append(header + b"".join(line + b"\n" for line in body))
     data = b"".join(sections)
     recorder = Recorder()
@@ -126,6 +131,8 @@ def test_diff_stream_cuts_before_diff_lines_and_decodes_like_the_whole(seed: int
     stream.flush()
     assert stream.text() == "".join(recorder.texts) == decode(data)
     assert all(text.startswith("diff ") for text in recorder.texts)
+    # Counted run by run as the runs arrive, the totals are the whole text's.
+    assert stream.stats() == stats_from_diff(decode(data))
     pieces = [f for text in recorder.texts for f in parse_git_diff(text)]
     assert [(f.path, f.header, [h.lines for h in f.hunks]) for f in pieces] == [
         (f.path, f.header, [h.lines for h in f.hunks]) for f in parse_git_diff(decode(data))

@@ -17,7 +17,9 @@ directly, in one linear pass over the lines:
 from __future__ import annotations
 
 import itertools
+import operator
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 _HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -25,8 +27,9 @@ _SUBMODULE_LOG = re.compile(r"Submodule (.+) ([0-9a-f]{4,}\.\.\.?[0-9a-f]{4,})(?
 _GITLINK_MODE = " 160000"
 # A line that cannot belong to a hunk body, by its tag (see line_tags: empty lines are " ").
 _NOT_BODY_TAG = re.compile(r"[^ +\-\\]")
-_ADDED_RUN = re.compile(r"\++")
-_NOT_NEW_SIDE = ("-", "\\")
+# bytes.translate table: '+' → 1, anything else → 0 (see _added_lines).
+_ADDED_SELECTOR = bytes(1 if byte == ord("+") else 0 for byte in range(256))
+_FIRST_CHAR = operator.itemgetter(slice(0, 1))
 _C_ESCAPES = {
     "a": "\a",
     "b": "\b",
@@ -368,60 +371,59 @@ def _parse_hunks(lines: list[str], tags: str, i: int, fd: FileDiff) -> int:
 
 
 def _read_hunk(lines: list[str], all_tags: str, i: int, m: re.Match[str], fd: FileDiff) -> int:
-    old_start, old_count, new_start, new_count = (
-        int(m.group(1)),
-        int(m.group(2) or "1"),
-        int(m.group(3)),
-        int(m.group(4) or "1"),
-    )
+    old_text, old_count_text, new_text, new_count_text = m.groups()
+    old_start, new_start = int(old_text), int(new_text)
+    old_count = int(old_count_text) if old_count_text else 1
+    new_count = int(new_count_text) if new_count_text else 1
     header = lines[i]
     i += 1
     # Fast path (the hot loop of the whole package): a body has at least max(old, new) lines,
     # so start there and extend over lines that can be body lines, found in the tags of all
     # lines by one regex search; then check the counts. A body that does not add up is re-read
-    # line by line by its counts.
+    # line by line by its counts. Each count is taken once, at C speed, and reused below.
     n = len(lines)
     end = min(i + max(old_count, new_count), n)
     stop = _NOT_BODY_TAG.search(all_tags, end)
     end = stop.start() if stop is not None else n
     tags = all_tags[i:end]
-    if not _counts_match(tags, old_count, new_count):
+    plus, minus, marks = tags.count("+"), tags.count("-"), tags.count("\\")
+    context = len(tags) - plus - minus - marks
+    if context + minus != old_count or context + plus != new_count:
         end = _body_end_by_counts(lines, i, old_count, new_count)
         tags = all_tags[i:end].replace("\r", " ")
-    hunk = Hunk(header, old_start, old_count, new_start, new_count, lines[i:end], tags)
-    hunk.added = _added_lines(tags, new_start)
-    hunk.removed = tags.count("-")
-    fd.hunks.append(hunk)
+        plus, minus = tags.count("+"), tags.count("-")
+    added = _added_lines(tags, new_start) if plus else []
+    fd.hunks.append(
+        Hunk(header, old_start, old_count, new_start, new_count, lines[i:end], tags, added, minus)
+    )
     return end
 
 
 def line_tags(lines: list[str], start: int = 0, end: int | None = None) -> str:
     """The first character of each of lines[start:end], " " for an empty line (a context line
     whose single space an editor stripped)."""
-    return "".join([line[:1] or " " for line in lines[start:end]])
-
-
-def _counts_match(tags: str, old_count: int, new_count: int) -> bool:
-    plus, minus = tags.count("+"), tags.count("-")
-    context = len(tags) - plus - minus - tags.count("\\")
-    return context + minus == old_count and context + plus == new_count
+    selected = lines[start:end]
+    # A C-level map over the lines; an empty line yields "" there, which shortens the result,
+    # and only then (editor-mangled diffs) is the slower per-line loop needed.
+    tags = "".join(map(_FIRST_CHAR, selected))
+    if len(tags) == len(selected):
+        return tags
+    return "".join([line[:1] or " " for line in selected])
 
 
 def _added_lines(tags: str, new_start: int) -> list[int]:
     """New-side numbers of the '+' lines.
 
-    Taken run by run when the runs are long (a new file is one run); when they are short
-    (lines replaced one by one) a C-level filter over the positions is cheaper than a
-    regex match per run.
+    All at C level, with no Python step per line or per run: the tags become bytes, one
+    translate drops the '-'/'\\' lines (they take no new-side number) and turns each
+    remaining line into a 1 ('+') or 0 selector for the line numbers. Tags are ASCII in any
+    diff git writes; anything else takes the per-character filter.
     """
-    new_side = tags.replace("-", "").replace("\\", "")
-    plus = new_side.count("+")
-    if plus > 4 * new_side.count(" +") + 4:  # few runs for their size
-        added: list[int] = []
-        for run in _ADDED_RUN.finditer(new_side):
-            added += range(new_start + run.start(), new_start + run.end())
-        return added
-    return list(itertools.compress(itertools.count(new_start), map("+".__eq__, new_side)))
+    if tags.isascii():
+        selectors: Iterable[object] = tags.encode("ascii").translate(_ADDED_SELECTOR, b"-\\")
+    else:
+        selectors = map("+".__eq__, tags.replace("-", "").replace("\\", ""))
+    return list(itertools.compress(itertools.count(new_start), selectors))
 
 
 def _body_end_by_counts(lines: list[str], i: int, old_left: int, new_left: int) -> int:

@@ -91,28 +91,41 @@ def rule_unit(unit: ReviewUnit, settings: ReviewSettings) -> ReviewUnit:
     )
 
 
+# Skips that follow from one tag, in the order they are checked.
+_TAG_SKIPS = (
+    (Tag.BINARY, SKIP_BINARY),
+    (Tag.LOCKFILE, SKIP_LOCKFILE),
+    (Tag.VENDORED, SKIP_VENDORED),
+    (Tag.GENERATED, SKIP_GENERATED),
+)
+
+
 def skip_reason_for(unit: ReviewUnit, settings: ReviewSettings) -> str | None:
-    """Why a unit is not reviewed at all, or None. A reason set earlier (parse errors) wins."""
+    """Why a unit is not reviewed at all, or None. A reason set earlier (parse errors) wins.
+
+    The first that applies, in this order: submodule, binary, lockfile, vendored, generated,
+    deleted, renamed / copied without content changes, no content change. Each is checked only
+    when the ones before it do not apply.
+    """
     if unit.skip_reason:
         return unit.skip_reason
     glob = excluded_by(unit, settings.exclude)
     if glob is not None:
         return f"excluded by configuration: {glob}"
-    tags = set(unit.tags)
-    no_changes = unit.metrics.added == 0 and unit.metrics.removed == 0
-    for reason, applies in (
-        (SKIP_SUBMODULE, is_submodule(unit)),
-        (SKIP_BINARY, Tag.BINARY in tags),
-        (SKIP_LOCKFILE, Tag.LOCKFILE in tags),
-        (SKIP_VENDORED, Tag.VENDORED in tags),
-        (SKIP_GENERATED, Tag.GENERATED in tags),
-        (SKIP_DELETED, unit.patch_type is PatchType.DELETE),
-        (SKIP_RENAME_ONLY, no_changes and unit.patch_type is PatchType.RENAME),
-        (SKIP_COPY_ONLY, no_changes and unit.old_path is not None),
-        (SKIP_NO_CONTENT, no_changes),
-    ):
-        if applies:
+    if is_submodule(unit):
+        return SKIP_SUBMODULE
+    tags = unit.tags
+    for tag, reason in _TAG_SKIPS:
+        if tag in tags:
             return reason
+    if unit.patch_type is PatchType.DELETE:
+        return SKIP_DELETED
+    if unit.metrics.added == 0 and unit.metrics.removed == 0:
+        if unit.patch_type is PatchType.RENAME:
+            return SKIP_RENAME_ONLY
+        if unit.old_path is not None:
+            return SKIP_COPY_ONLY
+        return SKIP_NO_CONTENT
     return None
 
 
@@ -149,8 +162,14 @@ def _base_context(unit: ReviewUnit) -> tuple[ContextLevel, float]:
 
 
 def is_submodule(unit: ReviewUnit) -> bool:
-    header = unit.patch.split("\n@@", 1)[0]
-    return _SUBMODULE_HEADER.search(header) is not None
+    patch = unit.patch
+    end = patch.find("\n@@")
+    end = len(patch) if end == -1 else end
+    # Either form of the header names one of these literally; most units have neither, and
+    # then the header need not be copied out and searched line by line.
+    if patch.find(" 160000", 0, end) == -1 and patch.find("Submodule ", 0, end) == -1:
+        return False
+    return _SUBMODULE_HEADER.search(patch[:end]) is not None
 
 
 def excluded_by(unit: ReviewUnit, globs: list[str]) -> str | None:
@@ -160,6 +179,8 @@ def excluded_by(unit: ReviewUnit, globs: list[str]) -> str | None:
     without "/" also matches the file name alone ("*.snap"), a trailing "/" means everything
     below that directory, and a leading "**/" also matches at the top level.
     """
+    if not globs:
+        return None
     paths = [p for p in (unit.file_path, unit.old_path) if p]
     for glob in globs:
         if any(_glob_matches(path, glob) for path in paths):

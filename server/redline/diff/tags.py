@@ -9,6 +9,7 @@ only_whitespace would lower the review depth, a missed one only costs a little c
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
@@ -159,12 +160,15 @@ def _path_tags(path: str) -> frozenset[Tag]:
 
 def generated_header(lines: Iterable[str]) -> bool:
     """True when one of the first lines is a comment carrying a generated-file marker."""
-    for count, line in enumerate(lines):
-        if count >= GENERATED_HEADER_LINES:
-            return False
-        if _GENERATED_HEADER.search(line):
-            return True
-    return False
+    head = list(itertools.islice(lines, GENERATED_HEADER_LINES))
+    # Every marker contains "generated" or "do not ed(it)", and the case-insensitive regex can
+    # only match those letters as their ASCII upper or lower case (of the characters that
+    # match ASCII letters differently, none matches these), so one C-level look at the lowered
+    # lines rules out almost every file before any line is searched.
+    lowered = "\n".join(head).lower()
+    if "generated" not in lowered and "do not ed" not in lowered:
+        return False
+    return any(_GENERATED_HEADER.search(line) for line in head)
 
 
 # --- security ---------------------------------------------------------------------------------
@@ -280,6 +284,14 @@ def _spaced(table: dict[str, str | None]) -> tuple[str, ...]:
     return tuple(k for k in table if k.split() != [k])
 
 
+# The literal start of each _SECURITY_PATH alternative (keep in step with it).
+_SECURITY_PATH_STEMS = _trie_regex(
+    (
+        *("auth", "login", "logout", "passw", "secret", "token", "crypt", "session"),
+        *("permission", "acl", "oauth", "saml", "jwt", "security", "sanitiz", "csrf", "cors"),
+        *("credential", "keystore", ".pem", ".key", ".env"),
+    )
+)
 _KEYWORD_SCAN = _trie_regex(_KEYWORDS)
 _KEYWORD_CONFIRM = _confirmers(_KEYWORDS, re.IGNORECASE)
 _KEYWORD_SPACED = _spaced(_KEYWORDS)
@@ -294,23 +306,63 @@ def security_sensitive(path: str, changed_lines: Sequence[str]) -> bool:
     Removed lines count as much as added ones: deleting a check is a security change. Lines
     may keep their "+"/"-" diff prefix; no pattern depends on what starts a line.
     """
-    if _SECURITY_PATH.search(path):
+    return security_sensitive_text(path, "\n".join(changed_lines))
+
+
+# Lines and words seen to contain no keyword (no scan matches them, no spaced keyword is in
+# them). Code repeats its lines and identifiers across files and units, so most of a change is
+# answered by C-level set differences instead of regex scans; only what is new is scanned.
+# Bounded: each is cleared when it grows past its limit, and long lines are not kept.
+_CLEAN_LINES: set[str] = set()
+_CLEAN_WORDS: set[str] = set()
+_CLEAN_MAX = 50_000
+_CLEAN_LINE_MAX_CHARS = 240
+
+
+def security_sensitive_text(path: str, text: str) -> bool:
+    """security_sensitive with the changed lines already joined by "\\n"."""
+    if _security_path(path):
         return True
-    if not changed_lines:
+    if not text:
         return False
-    text = "\n".join(changed_lines)
-    lowered = text.lower()
     # Most changes contain no keyword at all, which their distinct words answer much faster
     # than the full scan (see _may_contain). Lowering the words one by one gives the words of
-    # the lowered text: case mapping never crosses whitespace.
-    words = "\n".join(set(text.split()))
-    return (
-        _may_contain(words.lower(), lowered, _KEYWORD_SCAN, _KEYWORD_SPACED)
-        and _scan(lowered, _KEYWORD_SCAN, _KEYWORD_CONFIRM)
-    ) or (
-        _may_contain(words, text, _CASED_SCAN, _CASED_SPACED)
-        and _scan(text, _CASED_SCAN, _CASED_CONFIRM)
-    )
+    # the lowered text: case mapping never crosses whitespace. No keyword contains a newline,
+    # so each occurs within one line, and a clean line (all its words clean, no spaced keyword)
+    # cannot make either check true: only the other lines and their other words are asked.
+    fresh_lines = set(text.split("\n")).difference(_CLEAN_LINES)
+    if not fresh_lines:
+        return False
+    fresh_text = "\n".join(fresh_lines)
+    fresh_words = set(fresh_text.split()).difference(_CLEAN_WORDS)
+    words = "\n".join(fresh_words)
+    may_lowered = _may_contain(words.lower(), fresh_text, _KEYWORD_SCAN, _KEYWORD_SPACED, True)
+    may_cased = _may_contain(words, fresh_text, _CASED_SCAN, _CASED_SPACED)
+    if not may_lowered and not may_cased:  # every fresh line and word is clean
+        _remember_clean(fresh_lines, fresh_words)
+        return False
+    if may_lowered and _scan(text.lower(), _KEYWORD_SCAN, _KEYWORD_CONFIRM):
+        return True
+    return may_cased and _scan(text, _CASED_SCAN, _CASED_CONFIRM)
+
+
+def _remember_clean(lines: set[str], words: set[str]) -> None:
+    if len(_CLEAN_LINES) > _CLEAN_MAX:
+        _CLEAN_LINES.clear()
+    if len(_CLEAN_WORDS) > _CLEAN_MAX:
+        _CLEAN_WORDS.clear()
+    _CLEAN_LINES.update(line for line in lines if len(line) <= _CLEAN_LINE_MAX_CHARS)
+    _CLEAN_WORDS.update(words)
+
+
+def _security_path(path: str) -> bool:
+    """_SECURITY_PATH.search(path), whose alternatives re tries one by one at every position.
+    An ASCII path first has its lowered form scanned for their literal stems (one trie regex,
+    see _trie_regex): a case-insensitive match of a pattern contains its stem, and in ASCII
+    text that is exactly an occurrence of the stem in the lowered text."""
+    if path.isascii() and _SECURITY_PATH_STEMS.search(path.lower()) is None:
+        return False
+    return _SECURITY_PATH.search(path) is not None
 
 
 def _scan(text: str, scan: re.Pattern[str], confirm: dict[str, re.Pattern[str] | None]) -> bool:
@@ -325,8 +377,11 @@ def _scan(text: str, scan: re.Pattern[str], confirm: dict[str, re.Pattern[str] |
     return False
 
 
-def _may_contain(words: str, text: str, scan: re.Pattern[str], spaced: tuple[str, ...]) -> bool:
-    """Whether any keyword occurs in text, asked of its distinct words (`words`, one a line).
+def _may_contain(
+    words: str, text: str, scan: re.Pattern[str], spaced: tuple[str, ...], lower: bool = False
+) -> bool:
+    """Whether any keyword occurs in text (lowered first when `lower`), asked of its distinct
+    words (`words`, one a line, already lowered when `lower`).
 
     The keyword regex costs ~25 ns per character scanned, and code repeats its words, so the
     set of its whitespace-separated words is much shorter than the text. A keyword without
@@ -335,7 +390,11 @@ def _may_contain(words: str, text: str, scan: re.Pattern[str], spaced: tuple[str
     itself. A False is therefore exact; a True means the full scan, which needs each match's
     line for its confirming pattern, has to run.
     """
-    return any(keyword in text for keyword in spaced) or scan.search(words) is not None
+    if spaced:
+        searched = text.lower() if lower else text
+        if any(keyword in searched for keyword in spaced):
+            return True
+    return scan.search(words) is not None
 
 
 # --- comments and whitespace ------------------------------------------------------------------
@@ -371,14 +430,17 @@ _COMMENT_PREFIXES: dict[str, tuple[str, ...]] = {
     "html": ("<!--",),
     "xml": ("<!--",),
 }
+# What str.split() takes for whitespace among the ASCII characters (0x1c-0x1f included).
+_ASCII_SPACE = bytes(byte for byte in range(128) if chr(byte).isspace())
 # Languages where a line's indentation is syntax: re-indenting is not a whitespace-only change.
 _INDENT_SENSITIVE = frozenset({"python", "yaml", "makefile"})
 
 
-def only_comments(language: str | None, changed_lines: Sequence[str]) -> bool:
-    """Every changed line is a comment or blank, and at least one is a comment."""
+def only_comments(language: str | None, changed_lines: Iterable[str]) -> bool:
+    """Every changed line is a comment or blank, and at least one is a comment. The lines are
+    read only up to the first one that is neither."""
     prefixes = _COMMENT_PREFIXES.get(language or "")
-    if not prefixes or not changed_lines:
+    if not prefixes:
         return False
     seen_comment = False
     for line in changed_lines:
@@ -400,12 +462,25 @@ def only_whitespace(language: str | None, removed: Sequence[str], added: Sequenc
     """
     if not removed and not added:
         return False
-    # Cheap rejection first: the non-whitespace characters must be the same.
-    if "".join("".join(removed).split()) != "".join("".join(added).split()):
+    return whitespace_only_change(language, "\n".join(removed), "\n".join(added))
+
+
+def whitespace_only_change(language: str | None, removed: str, added: str) -> bool:
+    """only_whitespace for a change of at least one line, with the removed and the added lines
+    (no prefix) each joined by "\\n". Joining by a newline changes neither check: both only
+    compare the text's non-whitespace characters, or its words, and a newline is whitespace."""
+    # Cheap rejection first: the non-whitespace characters must be the same. For ASCII text
+    # (most code) a bytes translate deletes the whitespace without making a string per word.
+    if removed.isascii() and added.isascii():
+        if removed.encode("ascii").translate(None, _ASCII_SPACE) != added.encode("ascii").translate(
+            None, _ASCII_SPACE
+        ):
+            return False
+    elif "".join(removed.split()) != "".join(added.split()):
         return False
     if language in _INDENT_SENSITIVE:
-        return _indented(removed) == _indented(added)
-    return " ".join(" ".join(removed).split()) == " ".join(" ".join(added).split())
+        return _indented(removed.split("\n")) == _indented(added.split("\n"))
+    return " ".join(removed.split()) == " ".join(added.split())
 
 
 def _indented(lines: Iterable[str]) -> list[tuple[str, str]]:

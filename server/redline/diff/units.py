@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -27,11 +27,12 @@ from redline.config_models import ReviewSettings
 from redline.diff.functions import function_spans, has_grammar, language_for, names_for_lines
 from redline.diff.parse import FileDiff, Hunk, line_tags, parse_git_diff
 from redline.diff.tags import (
+    GENERATED_HEADER_LINES,
     generated_header,
     only_comments,
-    only_whitespace,
     path_tags,
-    security_sensitive,
+    security_sensitive_text,
+    whitespace_only_change,
 )
 from redline.model import PatchType, ReviewUnit, Tag, UnitMetrics
 
@@ -41,7 +42,8 @@ GROUP_GAP_LINES = 20  # hunks closer than this (new side) are reviewed together
 _HEAD_BYTES = 4096  # how much of a file is searched for a generated-file header
 # Files whose content is never inspected (no read, no parse, no content tags): they are skipped.
 _UNREAD_TAGS = frozenset({Tag.LOCKFILE, Tag.VENDORED})
-_IS_CHANGE_TAG = frozenset("+-").__contains__
+# Files whose changed lines are not looked at for content tags.
+_NO_CONTENT_TAGS = _UNREAD_TAGS | {Tag.BINARY}
 _UNPARSED_TAGS = _UNREAD_TAGS | {Tag.GENERATED}
 _IDENTITY_HEADERS = (
     "old mode ",
@@ -81,11 +83,11 @@ def build_units(
 class UnitBuilder:
     """build_units, able to start while the diff is still arriving (a git.repo.DiffConsumer).
 
-    `feed` parses each run of complete file sections as git writes it and, without function
-    metrics, builds their units right away: a file's units then do not depend on its new
-    content, only its `large` and `generated` tags do, and `finish` adds those. `feed` returns
-    the paths whose new version will be read, so the caller can read them meanwhile. `finish`
-    gives exactly the units build_units gives for the whole text.
+    `feed` parses each run of complete file sections as git writes it and returns the paths
+    whose new version will be read, so the caller can read them meanwhile; `digest`, called
+    once those reads are asked for, builds the run's units without function metrics: a file's
+    units then do not depend on its new content, only its `large` and `generated` tags do, and
+    `finish` adds those. `finish` gives exactly the units build_units gives for the whole text.
     """
 
     def __init__(self, settings: ReviewSettings | None = None, *, functions: bool = True):
@@ -96,21 +98,30 @@ class UnitBuilder:
     def _reset(self) -> None:
         self._texts: list[str] = []
         self._files: list[FileDiff] = []
+        self._undrafted: list[FileDiff] = []  # fed, units not built yet (see digest)
         self._wanted: list[str] = []  # paths whose new version finish will read
         # Units built without the new content: (file, its units, built normally).
         self._drafts: list[tuple[FileDiff, list[ReviewUnit], bool]] = []
         self._seen: dict[str, int] = {}
 
     def feed(self, text: str) -> list[tuple[str, str]]:
-        """Take complete file sections; return (path, new blob id) of the files to read."""
+        """Take complete file sections; return (path, new blob id) of the files to read. Only
+        parses them: their units are built by digest (or finish), once the reads are asked for.
+        """
         self._texts.append(text)
         files = parse_git_diff(text)
         self._files += files
-        if not self.functions:
-            self._draft(files)
+        self._undrafted += files
         reads = [fd for fd in files if _will_read(fd)]
         self._wanted += [fd.path for fd in reads]
         return [(fd.path, blob) for fd in reads if (blob := fd.new_blob) is not None]
+
+    def digest(self) -> None:
+        """Build the units of the files fed since the last call (without function metrics; with
+        them, the units wait for the new versions, in finish)."""
+        files, self._undrafted = self._undrafted, []
+        if not self.functions:
+            self._draft(files)
 
     def _draft(self, files: list[FileDiff]) -> None:
         for fd in files:
@@ -150,6 +161,7 @@ class UnitBuilder:
                 )[0]
             ]
         if fed:
+            self.digest()  # the last sections fed, if the feeder did not
             prefetch(wanted)  # joins the read done while the diff arrived (or reads now)
         else:
             # The units do not depend on the new content (see the class docstring), so they are
@@ -189,7 +201,7 @@ def _fallback_unit(
     try:
         return _whole_file_unit(fd, _FileContext.of(fd), settings, seen, skip_reason=reason)
     except Exception:  # last resort: a bare skipped unit still tells the user what happened
-        uid = _unit_id(fd.path, ["error", reason], seen)
+        uid = _unit_id("\n".join([fd.path, "error", reason]), seen)
         return ReviewUnit(
             unit_id=uid, file_path=fd.path, patch_type=PatchType.MODIFY, skip_reason=reason
         )
@@ -245,7 +257,9 @@ def _file_units(
     if fd.binary or fd.submodule or fd.is_deleted or not fd.hunks:
         return [_whole_file_unit(fd, ctx, settings, seen)]
 
-    new_content = _content_file_tags(ctx, fd, read_new, settings) if content else None
+    new_content = (
+        _content_file_tags(ctx.path, ctx.tags, fd, read_new, settings) if content else None
+    )
     # Parsed once, and only when the unit is going to be reviewed.
     # Not for new files either: their depth (full_file) does not depend on their functions.
     if (
@@ -262,16 +276,16 @@ def _file_units(
 
 
 def _content_file_tags(
-    ctx: _FileContext, fd: FileDiff, read_new: ReadNew | None, settings: ReviewSettings
+    path: str, tags: set[Tag], fd: FileDiff, read_new: ReadNew | None, settings: ReviewSettings
 ) -> bytes | None:
-    """Add the tags the new version decides (large, generated) to ctx; return the version
-    when it can be parsed for functions."""
-    content = _read(read_new, ctx.path) if not ctx.tags & _UNREAD_TAGS else None
+    """Add the tags the new version decides (large, generated) to `tags`, the file's; return
+    the version when it can be parsed for functions."""
+    content = _read(read_new, path) if not tags & _UNREAD_TAGS else None
     if content is not None and len(content) > settings.max_file_bytes:
-        ctx.tags.add(Tag.LARGE)
+        tags.add(Tag.LARGE)
         content = None  # too big to parse; also what the context provider will refuse to send
     if _looks_generated(content, fd.hunks[0]):
-        ctx.tags.add(Tag.GENERATED)
+        tags.add(Tag.GENERATED)
     return content
 
 
@@ -279,10 +293,12 @@ def _add_content_tags(
     units: list[ReviewUnit], fd: FileDiff, read_new: ReadNew | None, settings: ReviewSettings
 ) -> None:
     """Give units built with content=False the tags their file's new version decides."""
-    ctx = _FileContext.of(fd)
-    before = set(ctx.tags)
-    _content_file_tags(ctx, fd, read_new, settings)
-    extra = ctx.tags - before
+    tags = path_tags(fd.path)  # what _FileContext.of starts from (binary files are not read)
+    if fd.binary:
+        tags.add(Tag.BINARY)
+    before = set(tags)
+    _content_file_tags(fd.path, tags, fd, read_new, settings)
+    extra = tags - before
     if extra:
         for unit in units:
             unit.tags = _ordered(set(unit.tags) | extra)
@@ -306,7 +322,9 @@ def _read(read_new: ReadNew | None, path: str) -> bytes | None:
 
 def _looks_generated(content: bytes | None, first: Hunk) -> bool:
     if content is not None:
-        return generated_header(content[:_HEAD_BYTES].decode("utf-8", errors="replace").split("\n"))
+        head = content[:_HEAD_BYTES].decode("utf-8", errors="replace")
+        # Only the first lines are looked at: split off just those, not the whole head.
+        return generated_header(head.split("\n", GENERATED_HEADER_LINES))
     if first.new_start > 1:
         return False
     # No file to read: the first hunk shows the top of the new file (context and added lines).
@@ -343,12 +361,11 @@ def _unit(
     settings: ReviewSettings,
     seen: dict[str, int],
 ) -> ReviewUnit:
-    changed = _changed_lines(hunks)
-    added = sum(len(h.added) for h in hunks)
+    changes = _Changes.of(hunks)
     tags = set(ctx.tags)
-    if not tags & {Tag.BINARY, *_UNREAD_TAGS}:
-        tags |= _content_tags(ctx, changed)
-    if len(changed) > settings.large_unit_lines:
+    if not tags & _NO_CONTENT_TAGS:
+        tags |= _content_tags(ctx, changes)
+    if changes.count > settings.large_unit_lines:
         tags.add(Tag.LARGE)
     functions: list[str] = []
     single = False
@@ -357,15 +374,15 @@ def _unit(
         functions = list(dict.fromkeys(name for name in found if name))
         single = len(functions) == 1 and None not in found
     return ReviewUnit(
-        unit_id=_unit_id(ctx.path, changed, seen),
+        unit_id=_unit_id(changes.material(ctx.path), seen),
         file_path=ctx.path,
         old_path=ctx.old_path,
         patch_type=ctx.patch_type,
         language=ctx.language,
         tags=_ordered(tags),
         metrics=UnitMetrics(
-            added=added,
-            removed=len(changed) - added,
+            added=changes.added,
+            removed=changes.removed,
             hunks=len(hunks),
             functions=functions,
             single_function=single,
@@ -385,25 +402,24 @@ def _whole_file_unit(
 ) -> ReviewUnit:
     """One unit for a file that is not split: deleted, binary, submodule, no hunks, unparsable."""
     hunks = [] if skip_reason else fd.hunks
-    changed = _changed_lines(hunks)
-    added = sum(len(h.added) for h in hunks)
+    changes = _Changes.of(hunks)
     tags = set(ctx.tags)
-    if not skip_reason and not fd.submodule and not tags & {Tag.BINARY, *_UNREAD_TAGS}:
-        tags |= _content_tags(ctx, changed)
-    if len(changed) > settings.large_unit_lines:
+    if not skip_reason and not fd.submodule and not tags & _NO_CONTENT_TAGS:
+        tags |= _content_tags(ctx, changes)
+    if changes.count > settings.large_unit_lines:
         tags.add(Tag.LARGE)
     identity = [line for line in fd.header if line.startswith(_IDENTITY_HEADERS)]
     if fd.binary or fd.submodule:
         identity += [line for line in fd.header if line.startswith("index ")]
     new_side = ctx.patch_type is not PatchType.DELETE
     return ReviewUnit(
-        unit_id=_unit_id(ctx.path, identity + changed, seen),
+        unit_id=_unit_id(changes.material("\n".join([ctx.path, *identity])), seen),
         file_path=ctx.path,
         old_path=ctx.old_path,
         patch_type=ctx.patch_type,
         language=ctx.language,
         tags=_ordered(tags),
-        metrics=UnitMetrics(added=added, removed=len(changed) - added, hunks=len(hunks)),
+        metrics=UnitMetrics(added=changes.added, removed=changes.removed, hunks=len(hunks)),
         added_lines=[line for h in hunks for line in h.added] if new_side else [],
         hunk_ranges=[h.new_range for h in hunks] if new_side else [],
         patch=_patch_text(fd.header, hunks),
@@ -411,30 +427,89 @@ def _whole_file_unit(
     )
 
 
-def _changed_lines(hunks: Sequence[Hunk]) -> list[str]:
-    """The '+'/'-' lines of `hunks`, prefix included, in diff order.
+# bytes.translate tables over a hunk's line tags: a 1 selects the line, a 0 skips it.
+_CHANGED_SELECTOR = bytes(1 if chr(byte) in "+-" else 0 for byte in range(256))
+_REMOVED_SELECTOR = bytes(1 if chr(byte) == "-" else 0 for byte in range(256))
+_ADDED_SELECTOR = bytes(1 if chr(byte) == "+" else 0 for byte in range(256))
 
-    Selected by the hunk's line tags with a C-level filter: changes often come as many short
-    runs (a line replaced here and there), where a Python step per run costs more.
+
+@dataclass(slots=True)
+class _Changes:
+    """A unit's changed lines in the forms its tags and id need, each built once.
+
+    `text` is the '+'/'-' lines, prefix included, in diff order, joined by "\\n"; `removed_text`
+    and `added_text` are the '-' and '+' lines without their prefix, joined the same way.
     """
-    out: list[str] = []
-    for hunk in hunks:
-        tags = hunk.tags if len(hunk.tags) == len(hunk.lines) else line_tags(hunk.lines)
-        out += itertools.compress(hunk.lines, map(_IS_CHANGE_TAG, tags))
-    return out
+
+    count: int
+    removed: int
+    added: int
+    text: str
+    removed_text: str
+    added_text: str
+
+    @classmethod
+    def of(cls, hunks: Sequence[Hunk]) -> _Changes:
+        lines: list[str] = []
+        tag_parts: list[str] = []
+        for hunk in hunks:
+            lines += hunk.lines
+            tag_parts.append(
+                hunk.tags if len(hunk.tags) == len(hunk.lines) else line_tags(hunk.lines)
+            )
+        tags = "".join(tag_parts)
+        # The lines are picked by their tags at C level: changes often come as many short runs
+        # (a line replaced here and there), where a Python step per line or per run costs more.
+        # Tags are ASCII in any diff git writes; anything else takes a per-tag table lookup.
+        if tags.isascii():
+            raw = tags.encode("ascii")
+            changed = list(itertools.compress(lines, raw.translate(_CHANGED_SELECTOR)))
+            removed = list(itertools.compress(lines, raw.translate(_REMOVED_SELECTOR)))
+            added = list(itertools.compress(lines, raw.translate(_ADDED_SELECTOR)))
+        else:
+            changed = [line for line, tag in zip(lines, tags, strict=True) if tag in "+-"]
+            removed = [line for line in changed if line[0] == "-"]
+            added = [line for line in changed if line[0] == "+"]
+        return cls(
+            count=len(changed),
+            removed=len(removed),
+            added=len(added),
+            text="\n".join(changed),
+            removed_text=_unprefixed(removed, "\n-"),
+            added_text=_unprefixed(added, "\n+"),
+        )
+
+    def material(self, head: str) -> str:
+        """`head` and the changed lines, joined by "\\n": what the unit id hashes."""
+        return f"{head}\n{self.text}" if self.count else head
 
 
-def _content_tags(ctx: _FileContext, changed: list[str]) -> set[Tag]:
+def _unprefixed(lines: list[str], prefix: str) -> str:
+    """ "\\n".join(line[1:] for line in lines), every line starting with prefix[1]: one C-level
+    replace drops the prefix after each newline (no line contains one), and [1:] the first."""
+    return "\n".join(lines).replace(prefix, "\n")[1:]
+
+
+def _content_tags(ctx: _FileContext, changes: _Changes) -> set[Tag]:
     tags: set[Tag] = set()
-    if security_sensitive(ctx.path, changed):
+    if security_sensitive_text(ctx.path, changes.text):
         tags.add(Tag.SECURITY_SENSITIVE)
-    removed = [line[1:] for line in changed if line[0] == "-"]
-    added = [line[1:] for line in changed if line[0] == "+"]
-    if only_comments(ctx.language, removed + added):
+    if changes.count and only_comments(ctx.language, _change_lines(changes)):
         tags.add(Tag.ONLY_COMMENTS)
-    if only_whitespace(ctx.language, removed, added):
+    if changes.count and whitespace_only_change(
+        ctx.language, changes.removed_text, changes.added_text
+    ):
         tags.add(Tag.ONLY_WHITESPACE)
     return tags
+
+
+def _change_lines(changes: _Changes) -> Iterator[str]:
+    """The removed then the added lines, without prefix, split only as far as they are read
+    (only_comments stops at the first line that is not a comment)."""
+    if changes.removed:
+        yield from changes.removed_text.split("\n")
+    if changes.added:
+        yield from changes.added_text.split("\n")
 
 
 _TAG_ORDER = {tag: i for i, tag in enumerate(Tag)}
@@ -444,15 +519,15 @@ def _ordered(tags: set[Tag]) -> list[Tag]:
     return sorted(tags, key=_TAG_ORDER.__getitem__)
 
 
-def _unit_id(path: str, material: list[str], seen: dict[str, int]) -> str:
-    text = "\n".join([path, *material])
-    uid = "U-" + hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
+def _unit_id(material: str, seen: dict[str, int]) -> str:
+    """Id of a unit from its material (see the module docstring)."""
+    uid = "U-" + hashlib.sha256(material.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
     count = seen.get(uid, 0) + 1
     seen[uid] = count
     if count == 1:
         return uid
-    text += f"\n#{count}"
-    return "U-" + hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
+    material += f"\n#{count}"
+    return "U-" + hashlib.sha256(material.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
 
 
 def _patch_text(header: list[str], hunks: Sequence[Hunk]) -> str:

@@ -60,6 +60,11 @@ class DiffConsumer(Protocol):
         they can be read while the diff goes on."""
         ...
 
+    def digest(self) -> None:
+        """Do whatever work on the sections fed so far need not come before their reads are
+        requested: called right after each feed's reads are, so git reads while it runs."""
+        ...
+
 
 @dataclass(frozen=True)
 class Resolved:
@@ -87,6 +92,13 @@ def is_oid(text: str) -> bool:
 
 def short(oid: str) -> str:
     return oid[:7]
+
+
+def where_label(branch: str | None, head: str | None) -> str:
+    """Repo.where from the current branch (None: detached) and HEAD's id."""
+    if head is None:
+        return f"{branch or 'HEAD'} (no commits yet)"
+    return branch if branch else f"detached HEAD at {short(head)}"
 
 
 def plural(n: int, word: str) -> str:
@@ -132,6 +144,17 @@ def stats_from_diff(text: str) -> DiffStats:
     every line after its first "@@" line that starts with '+' or '-' is a changed line; the
     "--- "/"+++ " name lines come before the first "@@", so they are not counted.
     """
+    files, added, removed = _diff_counts(text)
+    return DiffStats(files=files, added=added, removed=removed)
+
+
+def _diff_counts(text: str) -> tuple[int, int, int]:
+    """(files, added, removed) of stats_from_diff.
+
+    Additive over pieces of a diff cut just before a "diff --git " line: each piece's sections
+    are the whole text's (the newline a piece ends with cannot start a "\\n+"/"\\n-"/"\\n@@"),
+    so a streamed diff is counted piece by piece as it arrives (see _DiffStream).
+    """
     # The leading "\n" lets the text's first line be found like every other line.
     sections = ("\n" + text).split("\ndiff --git ")
     added = removed = 0
@@ -140,7 +163,7 @@ def stats_from_diff(text: str) -> DiffStats:
         if first_hunk != -1:
             added += section.count("\n+", first_hunk)
             removed += section.count("\n-", first_hunk)
-    return DiffStats(files=len(sections) - 1, added=added, removed=removed)
+    return len(sections) - 1, added, removed
 
 
 def check_rel_path(path: str) -> list[str]:
@@ -223,10 +246,7 @@ class Repo:
 
     def where(self, head: str | None) -> str:
         """'main', 'main (no commits yet)' or 'detached HEAD at 1a2b3c4', for labels."""
-        branch = self.current_branch()
-        if head is None:
-            return f"{branch or 'HEAD'} (no commits yet)"
-        return branch if branch else f"detached HEAD at {short(head)}"
+        return where_label(self.current_branch(), head)
 
     def branches(self) -> list[str]:
         out = self.git("for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes")
@@ -327,8 +347,7 @@ class Repo:
         finally:
             if self.read_ahead is not None:
                 self.read_ahead.close()
-        text = stream.text()
-        return text, stats_from_diff(text)
+        return stream.text(), stream.stats()
 
     @contextmanager
     def private_index(self) -> Iterator[Path]:
@@ -519,6 +538,9 @@ class _DiffStream:
         self._read_ahead = read_ahead
         self._pending = bytearray()
         self._texts: list[str] = []
+        # stats_from_diff's counts, summed run by run (None once a run does not start with
+        # "diff --git ", which the sum does not cover; then the whole text is counted).
+        self._counts: list[int] | None = [0, 0, 0]
 
     def take(self, chunk: bytes) -> None:
         self._pending += chunk
@@ -538,9 +560,25 @@ class _DiffStream:
         wanted = self._consumer.feed(text)
         if wanted and self._read_ahead is not None:
             self._read_ahead.want(wanted)
+        self._consumer.digest()
+        # Counted now, while git is still writing, rather than all at once after it is done.
+        if self._counts is not None:
+            if len(self._texts) > 1 and not text.startswith("diff --git "):
+                self._counts = None
+            else:
+                self._counts = [
+                    a + b for a, b in zip(self._counts, _diff_counts(text), strict=True)
+                ]
 
     def text(self) -> str:
         return "".join(self._texts)
+
+    def stats(self) -> DiffStats:
+        """stats_from_diff(self.text())."""
+        if self._counts is None:
+            return stats_from_diff(self.text())
+        files, added, removed = self._counts
+        return DiffStats(files=files, added=added, removed=removed)
 
 
 class ReadAhead:

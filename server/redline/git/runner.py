@@ -21,6 +21,7 @@ import selectors
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -236,8 +237,8 @@ def _config_identity(cwd: Path) -> tuple[str, int, int, int] | None:
 class GitRunner:
     """Runs git and gh with hardened options, a clean environment, a timeout and an output cap.
 
-    Not bound to a repository: every call names the directory it runs in. Thread-safe (no
-    mutable state after construction).
+    Not bound to a repository: every call names the directory it runs in. Thread-safe (the
+    only state that changes after construction is the filter-name cache, kept under a lock).
     """
 
     def __init__(
@@ -257,6 +258,9 @@ class GitRunner:
         self._explicit_gh = gh_path is not None
         self.git_path = _resolve_binary("git", git_path)
         self._filter_cache: dict[tuple[str, int, int, int], tuple[float, tuple[str, ...]]] = {}
+        # Held while the names are read, so git calls started together (a scope asks for
+        # several revisions at once) wait for one `git config` instead of each running it.
+        self._filter_lock = threading.Lock()
         self.gh_path = _resolve_binary("gh", gh_path)
 
     # -- environment ----------------------------------------------------------------------
@@ -302,13 +306,23 @@ class GitRunner:
         a few seconds, so an edited configuration is picked up by the next review.
         """
         key = _config_identity(cwd)
+        cached = self._cached_filter_names(key)
+        if cached is not None:
+            return cached
+        with self._filter_lock:
+            cached = self._cached_filter_names(key)  # read by another thread meanwhile
+            if cached is not None:
+                return cached
+            names = self._read_filter_names(cwd)
+            if key is not None:
+                self._filter_cache[key] = (time.monotonic(), tuple(names))
+        return names
+
+    def _cached_filter_names(self, key: tuple[str, int, int, int] | None) -> list[str] | None:
         cached = self._filter_cache.get(key) if key is not None else None
         if cached is not None and time.monotonic() - cached[0] < _FILTER_CACHE_SECONDS:
             return list(cached[1])
-        names = self._read_filter_names(cwd)
-        if key is not None:
-            self._filter_cache[key] = (time.monotonic(), tuple(names))
-        return names
+        return None
 
     def _read_filter_names(self, cwd: Path) -> list[str]:
         result = self._run_git_raw(cwd, ["config", "-z", "--get-regexp", r"^filter\."], {})

@@ -9,12 +9,15 @@ Sides of a ScopeDiff:
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from redline.errors import RepositoryError, UsageError
+from redline.errors import RedlineError, RepositoryError, UsageError
 from redline.git.pr import UNAVAILABLE_REV, resolve_pr
 from redline.git.repo import (
     DEFAULT_MAX_FILE_BYTES,
@@ -25,8 +28,9 @@ from redline.git.repo import (
     short,
     stats_suffix,
     validate_revision,
+    where_label,
 )
-from redline.git.runner import GitRunner, strip_control
+from redline.git.runner import GitRunner, _config_identity, strip_control
 from redline.model import DiffStats
 
 INDEX_REV: Final = ":index"
@@ -150,20 +154,26 @@ def scope_staged(repo: Repo, arg: str | None = None) -> Resolved:
 
 def scope_branch(repo: Repo, arg: str | None = None) -> Resolved:
     """HEAD against its merge-base with the base branch (default: origin/HEAD, main, master)."""
-    head = repo.head()
-    if head is None:
-        raise RepositoryError(
-            f"{repo.where(None)}: there are no commits on this branch to compare with a base",
-            hint="commit first, or review the uncommitted changes instead",
-        )
-    base_name, base_oid = repo.base(arg)
+    # HEAD, the base and the branch name (for the label) are independent lookups, one git
+    # process each: they run at once instead of one after another before the diff can start.
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="redline-scope") as pool:
+        branch = pool.submit(repo.current_branch)
+        base = pool.submit(repo.base, arg)
+        head = repo.head()
+        if head is None:
+            raise RepositoryError(
+                f"{where_label(branch.result(), None)}: there are no commits on this branch to "
+                "compare with a base",
+                hint="commit first, or review the uncommitted changes instead",
+            )
+        base_name, base_oid = base.result()
     merge_base = repo.merge_base(base_oid, head)
     if merge_base is None:
         raise RepositoryError(f"HEAD and '{base_name}' have no common history")
     diff_text, stats = repo.diff(merge_base, head)
     label = (
-        f"branch {repo.where(head)} vs {base_name} (merge-base {short(merge_base)})"
-        + stats_suffix(stats, diff_text)
+        f"branch {where_label(branch.result(), head)} vs {base_name} "
+        f"(merge-base {short(merge_base)})" + stats_suffix(stats, diff_text)
     )
     return Resolved(label, diff_text, merge_base, head, stats)
 
@@ -261,7 +271,7 @@ def resolve_scope(
             hint=f"use one of: {', '.join(SCOPE_KINDS)}",
         )
     runner = runner or GitRunner()
-    root = runner.find_repo_root(repo)
+    root = _find_root(runner, repo)
     git_repo = Repo(root, runner, consumer=consumer, max_file_bytes=max_file_bytes)
     resolved = handler(git_repo, request.arg)
     return ScopeDiff(
@@ -276,6 +286,26 @@ def resolve_scope(
         max_file_bytes=max_file_bytes,
         read_ahead=git_repo.read_ahead,
     )
+
+
+def _find_root(runner: GitRunner, path: Path) -> Path:
+    """runner.find_repo_root(path), with the repository's filter names (which the first git
+    call in it reads, see GitRunner.filter_names) read at the same time when `path` is the top
+    of a plain working tree, the usual case: two git processes at once, not one after another.
+    A failed read is only not cached; the call that needs the names reads them again."""
+    if _config_identity(path) is None:
+        return runner.find_repo_root(path)
+
+    def read_filter_names() -> None:
+        with contextlib.suppress(RedlineError):
+            runner.filter_names(path)
+
+    reader = threading.Thread(target=read_filter_names, name="redline-filter-names")
+    reader.start()
+    try:
+        return runner.find_repo_root(path)
+    finally:
+        reader.join()
 
 
 def _display(ref: str, oid: str) -> str:
