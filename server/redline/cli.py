@@ -16,7 +16,7 @@ from typing import Any
 from redline import config
 from redline.config_models import Settings
 from redline.errors import ConfigError, RedlineError, UsageError
-from redline.model import Severity
+from redline.model import Review, Severity
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -163,11 +163,24 @@ def _settings(repo: Path, args: argparse.Namespace) -> Settings:
     return loaded.settings
 
 
+def _report_and_exit_code(review: Review, settings: Settings, args: argparse.Namespace) -> int:
+    """Write the report; exit 1 when a finding is at or above --fail-on."""
+    from redline.report import render
+
+    _write_report(render(review, args.format), args.output)
+    fail_on = settings.review.fail_on
+    if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in review.findings):
+        worst = max(f.severity.rank for f in review.findings)
+        name = next(s.value for s in Severity if s.rank == worst)
+        sys.stderr.write(f"redline: failing: a {name} finding is at or above --fail-on\n")
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
 def _cmd_review(args: argparse.Namespace) -> int:
     from redline.progress import StderrProgress
-    from redline.report import render
     from redline.review.estimate import estimate_model, render_estimate
-    from redline.review.pipeline import exceeds, plan_review, run_review
+    from redline.review.pipeline import plan_review, run_review
     from redline.store import TaskStore
 
     repo = _repo_root(args.repo)
@@ -188,23 +201,14 @@ def _cmd_review(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     review = run_review(plan, settings, progress, store=TaskStore())
-    _write_report(render(review, args.format), args.output)
-    fail_on = settings.review.fail_on
-    if fail_on is not None and exceeds(review, fail_on.rank):
-        worst = max(f.severity.rank for f in review.findings)
-        name = next(s.value for s in Severity if s.rank == worst)
-        sys.stderr.write(f"redline: failing: a {name} finding is at or above --fail-on\n")
-        return EXIT_FINDINGS
-    return EXIT_OK
+    return _report_and_exit_code(review, settings, args)
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
     import asyncio
 
     from redline.progress import StderrProgress
-    from redline.report import render
     from redline.review.ask import ASK_NEEDS_MODEL, ROLE, run_ask
-    from redline.review.pipeline import exceeds
     from redline.store import TaskStore
 
     repo = _repo_root(args.repo)
@@ -216,14 +220,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     review = asyncio.run(
         run_ask(args.request, repo, settings, progress=progress, store=TaskStore())
     )
-    _write_report(render(review, args.format), args.output)
-    fail_on = settings.review.fail_on
-    if fail_on is not None and exceeds(review, fail_on.rank):
-        worst = max(f.severity.rank for f in review.findings)
-        name = next(s.value for s in Severity if s.rank == worst)
-        sys.stderr.write(f"redline: failing: a {name} finding is at or above --fail-on\n")
-        return EXIT_FINDINGS
-    return EXIT_OK
+    return _report_and_exit_code(review, settings, args)
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
@@ -239,7 +236,6 @@ def _cmd_init(args: argparse.Namespace) -> int:
 
 
 def _cmd_history(args: argparse.Namespace) -> int:
-    from redline.model import Review
     from redline.report import render
     from redline.store import TaskStore
 

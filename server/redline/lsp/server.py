@@ -417,7 +417,7 @@ def debug_info(ls: RedlineServer, params: Any) -> dict[str, Any]:
     `probeStdout`, first write to stdout the ways a stray print or a child process would: the
     guard in `main` must send all of it to stderr, or the client's connection breaks."""
     if getattr(params, "probeStdout", False):
-        print("redline: stdout probe (print)")
+        sys.stdout.write("redline: stdout probe (sys.stdout, as print() would)\n")
         sys.stdout.flush()
         os.write(1, b"redline: stdout probe (fd 1)\n")
     return {

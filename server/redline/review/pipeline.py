@@ -324,7 +324,3 @@ def _run_review(
 def _at_or_above(findings: list[Finding], settings: Settings) -> list[Finding]:
     floor = settings.review.min_severity.rank
     return [f for f in findings if f.severity.rank >= floor]
-
-
-def exceeds(review: Review, threshold_rank: int) -> bool:
-    return any(f.severity.rank >= threshold_rank for f in review.findings)
