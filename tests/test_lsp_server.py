@@ -657,7 +657,7 @@ def _unframe(data: bytes) -> list[dict[str, Any]]:
 
 def test_stdout_holds_nothing_but_framed_json_rpc(demo_repo: Path, cache: Path) -> None:
     """The pygls client skips junk between messages; VS Code's does not. So read the raw
-    stream: the stdout probe (a print and a write to fd 1) must land on stderr."""
+    stream: the stdout probe (a write to sys.stdout and one to fd 1) must land on stderr."""
     root = demo_repo.as_uri()
     requests = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -678,5 +678,5 @@ def test_stdout_holds_nothing_but_framed_json_rpc(demo_repo: Path, cache: Path) 
     messages = _unframe(proc.stdout)
     by_id = {m.get("id"): m for m in messages}
     assert by_id[2]["result"]["litellmLoaded"] is False
-    assert b"stdout probe (print)" in proc.stderr and b"stdout probe (fd 1)" in proc.stderr
+    assert b"stdout probe (sys.stdout" in proc.stderr and b"stdout probe (fd 1)" in proc.stderr
     assert proc.returncode == 0

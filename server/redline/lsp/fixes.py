@@ -29,14 +29,16 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 
-from tree_sitter import Parser
-
-# `load_language` is the grammar loader the function-span code uses: one place decides which grammar
-# wheels exist and how a broken one is tolerated.
-from redline.diff.functions import language_for, load_language
 from redline.lsp.tracking import Range, TrackedFinding, split_keepends
-from redline.review.anchoring import split_lines
+
+if TYPE_CHECKING:
+    from tree_sitter import Parser
+
+# tree-sitter, `redline.diff.functions` and `redline.review.anchoring` (pydantic) are imported
+# inside the functions that use them: the server imports this module at start-up for the
+# command ids below, long before its first code action.
 
 QUICKFIX = "quickfix"
 
@@ -100,6 +102,8 @@ def fix_edit(finding_range: Range, doc_text: str, improved_code: str | None) -> 
         rng = _deletion_range(lines, first, last)
         new_text = ""
     else:
+        from redline.review.anchoring import split_lines
+
         body = split_lines(improved_code)
         rng = Range(first, 0, last, len(last_text))
         new_text = eol.join(body)
@@ -132,6 +136,8 @@ def _apply(lines: list[str], rng: Range, new_text: str) -> str:
 def fixed_text_parses(path: str, new_text: str) -> bool | None:
     """Whether `new_text` parses as the language of `path`: True/False, or None when it cannot
     be checked (no parser for the language)."""
+    from redline.diff.functions import language_for
+
     kind = language_for(path)
     if kind == "python":
         return _python_parses(new_text)
@@ -154,6 +160,12 @@ def _python_parses(text: str) -> bool:
 
 @cache
 def _parser(kind: str) -> Parser | None:
+    from tree_sitter import Parser
+
+    # `load_language` is the grammar loader the function-span code uses: one place decides which
+    # grammar wheels exist and how a broken one is tolerated.
+    from redline.diff.functions import load_language
+
     language = load_language(kind)
     return Parser(language) if language is not None else None
 

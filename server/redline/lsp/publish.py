@@ -12,12 +12,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
+from redline.enums import Severity
 from redline.lsp.tracking import DocumentFindings, Encoding, TrackedFinding, to_client_units
-from redline.model import Finding, Severity
+
+if TYPE_CHECKING:
+    from redline.model import Finding
 
 SOURCE = "redline"
 

@@ -6,7 +6,9 @@ negotiated encoding), tracking.py (findings that follow edits), fixes.py and hov
 actions and hovers), settings.py (editor settings), store/dismissals.py (dismissals).
 
 Start-up does no git work and imports nothing heavy: the review engine is imported when the
-first review starts, and litellm only when a model review calls a model.
+first review starts, and litellm only when a model review calls a model. What needs pydantic or
+tree-sitter (the model, anchoring, hovers, dismissals, fix checks) is imported where it is first
+used, so `initialize` is answered after little more than pygls' own import.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import gc
 import logging
 import os
 import sys
+import sysconfig
 import threading
 import time
 import uuid
@@ -31,7 +34,6 @@ from pygls.lsp.server import LanguageServer
 from redline.errors import RedlineError, UsageError
 from redline.lsp import engine, fixes, publish
 from redline.lsp.engine import PathTexts
-from redline.lsp.hover import hover_markdown
 from redline.lsp.reviews import (
     ReviewCancelled,
     ReviewJob,
@@ -42,7 +44,6 @@ from redline.lsp.reviews import (
 )
 from redline.lsp.settings import LspSettings, merge_settings
 from redline.lsp.tracking import FindingTracker, Range, TrackedFinding, from_client_units
-from redline.store.dismissals import DismissalError, DismissalStore, inline_ignores
 
 if TYPE_CHECKING:
     from redline.model import Finding, Review
@@ -51,6 +52,20 @@ log = logging.getLogger("redline.lsp")
 
 
 def _version() -> str:
+    # The initialize response carries the version, so it is looked up before the first answer.
+    # importlib.metadata costs ~17 ms to import (email, zipfile, csv, ...): a third of Redline's
+    # own start-up. The installed distribution's METADATA names the version in a one-line
+    # header. Only the environment's own site-packages is searched — never sys.path, whose
+    # first entry can be the working directory, i.e. the repository under review. Anything
+    # unusual falls back to importlib.metadata.
+    site = Path(sysconfig.get_paths()["purelib"])
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        for metadata in sorted(site.glob("redline-*.dist-info/METADATA")):
+            for line in metadata.read_text(encoding="utf-8").splitlines():
+                if not line:
+                    break  # end of the headers
+                if line.startswith("Version:"):
+                    return line.removeprefix("Version:").strip()
     from importlib.metadata import PackageNotFoundError, version
 
     try:
@@ -270,6 +285,8 @@ class RedlineServer(LanguageServer):
         """Ids in `.redline/dismissed.toml` (read afresh: a `git pull` may have changed it)."""
         if folder.root is None:
             return set()
+        from redline.store.dismissals import DismissalError, DismissalStore
+
         try:
             return DismissalStore(folder.root).ids()
         except DismissalError as exc:
@@ -279,6 +296,8 @@ class RedlineServer(LanguageServer):
     def drop_dismissed(
         self, folder: Folder, findings: list[Finding], text: str, stored: set[str] | None = None
     ) -> list[Finding]:
+        from redline.store.dismissals import inline_ignores
+
         stored = self.dismissed_ids(folder) if stored is None else stored
         marked = inline_ignores(text)
         return [f for f in findings if f.id not in stored and f.id not in marked]
@@ -302,6 +321,8 @@ class RedlineServer(LanguageServer):
         folder, _uri, finding = found
         if folder.root is None:
             raise UsageError("the folder has not been reviewed yet")
+        from redline.store.dismissals import DismissalStore
+
         DismissalStore(folder.root).add(finding, reason)
         self.forget(finding_id)
         return finding
@@ -927,6 +948,8 @@ def on_hover(ls: RedlineServer, params: types.HoverParams) -> types.Hover | None
     found = _shown_at(ls, uri, rng)
     if not found:
         return None
+    from redline.lsp.hover import hover_markdown
+
     text = "\n\n---\n\n".join(hover_markdown(t.finding, t.stale) for t in found)
     caps = ls.client_capabilities.text_document
     formats = caps.hover.content_format if caps and caps.hover else None

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from redline.model import Severity
+from redline.enums import Severity
 
 StaleDisplay = Literal["withdraw", "mark"]
 

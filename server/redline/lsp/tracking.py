@@ -33,10 +33,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from redline.model import Finding
-from redline.review.anchoring import locate, split_lines
+if TYPE_CHECKING:
+    from redline.model import Finding
+
+# `redline.review.anchoring` (hence pydantic and the model) is imported inside the functions
+# that use it: the language server imports this module at start-up, before any finding exists.
 
 StaleMode = Literal["withdraw", "mark"]
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
@@ -169,6 +172,8 @@ def _unit_width(ch: str, encoding: Encoding) -> int:
 
 def _quote(finding: Finding) -> list[str]:
     """The quoted lines as compared with the document: trailing whitespace is not content."""
+    from redline.review.anchoring import split_lines
+
     return [line.rstrip() for line in split_lines(finding.existing_code)]
 
 
@@ -387,6 +392,8 @@ class FindingTracker:
     def _locate(
         doc: DocumentFindings, text: str, finding: Finding, hint_line: int | None
     ) -> TrackedFinding | None:
+        from redline.review.anchoring import locate
+
         # `text` is doc's text, passed in so a document with many findings is joined once.
         anchor = locate(finding.existing_code, text, hint_line)
         if anchor.start_line is None or anchor.end_line is None:

@@ -1,0 +1,95 @@
+"""The plain enums of the domain model, without pydantic.
+
+`redline.model` re-exports them; code that must stay cheap to import (the language server
+before its first request) imports them from here, so it never pays for pydantic.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    CRITICAL = "Critical"
+    HIGH = "High"
+    MEDIUM = "Medium"
+    LOW = "Low"
+    INFO = "Info"
+
+    @property
+    def rank(self) -> int:
+        """Higher is more serious: Critical 4 … Info 0."""
+        return _SEVERITY_RANK[self]
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        for member in cls:
+            if member.value.lower() == text.strip().lower():
+                return member
+        raise ValueError(f"unknown severity {text!r}; expected one of {[m.value for m in cls]}")
+
+
+_SEVERITY_RANK = {
+    Severity.CRITICAL: 4,
+    Severity.HIGH: 3,
+    Severity.MEDIUM: 2,
+    Severity.LOW: 1,
+    Severity.INFO: 0,
+}
+
+
+class Category(StrEnum):
+    FUNCTIONALITY = "Functionality"
+    SECURITY = "Security"
+    PERFORMANCE = "Performance"
+    QUALITY = "Quality"
+
+
+class AnchorState(StrEnum):
+    EXACT = "exact"
+    RELOCATED = "relocated"
+    UNANCHORED = "unanchored"
+
+
+class PatchType(StrEnum):
+    ADD = "add"
+    DELETE = "delete"
+    MODIFY = "modify"
+    RENAME = "rename"
+
+
+class ContextLevel(StrEnum):
+    DIFF_ONLY = "diff_only"
+    FUNCTION = "function"
+    FILE_CONTEXT = "file_context"
+    FULL_FILE = "full_file"
+
+    @property
+    def depth(self) -> int:
+        return _CONTEXT_DEPTH[self]
+
+    @staticmethod
+    def deeper(a: ContextLevel, b: ContextLevel) -> ContextLevel:
+        return a if a.depth >= b.depth else b
+
+
+_CONTEXT_DEPTH = {
+    ContextLevel.DIFF_ONLY: 0,
+    ContextLevel.FUNCTION: 1,
+    ContextLevel.FILE_CONTEXT: 2,
+    ContextLevel.FULL_FILE: 3,
+}
+
+
+class Tag(StrEnum):
+    SECURITY_SENSITIVE = "security_sensitive"
+    ONLY_COMMENTS = "only_comments"
+    ONLY_WHITESPACE = "only_whitespace"
+    TEST = "test"
+    DOCS = "docs"
+    CONFIG = "config"
+    GENERATED = "generated"
+    LOCKFILE = "lockfile"
+    VENDORED = "vendored"
+    BINARY = "binary"
+    LARGE = "large"
