@@ -45,6 +45,17 @@ SHELL = {
     ),
     "confidence": 0.9,
 }
+# Quotes code that is not in the file: no diagnostic, but the sidebar must still list it.
+PHANTOM = {
+    "file": REPORTS,
+    "line": 5,
+    "severity": "Low",
+    "category": "Quality",
+    "title": "Code the model imagined",
+    "comment": "Refers to code that is not in the file.",
+    "existing_code": "def frobnicate(x):\n    return x ** 2",
+    "confidence": 0.5,
+}
 
 
 @pytest.fixture
@@ -97,7 +108,7 @@ class SlowReviewer:
 
 @pytest.fixture
 def script() -> ReviewScript:
-    return ReviewScript(findings={REPORTS: [SHELL]})
+    return ReviewScript(findings={REPORTS: [SHELL, PHANTOM]})
 
 
 @pytest.fixture
@@ -626,6 +637,13 @@ async def test_model_reviews_cancel_supersede_and_offer_verified_fixes(
     assert 20 in s.lines_of(REPORTS)
     # Results went out file by file before the end (the analyzers' first), not only at the end.
     assert len(s.findings) > published_before_end + 1
+    # The unanchored finding has no diagnostic, but the sidebar lists it under its file.
+    last = s.findings[-1]
+    rows = [row for entry in last["files"] if entry["path"] == REPORTS for row in entry["findings"]]
+    phantom = [row for row in rows if row["title"] == "Code the model imagined"]
+    assert len(phantom) == 1 and phantom[0]["unanchored"] is True and phantom[0]["line"] is None
+    diagnostics = s.client.diagnostics.get(s.uri(REPORTS), [])
+    assert not any("imagined" in d.message for d in diagnostics)
 
     # 4. The model's fix, verified CORRECT by the verifier and parsing: the preferred action.
     s.open(REPORTS)

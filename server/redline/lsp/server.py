@@ -211,6 +211,7 @@ class RedlineServer(LanguageServer):
                 path = folder.findings[uri][0].file if folder.findings[uri] else ""
                 files.append({"uri": uri, "path": path, "findings": rows})
         review = folder.review
+        self._add_unanchored(folder, files)
         self.protocol.notify(
             FINDINGS,
             {
@@ -220,6 +221,31 @@ class RedlineServer(LanguageServer):
                 "files": files,
             },
         )
+
+    def _add_unanchored(self, folder: Folder, files: list[dict[str, Any]]) -> None:
+        """Findings whose quoted code was not found get no diagnostic (there is no line to put
+        it on), but the sidebar still lists them, marked unanchored, under their file."""
+        review = folder.review
+        if review is None or folder.root is None:
+            return
+        by_path = {entry["path"]: entry for entry in files}
+        for f in review.findings:
+            if f.line is not None or f.severity.rank < self.settings.min_severity.rank:
+                continue
+            if self.tracker.is_closed(f.id):
+                continue
+            row = f.model_dump(mode="json")
+            row["stale"] = False
+            row["unanchored"] = True
+            entry = by_path.get(f.file)
+            if entry is None:
+                uri = publish.path_uri(folder.root, f.file)
+                if uri is None:
+                    continue  # a path outside the repository is model text, not a place
+                entry = {"uri": uri, "path": f.file, "findings": []}
+                by_path[f.file] = entry
+                files.append(entry)
+            entry["findings"].append(row)
 
     # -- publishing ----------------------------------------------------------------------
 
