@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -334,3 +335,20 @@ def test_stats_from_diff_on_text_without_sections() -> None:
     assert stats_from_diff("@@ -1 +1 @@\n-a\n+b\n") == DiffStats(files=0, added=1, removed=1)
     text = "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n--b\n+++c\n c\n"
     assert stats_from_diff(text) == DiffStats(files=1, added=1, removed=2)
+
+
+def test_same_size_edit_in_the_same_second_as_the_commit_is_seen(repo: GitRepo) -> None:
+    """ "Racy git": an edit that keeps the size and the stat data of the index entry is only
+    visible to git because the index file is not newer than the entry. The uncommitted scope
+    works on a copy of the index; the copy must keep the index's mtime, or the edit vanishes."""
+    old = (1_600_000_000 * 10**9, 1_600_000_000 * 10**9)  # a fixed past instant
+    path = repo.write("a.txt", "aaaa\n")
+    os.utime(path, ns=old)
+    repo.commit("base")  # the index entry records the old mtime
+    repo.write("a.txt", "bbbb\n")  # same size, same inode
+    os.utime(path, ns=old)  # same stat data as the entry
+    os.utime(repo.root / ".git" / "index", ns=old)  # the index written in that same instant
+    assert "+bbbb" in repo.git("diff")  # git itself sees it (racily clean → compares content)
+
+    diff = resolve_scope(repo.root, ScopeRequest("uncommitted"))
+    assert "-aaaa\n+bbbb" in diff.diff_text

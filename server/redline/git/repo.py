@@ -366,6 +366,11 @@ class Repo:
                 if st.st_size > self.runner.max_output:
                     raise RepositoryError(f"the git index {real} is too large ({st.st_size} bytes)")
                 shutil.copyfile(real, copy, follow_symlinks=False)
+                # Keep the index's own timestamp: git trusts an entry's cached stat data only
+                # when the file is older than the index ("racy git"). A fresh mtime on the copy
+                # would make a same-size edit made in the same second as the last `git add`
+                # look unchanged, and the review would silently miss it.
+                os.utime(copy, ns=(st.st_atime_ns, st.st_mtime_ns))
             yield copy
 
     def untracked_files(self) -> list[str]:
