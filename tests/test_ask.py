@@ -25,6 +25,8 @@ from redline.model import Review
 from redline.review.ask import SUBMIT_NUDGE, parse_submission, run_ask, scope_label
 from redline.store import TaskStore
 
+from demo_findings import BARE_EXCEPT as BARE_EXCEPT_FINDING
+from demo_findings import SHELL, SPECULATIVE
 from review_script import ReviewScript
 from scripted_llm import Reply, ScriptedLLM
 
@@ -34,42 +36,8 @@ import demo
 SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 AGENT_PROMPT_MARK = "You are Redline's review agent"
 
-SHELL = {
-    "file": "app/reports.py",
-    "line": 21,
-    "severity": "Critical",
-    "category": "Security",
-    "title": "Shell injection through the report name",
-    "comment": "name and target_dir come from the request and reach a shell; use a list argv.",
-    "existing_code": "    return subprocess.call(command, shell=True)",
-    "improved_code": (
-        '    return subprocess.call(["zip", "-r", f"{target_dir}/{name}.zip", f"reports/{name}"])'
-    ),
-    "confidence": 0.9,
-}
-# Right code, wrong line number: anchoring must place it by the code (lines 27-28).
-BARE_EXCEPT = {
-    "file": "./app/reports.py",
-    "line": 3,
-    "severity": "Medium",
-    "category": "Functionality",
-    "title": "Bare except hides real errors",
-    "comment": "Catching everything also hides permission errors; catch OSError.",
-    "existing_code": "    except:\n        return None",
-    "improved_code": "    except OSError:\n        return None",
-    "confidence": 0.8,
-}
-# The verifier rejects this one.
-SPECULATIVE = {
-    "file": "app/reports.py",
-    "line": 32,
-    "severity": "High",
-    "category": "Performance",
-    "title": "Speculative quadratic loop",
-    "comment": "This might be slow.",
-    "existing_code": "    for report in reports:",
-    "confidence": 0.4,
-}
+# Right code, wrong line number and a "./" path: anchoring must normalise and place it.
+BARE_EXCEPT = dict(BARE_EXCEPT_FINDING, file="./app/reports.py")
 SUBMISSION = {
     "summary": "The export feature shells out with user input.",
     "findings": [SHELL, BARE_EXCEPT, SPECULATIVE],

@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from lsp_support import Session, plain, server_env, start_session, stop_session
-
+from demo_findings import PHANTOM as DEMO_PHANTOM
+from demo_findings import SHELL
 from gitrepo import GitRepo
+from lsp_support import Session, plain, server_env, start_session, stop_session
 from review_script import ReviewScript, role_of
 from scripted_llm import Reply, ScriptedLLM
 
@@ -32,30 +33,8 @@ REPORTS = "app/reports.py"
 # mutable default.
 DEMO_LINES = [3, 20, 26, 30]
 
-SHELL = {
-    "file": REPORTS,
-    "line": 21,
-    "severity": "Critical",
-    "category": "Security",
-    "title": "Shell injection through the report name",
-    "comment": "name and target_dir reach a shell; pass a list argv instead.",
-    "existing_code": "    return subprocess.call(command, shell=True)",
-    "improved_code": (
-        '    return subprocess.call(["zip", "-r", f"{target_dir}/{name}.zip", f"reports/{name}"])'
-    ),
-    "confidence": 0.9,
-}
 # Quotes code that is not in the file: no diagnostic, but the sidebar must still list it.
-PHANTOM = {
-    "file": REPORTS,
-    "line": 5,
-    "severity": "Low",
-    "category": "Quality",
-    "title": "Code the model imagined",
-    "comment": "Refers to code that is not in the file.",
-    "existing_code": "def frobnicate(x):\n    return x ** 2",
-    "confidence": 0.5,
-}
+PHANTOM = dict(DEMO_PHANTOM, file=REPORTS, line=5)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import pytest
 
 from redline.cli import main
 
+from demo_findings import BARE_EXCEPT, PHANTOM, SHELL, SPECULATIVE
 from review_script import ReviewScript, role_of
 from scripted_llm import Reply, ScriptedLLM
 
@@ -22,52 +23,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import demo
 
 SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
-
-SHELL = {
-    "file": "app/reports.py",
-    "line": 21,
-    "severity": "Critical",
-    "category": "Security",
-    "title": "Shell injection through the report name",
-    "comment": "name and target_dir come from the request and reach a shell; use a list argv.",
-    "existing_code": "    return subprocess.call(command, shell=True)",
-    "improved_code": (
-        '    return subprocess.call(["zip", "-r", f"{target_dir}/{name}.zip", f"reports/{name}"])'
-    ),
-    "confidence": 0.9,
-}
-# Right code, wrong line number: anchoring must place it by the code (line 27).
-BARE_EXCEPT = {
-    "file": "app/reports.py",
-    "line": 3,
-    "severity": "Medium",
-    "category": "Functionality",
-    "title": "Bare except hides real errors",
-    "comment": "Catching everything also hides permission errors; catch OSError.",
-    "existing_code": "    except:\n        return None",
-    "improved_code": "    except OSError:\n        return None",
-    "confidence": 0.8,
-}
-SPECULATIVE = {
-    "file": "app/reports.py",
-    "line": 32,
-    "severity": "High",
-    "category": "Performance",
-    "title": "Speculative quadratic loop",
-    "comment": "This might be slow.",
-    "existing_code": "    for report in reports:",
-    "confidence": 0.4,
-}
-PHANTOM = {
-    "file": "app/text.py",
-    "line": 7,
-    "severity": "Low",
-    "category": "Quality",
-    "title": "Code the model imagined",
-    "comment": "Refers to code that is not in the file.",
-    "existing_code": "def frobnicate(x):\n    return x ** 2",
-    "confidence": 0.5,
-}
 
 
 @pytest.fixture(autouse=True)
