@@ -22,7 +22,7 @@ from redline.errors import RedlineError
 from redline.git.repo import FileTooLargeError, Repo, check_rel_path, validate_revision
 from redline.git.runner import decode
 from redline.tools.context import ToolContext
-from redline.tools.git_tool import error_summary
+from redline.tools.git_output import error_summary
 from redline.tools.paths import check_names, is_git_name, is_secret_path, read_repo_bytes, shown
 from redline.tools.read_file import decode_text, number_lines, select_lines
 

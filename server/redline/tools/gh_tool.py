@@ -21,7 +21,8 @@ from redline.git.pr import parse_pr_arg, parse_remote_url
 from redline.git.repo import validate_revision
 from redline.git.runner import decode, split_nul
 from redline.tools.context import ToolContext
-from redline.tools.git_tool import finish_output, tokenize
+from redline.tools.git_command import tokenize
+from redline.tools.git_output import finish_output
 from redline.tools.paths import shown
 
 GH_SUBCOMMANDS: Final = ("view", "diff", "list", "checks", "status")
