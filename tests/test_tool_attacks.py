@@ -26,6 +26,7 @@ from redline.git.runner import GitRunner
 from redline.tools import ToolContext, build_tool_registry
 from redline.tools.git_tool import error_summary
 
+from gitrepo import _ENV
 from hostile_repos import (
     ALL_SECRETS,
     FAKE_GITHUB_TOKEN,
@@ -481,16 +482,15 @@ def test_control_plain_git_does_run_the_attackers_code(
     tmp_path: Path, command: list[str], marker: str
 ) -> None:
     """The fixture is really hostile: unhardened git runs its programs (so the suite can fail)."""
-    from gitrepo import _ENV
-
     hostile = build_hostile_repo(tmp_path / "h")
     subprocess.run(["git", *command], cwd=hostile.root, env=_ENV, capture_output=True)
     assert marker in hostile.markers_present()
 
 
 @pytest.mark.parametrize("target", ["outside", "env", "home"])
-async def test_blame_refuses_hostile_ignore_revs_file(env: Env, target: str) -> None:
-    """`blame.ignoreRevsFile` makes git quote a line of any file in its error message."""
+async def test_blame_never_reads_the_repositorys_ignore_revs_file(env: Env, target: str) -> None:
+    """`blame.ignoreRevsFile` makes git quote a line of any file in its error message; git runs
+    against Redline's private view, so the repository's setting is never read at all."""
     path = {
         "outside": str(env.hostile.outside_secret),
         "env": ".env",
@@ -498,10 +498,14 @@ async def test_blame_refuses_hostile_ignore_revs_file(env: Env, target: str) -> 
     }[target]
     with open(env.hostile.root / ".git" / "config", "a") as fh:
         fh.write(f"[blame]\n\tignoreRevsFile = {path}\n")
+    control = subprocess.run(
+        ["git", "blame", "app.py"], cwd=env.hostile.root, env=_ENV, capture_output=True
+    )
+    assert control.returncode != 0  # control: plain git does read it
     result = await ToolExecutor(build_tool_registry(env.ctx)).run(
         "git", {"command": "blame app.py"}
     )
-    assert not result.ok and "blame.ignoreRevsFile" in result.content
+    assert result.ok, result.content
     for secret in FORBIDDEN_TEXT:
         assert secret not in result.content
 
@@ -521,9 +525,11 @@ async def test_git_errors_do_not_pass_warnings_on(env: Env) -> None:
     env.hostile.outside_secret.write_text(f"x {PLAIN_SECRET_ATTR}!bad\n")
     with open(env.hostile.root / ".git" / "config", "a") as fh:
         fh.write(f"[core]\n\tattributesFile = {env.hostile.outside_secret}\n")
-    raw = env.ctx.runner.run_git(env.hostile.root, "diff")
-    assert PLAIN_SECRET_ATTR in raw.error_text  # control: git itself does quote the file
-    assert PLAIN_SECRET_ATTR not in error_summary(raw.error_text + "fatal: boom\n")
+    control = subprocess.run(["git", "diff"], cwd=env.hostile.root, env=_ENV, capture_output=True)
+    assert PLAIN_SECRET_ATTR in control.stderr.decode()  # control: git itself quotes the file
+    assert PLAIN_SECRET_ATTR not in error_summary(control.stderr.decode() + "fatal: boom\n")
+    # Redline's git never reads the repository's core.attributesFile in the first place.
+    assert PLAIN_SECRET_ATTR not in env.ctx.runner.run_git(env.hostile.root, "diff").error_text
     for command in ("diff", "blame -- nope.py"):
         result = await ToolExecutor(build_tool_registry(env.ctx)).run("git", {"command": command})
         assert PLAIN_SECRET_ATTR not in result.content

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Final, Protocol
 
 from redline.errors import RedlineError, RepositoryError, UsageError
+from redline.git.hardlinks import all_names_inside
+from redline.git.hardlinks import refusal as hardlink_refusal
 from redline.git.runner import EMPTY_TREE, GitRunner, decode, split_nul, strip_control
 from redline.model import DiffStats
 
@@ -516,10 +518,13 @@ class Repo:
         except OSError as exc:
             raise RepositoryError(f"cannot read {strip_control(path)!r}: {exc.strerror}") from exc
         with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
                 raise RepositoryError(
                     f"refusing to read {strip_control(path)!r}: not a regular file"
                 )
+            if not all_names_inside(self.root, st):
+                raise RepositoryError(hardlink_refusal(repr(strip_control(path))))
             data = fh.read(max_bytes + 1)
         if len(data) > max_bytes:
             raise FileTooLargeError(

@@ -29,6 +29,8 @@ from pathlib import Path
 from typing import Final
 
 from redline.errors import GitCommandError, RepositoryError
+from redline.git.discovery import RepoLocation, discover
+from redline.git.view import RepoView, views_home
 
 # Directories that hold system-installed binaries, never the workspace. /opt/homebrew/bin is
 # where Homebrew puts git and gh on Apple silicon; it is root-owned-by-convention like the rest.
@@ -45,6 +47,7 @@ _STDERR_KEEP: Final = 64 * 1024
 # interpreter's switch interval (5 ms) for the GIL while git blocks on the full pipe.
 _PIPE_SIZE: Final = 1024 * 1024
 _ERROR_TEXT_MAX: Final = 2000
+_CONFIG_MAX: Final = 4 * 1024 * 1024
 
 # Overrides every configuration knob that can make a read-only git command run a program,
 # write a file, talk to the network or change the output format we parse.
@@ -220,20 +223,6 @@ def _resolve_binary(name: str, explicit: str | os.PathLike[str] | None) -> str |
     return shutil.which(name, path=os.pathsep.join(TRUSTED_DIRS))
 
 
-_FILTER_CACHE_SECONDS: Final = 5.0
-
-
-def _config_identity(cwd: Path) -> tuple[str, int, int, int] | None:
-    """(path, inode, mtime, size) of `<cwd>/.git/config`, or None when it is not a plain
-    repository root (worktrees, subdirectories): those are simply not cached."""
-    config = os.path.join(os.path.realpath(cwd), ".git", "config")
-    try:
-        st = os.stat(config)
-    except OSError:
-        return None
-    return (config, st.st_ino, st.st_mtime_ns, st.st_size)
-
-
 class GitRunner:
     """Runs git and gh with hardened options, a clean environment, a timeout and an output cap.
 
@@ -257,10 +246,12 @@ class GitRunner:
             gh_path = self._environ["REDLINE_GH"]
         self._explicit_gh = gh_path is not None
         self.git_path = _resolve_binary("git", git_path)
-        self._filter_cache: dict[tuple[str, int, int, int], tuple[float, tuple[str, ...]]] = {}
-        # Held while the names are read, so git calls started together (a scope asks for
-        # several revisions at once) wait for one `git config` instead of each running it.
-        self._filter_lock = threading.Lock()
+        # One private view per repository (git/view.py), found by the directory a call runs
+        # in. The lock is held while a view is built, so calls started together (a scope asks
+        # for several revisions at once) wait for one view instead of each building one.
+        self._views: dict[Path, RepoView] = {}
+        self._located: dict[Path, RepoLocation | None] = {}
+        self._view_lock = threading.Lock()
         self.gh_path = _resolve_binary("gh", gh_path)
 
     # -- environment ----------------------------------------------------------------------
@@ -298,50 +289,72 @@ class GitRunner:
             )
         return self.git_path
 
-    def filter_names(self, cwd: Path) -> list[str]:
-        """Names of every `filter.<name>.*` the repository's configuration defines.
+    # -- the private repository view ------------------------------------------------------
 
-        Asked of git once per repository and briefly cached: without the cache every git call
-        costs two processes. The cache is keyed on the config file's identity and expires after
-        a few seconds, so an edited configuration is picked up by the next review.
-        """
-        key = _config_identity(cwd)
-        cached = self._cached_filter_names(key)
-        if cached is not None:
-            return cached
-        with self._filter_lock:
-            cached = self._cached_filter_names(key)  # read by another thread meanwhile
-            if cached is not None:
-                return cached
-            names = self._read_filter_names(cwd)
-            if key is not None:
-                self._filter_cache[key] = (time.monotonic(), tuple(names))
-        return names
+    def location(self, cwd: Path) -> RepoLocation | None:
+        """The repository cwd is in, found without git (git/discovery.py); None outside one."""
+        key = Path(cwd)
+        if key not in self._located:
+            self._located[key] = discover(key, self._read_config_key)
+        return self._located[key]
 
-    def _cached_filter_names(self, key: tuple[str, int, int, int] | None) -> list[str] | None:
-        cached = self._filter_cache.get(key) if key is not None else None
-        if cached is not None and time.monotonic() - cached[0] < _FILTER_CACHE_SECONDS:
-            return list(cached[1])
-        return None
+    def view(self, cwd: Path) -> RepoView | None:
+        """The private view of cwd's repository (built on first use); None outside one."""
+        location = self.location(cwd)
+        if location is None:
+            return None
+        view = self._views.get(location.worktree)
+        if view is None:
+            with self._view_lock:
+                view = self._views.get(location.worktree)
+                if view is None:
+                    view = RepoView(location, self._list_config, HARDENED_CONFIG)
+                    self._views[location.worktree] = view
+        return view
 
-    def _read_filter_names(self, cwd: Path) -> list[str]:
-        result = self._run_git_raw(cwd, ["config", "-z", "--get-regexp", r"^filter\."], {})
-        if result.returncode not in (0, 1):  # 1: no such key
-            raise GitCommandError(f"git config failed: {result.error_text}")
-        names: set[str] = set()
-        for record in split_nul(result.stdout):
-            key = record.split(b"\n", 1)[0]
-            # key is filter.<name>.<var>; <name> may itself contain dots (and anything else).
-            if key.startswith(b"filter.") and key.count(b".") >= 2:
-                names.add(os.fsdecode(key[len(b"filter.") : key.rindex(b".")]))
-        return sorted(names)
+    def notes(self, cwd: Path) -> list[str]:
+        """What the user should know about how cwd's repository is read (alternates, ...)."""
+        view = self.view(cwd)
+        return list(view.notes) if view is not None else []
 
-    def _filter_overrides(self, cwd: Path) -> list[tuple[str, str]]:
-        pairs: list[tuple[str, str]] = []
-        for name in self.filter_names(cwd):
-            for var, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "0")):
-                pairs.append((f"filter.{name}.{var}", value))
-        return pairs
+    def close(self) -> None:
+        """Remove the private views (also done when the runner is collected, or at exit)."""
+        with self._view_lock:
+            views, self._views = list(self._views.values()), {}
+        for view in views:
+            view.close()
+
+    def _config_as_data(self, path: Path, *args: str) -> ProcessResult:
+        """`git config --file path …`: the repository's config read as data, never applied.
+        Runs outside any repository (in the views' own directory), so git's discovery reads
+        nothing either."""
+        home = views_home()
+        env = self.child_env()
+        env["GIT_CEILING_DIRECTORIES"] = str(home.parent)
+        env["GIT_CONFIG_GLOBAL"] = os.devnull
+        return _run_process(
+            [self._require_git(), "config", "--file", str(path), "--no-includes", *args],
+            cwd=home,
+            env=env,
+            timeout=self.timeout,
+            max_output=_CONFIG_MAX,
+            input=None,
+            what="git config",
+        )
+
+    def _list_config(self, path: Path) -> bytes:
+        if not path.is_file():
+            return b""
+        result = self._config_as_data(path, "--list", "-z")
+        if result.returncode != 0:
+            raise RepositoryError(f"cannot read {path}: {result.error_text}")
+        return result.stdout
+
+    def _read_config_key(self, path: Path, key: str) -> str | None:
+        if not path.is_file():
+            return None
+        result = self._config_as_data(path, "--get", key)
+        return decode(result.stdout).rstrip("\n") if result.returncode == 0 else None
 
     def run_git(
         self,
@@ -375,11 +388,12 @@ class GitRunner:
         if sub == "grep" and any(_is_grep_pager_option(a) for a in args[1:]):
             raise GitCommandError("git grep may not open files in a pager")
         extra_env: dict[str, str] = {}
+        view = self.view(cwd) if sub != "version" else None
+        if view is not None:
+            view.refresh()
+            extra_env.update(view.env())
         if index_file is not None:
             extra_env["GIT_INDEX_FILE"] = str(index_file)
-        # Filters are keyed by attacker-chosen names that may contain '=' (which `-c` cannot
-        # express), so they are blanked through GIT_CONFIG_COUNT/KEY/VALUE instead.
-        extra_env.update(_config_env(self._filter_overrides(cwd)))
         argv = list(args)
         if sub in _NO_EXT_DIFF_SUBCOMMANDS:
             argv[1:1] = ["--no-ext-diff", "--no-textconv"]
@@ -419,6 +433,13 @@ class GitRunner:
             stdin_fd=stdin_fd,
         )
         if result.returncode != 0:
+            missing = missing_object(result.error_text)
+            if missing is not None:
+                raise GitCommandError(
+                    f"object {missing} is not in the local repository",
+                    hint="fetch it first (`git fetch`); Redline never fetches, and reads only "
+                    "the repository's own objects",
+                )
             raise GitCommandError(
                 f"git {args[0]} failed (exit {result.returncode}): {result.error_text}"
             )
@@ -483,7 +504,11 @@ class GitRunner:
         if not self.gh_path:
             raise GitCommandError("gh is not installed")
         env = self.child_env(for_gh=True)
-        env.update(_config_env([*HARDENED_CONFIG, *self._filter_overrides(cwd)]))
+        # gh runs git itself (remote lookup): those processes see the view too.
+        view = self.view(cwd)
+        if view is not None:
+            view.refresh()
+            env.update(view.env())
         return _run_process(
             [self.gh_path, *args],
             cwd=cwd,
@@ -505,44 +530,37 @@ class GitRunner:
     # -- repository discovery ---------------------------------------------------------------
 
     def find_repo_root(self, path: Path) -> Path:
-        """The top of the working tree containing path (never from GIT_DIR in the environment)."""
+        """The top of the working tree containing path, found by Redline, not git (see
+        git/discovery.py: a `.git` file is followed only to a verified worktree or submodule,
+        and the repository's core.worktree is never honoured)."""
         path = Path(path)
         if not path.exists():
             raise RepositoryError(f"{path} does not exist")
-        start = path if path.is_dir() else path.parent
-        result = self._run_git_raw(start, ["rev-parse", "--show-toplevel"], {})
-        if result.returncode != 0:
-            err = result.error_text
-            lowered = err.lower()
-            if "not a git repository" in lowered:
-                raise RepositoryError(
-                    f"{path} is not a git repository",
-                    hint="run Redline inside a git working tree (or `git init` one)",
-                )
-            if "must be run in a work tree" in lowered or "bare repository" in lowered:
-                raise RepositoryError(
-                    f"{path} is not inside a git working tree (bare repository or .git directory)"
-                )
-            raise RepositoryError(f"cannot use {path} as a git repository: {err}")
-        out = result.stdout
-        if out.endswith(b"\n"):
-            out = out[:-1]
-        if not out:
-            raise RepositoryError(f"{path} is not inside a git working tree")
-        root = Path(os.fsdecode(out)).resolve()
-        # A hostile core.worktree can point the "working tree" anywhere (e.g. /etc); the
-        # directory the user asked about must actually be inside it.
-        if not start.resolve().is_relative_to(root):
+        location = self.location(path)
+        if location is None:
             raise RepositoryError(
-                f"{path}: the repository's working tree is configured elsewhere ({root})",
-                hint="check core.worktree in the repository's .git/config",
+                f"{path} is not a git repository",
+                hint="run Redline inside a git working tree (or `git init` one)",
             )
-        return root
+        return location.worktree
 
 
 def find_repo_root(path: Path, *, runner: GitRunner | None = None) -> Path:
     """Module-level convenience for GitRunner.find_repo_root."""
     return (runner or GitRunner()).find_repo_root(path)
+
+
+_MISSING_OBJECT: Final = re.compile(
+    r"(?:unable to read|bad object|missing (?:blob|tree|commit) object|could not read|"
+    r"not a valid object name|loose object) ([0-9a-f]{40}(?:[0-9a-f]{24})?)\b",
+    re.IGNORECASE,
+)
+
+
+def missing_object(stderr: str) -> str | None:
+    """The id of the object git could not find, if that is why it failed."""
+    match = _MISSING_OBJECT.search(stderr)
+    return match.group(1) if match else None
 
 
 def _config_env(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:

@@ -9,15 +9,13 @@ Sides of a ScopeDiff:
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from redline.errors import RedlineError, RepositoryError, UsageError
+from redline.errors import RepositoryError, UsageError
 from redline.git.pr import UNAVAILABLE_REV, resolve_pr
 from redline.git.repo import (
     DEFAULT_MAX_FILE_BYTES,
@@ -30,7 +28,7 @@ from redline.git.repo import (
     validate_revision,
     where_label,
 )
-from redline.git.runner import GitRunner, _config_identity, strip_control
+from redline.git.runner import GitRunner, strip_control
 from redline.model import DiffStats
 
 INDEX_REV: Final = ":index"
@@ -271,7 +269,7 @@ def resolve_scope(
             hint=f"use one of: {', '.join(SCOPE_KINDS)}",
         )
     runner = runner or GitRunner()
-    root = _find_root(runner, repo)
+    root = runner.find_repo_root(repo)
     git_repo = Repo(root, runner, consumer=consumer, max_file_bytes=max_file_bytes)
     resolved = handler(git_repo, request.arg)
     return ScopeDiff(
@@ -286,26 +284,6 @@ def resolve_scope(
         max_file_bytes=max_file_bytes,
         read_ahead=git_repo.read_ahead,
     )
-
-
-def _find_root(runner: GitRunner, path: Path) -> Path:
-    """runner.find_repo_root(path), with the repository's filter names (which the first git
-    call in it reads, see GitRunner.filter_names) read at the same time when `path` is the top
-    of a plain working tree, the usual case: two git processes at once, not one after another.
-    A failed read is only not cached; the call that needs the names reads them again."""
-    if _config_identity(path) is None:
-        return runner.find_repo_root(path)
-
-    def read_filter_names() -> None:
-        with contextlib.suppress(RedlineError):
-            runner.filter_names(path)
-
-    reader = threading.Thread(target=read_filter_names, name="redline-filter-names")
-    reader.start()
-    try:
-        return runner.find_repo_root(path)
-    finally:
-        reader.join()
 
 
 def _display(ref: str, oid: str) -> str:

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Final
 
 from redline.agent.tools import ToolError
+from redline.git.hardlinks import all_names_inside
+from redline.git.hardlinks import refusal as hardlink_refusal
 from redline.tools.context import ToolContext
 
 # Zero-width and bidi characters a path could hide in `.git`; removed before comparing.
@@ -238,7 +240,10 @@ def open_in_repo(ctx: ToolContext, rp: RepoPath) -> Iterator[int]:
         for d in fds:
             os.close(d)
     try:
-        _check_file_type(os.fstat(fd).st_mode, rp.given)
+        st = os.fstat(fd)
+        _check_file_type(st.st_mode, rp.given)
+        if not all_names_inside(ctx.root, st):
+            raise ToolError(hardlink_refusal(shown(rp.given)))
         yield fd
     finally:
         os.close(fd)
