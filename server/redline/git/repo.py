@@ -15,7 +15,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Protocol
 
@@ -77,6 +77,7 @@ class Resolved:
     old_rev: str | None
     new_rev: str | None
     stats: DiffStats
+    notes: list[str] = field(default_factory=list)
 
 
 def validate_revision(text: str) -> str:

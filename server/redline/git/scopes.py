@@ -9,6 +9,7 @@ Sides of a ScopeDiff:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Final
 
 from redline.errors import RepositoryError, UsageError
+from redline.git.hardlinks import all_names_inside
+from redline.git.hardlinks import refusal as hardlink_refusal
 from redline.git.pr import UNAVAILABLE_REV, resolve_pr
 from redline.git.repo import (
     DEFAULT_MAX_FILE_BYTES,
@@ -56,6 +59,9 @@ class ScopeDiff:
     # New-side versions read while the diff streamed (resolve_scope with a consumer); taken
     # into _new_cache on the first read.
     read_ahead: ReadAhead | None = field(default=None, repr=False, compare=False)
+    # What the user should know about how the change was read (files left out, objects not
+    # read); the review's coverage section lists them.
+    notes: list[str] = field(default_factory=list)
     _new_cache: dict[str, bytes | None] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -123,7 +129,7 @@ def scope_uncommitted(repo: Repo, arg: str | None = None) -> Resolved:
     """Staged, unstaged and untracked (not ignored) changes against HEAD."""
     _no_arg("uncommitted", arg)
     head = repo.head()
-    untracked = repo.untracked_files()
+    untracked, notes = _without_outside_hard_links(repo.root, repo.untracked_files())
     with repo.private_index() as index:
         if untracked:
             # Intent-to-add entries make `git diff HEAD` show untracked files as new files,
@@ -138,7 +144,25 @@ def scope_uncommitted(repo: Repo, arg: str | None = None) -> Resolved:
             )
         diff_text, stats = repo.diff(head or repo.empty_tree(), index_file=index)
     label = f"uncommitted changes on {repo.where(head)}" + stats_suffix(stats, diff_text)
-    return Resolved(label, diff_text, head, None, stats)
+    return Resolved(label, diff_text, head, None, stats, notes)
+
+
+def _without_outside_hard_links(root: Path, paths: list[str]) -> tuple[list[str], list[str]]:
+    """Untracked files minus those that are hard links to a file with a name outside the
+    tree: git would read them into the diff like any other file."""
+    kept: list[str] = []
+    notes: list[str] = []
+    for path in paths:
+        try:
+            st = os.lstat(root / path)
+        except OSError:
+            kept.append(path)
+            continue
+        if all_names_inside(root, st):
+            kept.append(path)
+        else:
+            notes.append(f"not reviewed: {hardlink_refusal(repr(strip_control(path)))}")
+    return kept, notes
 
 
 def scope_staged(repo: Repo, arg: str | None = None) -> Resolved:
@@ -283,6 +307,7 @@ def resolve_scope(
         runner=runner,
         max_file_bytes=max_file_bytes,
         read_ahead=git_repo.read_ahead,
+        notes=[*resolved.notes, *runner.notes(root)],
     )
 
 

@@ -238,7 +238,7 @@ def _run_review(
     on_analyzers: Callable[[list[Finding]], None] | None = None,
 ) -> Review:
     scope = plan.scope
-    coverage = Coverage(skipped=_skipped_units(plan.units))
+    coverage = Coverage(skipped=_skipped_units(plan.units), notes=list(scope.notes))
     files = collect_files(plan, settings)
     coverage.skipped.extend(files.skipped)
     skipped_paths = {s.path for s in coverage.skipped}
