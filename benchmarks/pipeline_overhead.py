@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from redline.config_models import Settings
+from redline.git.runner import GitRunner
 from redline.git.scopes import ScopeRequest
 from redline.report import render
 from redline.review.pipeline import plan_review, run_review
@@ -89,6 +90,16 @@ def time_redline(root: Path, settings: Settings) -> tuple[float, int, int, dict[
     return end - start, len(plan.units), len(text), phases
 
 
+def time_view(root: Path) -> float:
+    """Building the private repository view every review's git runs against (git/view.py)."""
+    start = time.perf_counter()
+    runner = GitRunner()
+    runner.view(root)
+    elapsed = time.perf_counter() - start
+    runner.close()
+    return elapsed
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=1000)
@@ -113,12 +124,14 @@ def main() -> int:
         time_redline(root, settings)
         git_times: list[float] = []
         redline_times: list[float] = []
+        view_times: list[float] = []
         phase_times: dict[str, list[float]] = {}
         units = 0
         for _ in range(args.rounds):
             git_times.append(time_git_diff(root))
             elapsed, units, _chars, phases = time_redline(root, settings)
             redline_times.append(elapsed)
+            view_times.append(time_view(root))
             for name, seconds in phases.items():
                 phase_times.setdefault(name, []).append(seconds)
 
@@ -134,6 +147,8 @@ def main() -> int:
     print(f"redline scope+units+rules+md   median {red_med * 1000:8.1f} ms  ({units} units)")
     for name, times in phase_times.items():
         print(f"  {name:<32} median {statistics.median(times) * 1000:8.1f} ms")
+    view_ms = statistics.median(view_times) * 1000
+    print(f"  {'private repository view (in plan)':<32} median {view_ms:8.1f} ms")
     spread = ", ".join(f"{t / g:.2f}" for t, g in zip(redline_times, git_times, strict=True))
     print(f"ratio per round                {spread}")
     print(f"ratio redline / git diff       {ratio:.2f}  (target <= 2.0)")
