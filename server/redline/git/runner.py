@@ -65,6 +65,8 @@ HARDENED_CONFIG: Final[tuple[tuple[str, str], ...]] = (
     ("diff.relative", "false"),
     ("diff.orderFile", "/dev/null"),
     ("gpg.program", "false"),
+    ("gpg.x509.program", "false"),
+    ("gpg.ssh.program", "false"),
     ("log.showSignature", "false"),
     ("safe.bareRepository", "explicit"),
     ("protocol.allow", "never"),

@@ -131,8 +131,6 @@ def render_config(real: RealConfig, hardened: Iterable[tuple[str, str]]) -> str:
     put("diff.submodule", "short")
     put("status.submodulesummary", "false")
     put("submodule.recurse", "false")
-    put("gpg.x509.program", "false")
-    put("gpg.ssh.program", "false")
     put("gc.auto", "0")
     put("maintenance.auto", "false")
     for name, values in sorted(real.remotes.items()):
