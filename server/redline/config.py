@@ -1,9 +1,9 @@
 """Settings: defaults < user file < repository file < environment < flags.
 
 Each layer is validated on its own before merging, so an error names the file (or variable)
-and the key that is wrong. Settings that decide where code is sent or what runs on this machine
-(`models.*`, `analyzers.custom`) are never taken from the reviewed repository's files: the
-author of the change controls those files.
+and the key that is wrong. Settings that decide where code is sent, what runs on this machine
+or how much a run may spend (`models.*`, `analyzers.custom`, `llm.max_requests`, `tools.*`) are
+never taken from the reviewed repository's files: the author of the change controls those files.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ REPO_FILE = ".redline.toml"
 _REPO_FORBIDDEN = {
     "models": "model, API base and keys come only from your own config or environment",
     "analyzers.custom": "commands to run come only from your own config",
+    "llm.max_requests": "resource caps come only from your own config, environment or flags",
+    "tools": "resource caps come only from your own config, environment or flags",
 }
 
 # Environment variables → dotted keys. Explicit, so `config show` can name the variable.
@@ -39,6 +41,9 @@ ENV_KEYS: dict[str, str] = {
     "REDLINE_MAX_FILE_BYTES": "review.max_file_bytes",
     "REDLINE_RUFF": "analyzers.ruff",
     "REDLINE_BANDIT": "analyzers.bandit",
+    "REDLINE_MAX_REQUESTS": "llm.max_requests",
+    "REDLINE_MAX_WRITE_FILES": "tools.max_write_files",
+    "REDLINE_MAX_WRITE_BYTES": "tools.max_write_total_bytes",
 }
 
 SECRET_KEYS = {"models.api_key"}
@@ -238,6 +243,15 @@ MODELS_TEMPLATE = """
 # model = "ollama/qwen2.5-coder"
 # api_base = "http://127.0.0.1:11434"
 # The key is better kept in the environment (REDLINE_API_KEY or the provider's own variable).
+
+# Resource caps per review or ask run (also never read from a repository file).
+# [llm]
+# Model requests per run, retries included (default: 2 × the planned calls + 20).
+# max_requests = 200
+# [tools]
+# write_file: at most this many reports and this many bytes written per run.
+# max_write_files = 20
+# max_write_total_bytes = 10485760
 """
 
 

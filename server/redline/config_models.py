@@ -138,6 +138,18 @@ class LLMSettings(_Strict):
     budget_tokens: int | None = Field(default=None, gt=0)
     budget_usd: float | None = Field(default=None, gt=0)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    # Hard ceiling on HTTP requests to models per review or ask run, retries and re-asks
+    # included. None: derived from the plan (2 × planned calls + 20). Like the `[tools]` caps,
+    # never taken from a repository file: the change under review decides how big the plan is.
+    max_requests: int | None = Field(default=None, ge=1)
+
+
+class ToolSettings(_Strict):
+    """Per-run caps on what the model's tools may do (a run: one review or ask session).
+    Only ever read from the user's file, the environment or flags."""
+
+    max_write_files: int = Field(default=20, ge=0)  # write_file: distinct reports per run
+    max_write_total_bytes: int = Field(default=10 * 1024 * 1024, ge=0)  # all writes of a run
 
 
 class Settings(_Strict):
@@ -145,3 +157,4 @@ class Settings(_Strict):
     analyzers: AnalyzerSettings = Field(default_factory=AnalyzerSettings)
     models: ModelSettings = Field(default_factory=ModelSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    tools: ToolSettings = Field(default_factory=ToolSettings)

@@ -1,9 +1,10 @@
 """What every tool needs to know about the review it serves: ToolContext.
 
-One context per review (or ask/debate run). It is plain data plus two helpers shared by all
-tools: `redact` (key patterns from agent/redact.py, plus the literal values of the repository's
-`.env`-style files, which no pattern can recognise) and `clean` (control characters made
-visible). Tool results pass through both before the model sees them.
+One context per review (or ask/debate run); the per-run caps of `ToolLimits` are counted on
+it (`writes`). It is plain data plus two helpers shared by all tools: `redact` (key patterns
+from agent/redact.py, plus the literal values of the repository's `.env`-style files, which no
+pattern can recognise) and `clean` (control characters made visible). Tool results pass
+through both before the model sees them.
 """
 
 from __future__ import annotations
@@ -13,15 +14,19 @@ import os
 import re
 import stat
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import platformdirs
 
 from redline.agent.redact import MASK, redact
 from redline.errors import RepositoryError
 from redline.git.runner import GitRunner
+
+if TYPE_CHECKING:
+    from redline.config_models import Settings
 
 # Bidi overrides, zero-width characters and C0/C1 controls (tab and newline excepted). Shown as
 # `<U+202E>` instead of removed: a reviewer must be able to see a Trojan Source trick.
@@ -40,11 +45,14 @@ _MAX_ENV_BYTES: Final = 64 * 1024
 
 @dataclass(frozen=True)
 class ToolLimits:
-    """Per-call bounds. Defaults suit an interactive review; tests shrink them."""
+    """Per-call bounds, and per-run caps (`max_write_files`, `max_write_total_bytes`: one
+    ToolContext is one run). Defaults suit an interactive review; tests shrink them."""
 
     max_read_bytes: int = 1_000_000  # read_file, read_function, git_show_previous
     max_lines_per_call: int = 2_000
-    max_write_bytes: int = 2 * 1024 * 1024
+    max_write_bytes: int = 2 * 1024 * 1024  # one write_file call
+    max_write_files: int = 20  # distinct reports write_file may write per run
+    max_write_total_bytes: int = 10 * 1024 * 1024  # everything write_file writes per run
     max_output_chars: int = 50_000  # what one tool result may hold (the executor caps too)
     max_git_output_bytes: int = 8 * 1024 * 1024  # the runner kills git beyond this
     git_timeout: float = 20.0
@@ -53,6 +61,33 @@ class ToolLimits:
     max_line_chars: int = 400  # search_callers: longer lines are cut
     default_log_count: int = 50  # `git log` without -n
     max_log_count: int = 1_000
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ToolLimits:
+        """The defaults with the user's per-run caps (`[tools]`: never from a repository)."""
+        return cls(
+            max_write_files=settings.tools.max_write_files,
+            max_write_total_bytes=settings.tools.max_write_total_bytes,
+        )
+
+
+@dataclass
+class WriteLedger:
+    """What write_file wrote in this run, for the per-run caps; `refused` counts refusals by
+    the cap that refused them, for the run's coverage notes."""
+
+    paths: set[str] = field(default_factory=set)
+    bytes_written: int = 0
+    refused: Counter[str] = field(default_factory=Counter)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def notes(self) -> list[str]:
+        """One coverage line per cap that refused a write."""
+        return [
+            f"write_file: {cap} reached; {n} further write{'s' if n != 1 else ''} refused "
+            f"({len(self.paths)} reports, {self.bytes_written:,} bytes written)"
+            for cap, n in self.refused.items()
+        ]
 
 
 def default_report_dir(root: Path) -> Path:
@@ -75,6 +110,7 @@ class ToolContext:
     old_rev: str | None = None
     limits: ToolLimits = field(default_factory=ToolLimits)
     extra_secrets: tuple[str, ...] = ()
+    writes: WriteLedger = field(default_factory=WriteLedger, init=False, repr=False)
     _secret_values: list[str] | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 

@@ -6,6 +6,10 @@ relative path of simple components with a report extension; the write walks from
 of the report directory with O_NOFOLLOW at every step and lands through an atomic rename in
 that directory, so a symlink planted anywhere on the way is refused or replaced, never
 followed.
+
+Per run (one ToolContext) it writes at most `limits.max_write_files` distinct reports and
+`limits.max_write_total_bytes` bytes in all (rewrites count their bytes again): a model that
+calls it hundreds of times gets a ToolError stating the cap, before any redaction or disk work.
 """
 
 from __future__ import annotations
@@ -83,13 +87,61 @@ def write_file(ctx: ToolContext, path: str, content: str) -> str:
     parts = check_report_name(path)
     if not isinstance(content, str):
         raise ToolError("content must be a string")
+    key = "/".join(parts)
+    ledger = ctx.writes
+    # Sizes are checked first as the model sent the content (encoding is cheap, redaction is
+    # not): a write that is refused anyway costs no redaction and no disk work. Redaction can
+    # make a text longer ("[REDACTED]"), so the result is checked again and that is charged.
+    raw = len(content.encode("utf-8", errors="surrogatepass"))
+    _check_size(ctx, raw)
+    with ledger.lock:
+        _check_caps(ctx, path, key, raw)
     data = ctx.redact(content).encode("utf-8")
-    if len(data) > ctx.limits.max_write_bytes:
-        raise ToolError(
-            f"content is {len(data):,} bytes, over the {ctx.limits.max_write_bytes:,}-byte limit"
-        )
-    target = _write(ctx, parts, data)
+    _check_size(ctx, len(data))
+    with ledger.lock:
+        new = _check_caps(ctx, path, key, len(data))
+        ledger.bytes_written += len(data)
+        ledger.paths.add(key)
+    try:
+        target = _write(ctx, parts, data)
+    except BaseException:
+        with ledger.lock:
+            ledger.bytes_written -= len(data)
+            if new:
+                ledger.paths.discard(key)
+        raise
     return f"wrote {len(data):,} bytes to {target}"
+
+
+def _check_size(ctx: ToolContext, size: int) -> None:
+    if size > ctx.limits.max_write_bytes:
+        raise ToolError(
+            f"content is {size:,} bytes, over the {ctx.limits.max_write_bytes:,}-byte limit"
+        )
+
+
+def _check_caps(ctx: ToolContext, path: str, key: str, size: int) -> bool:
+    """Whether `key` would be a new report of this run; ToolError when a per-run cap refuses
+    it. Call with the ledger's lock held."""
+    limits, ledger = ctx.limits, ctx.writes
+    new = key not in ledger.paths
+    if new and len(ledger.paths) >= limits.max_write_files:
+        cap = f"limit of {limits.max_write_files} files per run"
+        ledger.refused[cap] += 1
+        raise ToolError(
+            f"write_file: {cap} reached; {shown(path)} was not written. The "
+            f"{len(ledger.paths)} reports already written in this run are kept: add to one of "
+            "them instead, or stop writing reports."
+        )
+    if ledger.bytes_written + size > limits.max_write_total_bytes:
+        cap = f"limit of {limits.max_write_total_bytes:,} bytes written per run"
+        ledger.refused[cap] += 1
+        raise ToolError(
+            f"write_file: {cap} reached ({ledger.bytes_written:,} bytes written so far; this "
+            f"report is {size:,} bytes); {shown(path)} was not written. Write less, or stop "
+            "writing reports."
+        )
+    return new
 
 
 def _open_report_root(ctx: ToolContext) -> int:
