@@ -59,6 +59,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     review.add_argument("--model", help="litellm model string (used from the LLM pipeline on)")
     review.add_argument("--api-base", help="OpenAI-compatible API base URL for --model")
+    _add_max_requests(review)
     review.add_argument(
         "--estimate", action="store_true", help="print units, skips and the plan; run nothing"
     )
@@ -105,7 +106,17 @@ def _add_ask_parser(sub: Any) -> None:
     )
     ask.add_argument("--model", help="litellm model string (required here: ask is model-driven)")
     ask.add_argument("--api-base", help="OpenAI-compatible API base URL for --model")
+    _add_max_requests(ask)
     ask.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+
+
+def _add_max_requests(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-requests",
+        type=int,
+        metavar="N",
+        help="send at most N model requests in this run, retries included (llm.max_requests)",
+    )
 
 
 def _scope_request(args: argparse.Namespace) -> Any:
@@ -156,6 +167,7 @@ def _settings(repo: Path, args: argparse.Namespace) -> Settings:
         "review.fail_on": args.fail_on,
         "models.model": args.model,
         "models.api_base": args.api_base,
+        "llm.max_requests": args.max_requests,
     }
     loaded = config.load_settings(repo, flags)
     for warning in loaded.warnings:

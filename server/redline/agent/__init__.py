@@ -12,6 +12,7 @@ from redline.agent.llm import (
     LLMResponse,
     LLMTimeout,
     LLMTruncated,
+    RequestCapReached,
     ToolCall,
 )
 from redline.agent.loop import Agent, AgentResult
@@ -31,6 +32,7 @@ __all__ = [
     "LLMResponse",
     "LLMTimeout",
     "LLMTruncated",
+    "RequestCapReached",
     "Session",
     "Tool",
     "ToolCall",

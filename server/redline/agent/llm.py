@@ -9,6 +9,8 @@ What it adds around `litellm.acompletion`:
 - a truncated answer (`finish_reason == "length"`) is asked again once with more room, and
   raises `LLMTruncated` if still cut: a caller never parses half an answer as a whole one;
 - tokens, cost and latency of every call in a `UsageLedger`, budgets checked before each call;
+- a hard cap on the HTTP requests one client (one review or ask run) may send, retries and
+  re-asks included (`max_requests`): past it nothing is sent and `RequestCapReached` is raised;
 - a concurrency limit shared by everything using the client.
 
 litellm is imported on first use only: it costs seconds and ~200 MB, and the language server
@@ -93,6 +95,17 @@ class BudgetExceeded(LLMError):
         self.spent_usd = spent_usd
         self.budget_tokens = budget_tokens
         self.budget_usd = budget_usd
+
+
+class RequestCapReached(LLMError):
+    """The run's cap on model requests is reached; no request was sent."""
+
+    def __init__(self, cap: int) -> None:
+        super().__init__(
+            f"model request cap ({cap}) reached",
+            "raise llm.max_requests (user config, REDLINE_MAX_REQUESTS or --max-requests)",
+        )
+        self.cap = cap
 
 
 # -- responses ---------------------------------------------------------------------------------
@@ -295,6 +308,10 @@ class LLMClient:
 
     The knobs after `settings` exist for tests and benchmarks: shorter backoffs, an injected
     sleep to observe waits, a shared ledger.
+
+    `max_requests` caps the HTTP requests this client sends (every attempt counts: retries,
+    fallbacks, truncation re-asks). It starts as `llm.max_requests`; a caller that knows the
+    plan sets a derived cap when the user set none (`review/estimate.py` `request_cap`).
     """
 
     def __init__(
@@ -319,6 +336,10 @@ class LLMClient:
         self.max_output_cap = max_output_cap
         self._semaphore = asyncio.Semaphore(settings.llm.max_concurrency)
         self._model_info: dict[str, dict[str, Any]] = {}
+        self.max_requests: int | None = settings.llm.max_requests
+        self.requests_sent = 0  # HTTP requests that left (or were about to leave) the process
+        self.requests_refused = 0  # calls refused because the cap was reached
+        self._requests_lock = threading.Lock()
 
     # -- configuration -------------------------------------------------------------------------
 
@@ -383,6 +404,28 @@ class LLMClient:
                 budget_usd=llm.budget_usd,
             )
 
+    # -- request cap ---------------------------------------------------------------------------
+
+    @property
+    def request_cap_reached(self) -> bool:
+        """True once no further request may be sent."""
+        return self.max_requests is not None and self.requests_sent >= self.max_requests
+
+    def check_request_cap(self) -> None:
+        """Raise `RequestCapReached` (counted as a refusal) if no request may be sent."""
+        with self._requests_lock:
+            self._refuse_if_capped()
+
+    def _reserve_request(self) -> None:
+        with self._requests_lock:
+            self._refuse_if_capped()
+            self.requests_sent += 1
+
+    def _refuse_if_capped(self) -> None:
+        if self.max_requests is not None and self.requests_sent >= self.max_requests:
+            self.requests_refused += 1
+            raise RequestCapReached(self.max_requests)
+
     # -- calls ---------------------------------------------------------------------------------
 
     async def complete(
@@ -399,7 +442,8 @@ class LLMClient:
 
         With `on_delta` the answer is streamed: the callback gets each content piece and the
         answer number (see `DeltaCallback`); the full `LLMResponse` is still returned.
-        Raises `LLMNotConfigured`, `BudgetExceeded`, `LLMTruncated`, `LLMTimeout` or `LLMError`.
+        Raises `LLMNotConfigured`, `BudgetExceeded`, `RequestCapReached`, `LLMTruncated`,
+        `LLMTimeout` or `LLMError`.
         """
         candidates = self._targets(role)
         if not candidates:
@@ -486,6 +530,7 @@ class LLMClient:
         attempts = self.settings.llm.max_retries + 1
         for attempt in range(attempts):
             self.check_budget()
+            self.check_request_cap()
             call.streamed = False
             try:
                 return await self._call_once(call)
@@ -535,6 +580,9 @@ class LLMClient:
             kwargs["stream_options"] = {"include_usage": True}
 
         async with self._semaphore:
+            # Counted here, once a slot is free and just before the request leaves: calls
+            # queued on the semaphore when the cap is reached are refused, not sent.
+            self._reserve_request()
             start = time.monotonic()
             try:
                 raw = await self._request(litellm, kwargs, call)

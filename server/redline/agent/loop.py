@@ -5,8 +5,9 @@
                                             → a terminal tool succeeded? done (submitted)
 
 It stops with a reason, never with an exception: the caller decides how to report a run that
-ran out of steps, budget or patience. Everything about *what* the agent does lives in its
-system prompt and its tools; this file is generic.
+ran out of steps, budget, model requests (the client's hard cap, which counts every HTTP
+request including retries — `max_steps` counts answers) or patience. Everything about *what*
+the agent does lives in its system prompt and its tools; this file is generic.
 """
 
 from __future__ import annotations
@@ -16,14 +17,16 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from redline.agent.llm import BudgetExceeded, LLMClient, LLMError, ToolCall
+from redline.agent.llm import BudgetExceeded, LLMClient, LLMError, RequestCapReached, ToolCall
 from redline.agent.session import Session
 from redline.agent.tools import ToolExecutor, ToolRegistry
 from redline.agent.usage import Usage
 
 log = logging.getLogger(__name__)
 
-StopReason = Literal["final_answer", "submitted", "max_steps", "loop", "error", "budget"]
+StopReason = Literal[
+    "final_answer", "submitted", "max_steps", "loop", "error", "budget", "request_cap"
+]
 
 # The same call with the same arguments this many times in a row is a loop: the model is told
 # (instead of running the call again), and if it calls it once more the run stops.
@@ -92,6 +95,8 @@ class Agent:
                 )
             except BudgetExceeded as e:
                 return stop("budget", str(e))
+            except RequestCapReached as e:
+                return stop("request_cap", e.message)
             except LLMError as e:
                 return stop("error", str(e))
             steps += 1

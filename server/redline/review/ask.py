@@ -34,14 +34,15 @@ from redline.git.runner import GitRunner, strip_control
 from redline.model import Category, Coverage, DiffStats, Finding, Review, Severity
 from redline.progress import NullProgress, Progress
 from redline.review.anchoring import anchor_finding
+from redline.review.estimate import request_cap
 from redline.review.pipeline import new_task_id
 from redline.review.prompts import load_prompt
 from redline.review.schemas import SubmittedReview
 from redline.review.structured import InvalidModelOutput, extract_json
 from redline.review.summary import render_summary
-from redline.review.verifier import verify
+from redline.review.verifier import BATCH, verify
 from redline.store import TaskRecord, TaskStore
-from redline.tools.context import ToolContext, make_visible
+from redline.tools.context import ToolContext, ToolLimits, make_visible
 from redline.tools.paths import is_secret_path
 from redline.tools.registry import build_tool_registry
 
@@ -357,6 +358,8 @@ def _stop_note(result: AgentResult, nudged: bool) -> str:
             )
         case "budget":
             return f"the model budget ran out before the agent submitted a review: {error}"
+        case "request_cap":
+            return f"the {error} before the agent submitted a review"
         case "error":
             return f"a model call failed before the agent submitted a review: {error}"
         case _:
@@ -448,8 +451,15 @@ async def run_ask(
         raise LLMNotConfigured(ASK_NEEDS_MODEL)
     if not request.strip():
         raise UsageError('ask needs a request, e.g. redline ask "review the current branch"')
+    if client.max_requests is None:
+        client.max_requests = request_cap(ask_planned_calls(max_steps), None)
     api_key = settings.models.api_key
-    ctx = ToolContext(repo, runner=GitRunner(), extra_secrets=(api_key,) if api_key else ())
+    ctx = ToolContext(
+        repo,
+        runner=GitRunner(),
+        extra_secrets=(api_key,) if api_key else (),
+        limits=ToolLimits.from_settings(settings),
+    )
     label = scope_label(request)
     task_id = new_task_id()
     record = _open_record(store, task_id, request, label, ctx.root, settings)
@@ -464,6 +474,12 @@ async def run_ask(
             _safe_update(record, "status", "cancelled" if cancelled else "failed")
         raise
     return review
+
+
+def ask_planned_calls(max_steps: int) -> int:
+    """An ask run's planned model calls: every agent step, and the verifier batches for the
+    most findings a submission may hold."""
+    return max(1, max_steps) + -(-MAX_FINDINGS // BATCH)
 
 
 def _open_record(
@@ -572,6 +588,12 @@ async def _ask(
 
     diff_files, stats = _diff_files(calls.diffs)
     coverage.reviewed_files = diff_files or sorted(set(calls.files_read))
+    coverage.notes.extend(ctx.writes.notes())
+    if client.requests_refused:
+        coverage.notes.append(
+            f"model request cap ({client.max_requests}) reached: {client.requests_refused} "
+            "model calls were not sent (llm.max_requests)"
+        )
     _fill_usage(client, coverage)
 
     agent_text = submitted.summary if submitted is not None else (result.content or "")

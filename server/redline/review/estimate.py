@@ -23,6 +23,25 @@ from redline.review.reviewer import MAX_EXTRA_ROUNDS
 if TYPE_CHECKING:
     from redline.review.pipeline import Plan
 
+# The default cap on model requests per run: room for every planned call twice (retries,
+# re-asks, context rounds, one re-review) plus a fixed margin. `llm.max_requests` replaces it.
+REQUEST_CAP_FACTOR = 2
+REQUEST_CAP_MARGIN = 20
+
+
+def planned_calls(files: int) -> int:
+    """A review's planned model calls: the planner, one reviewer per file, the verifier and
+    the summary (none without files)."""
+    return 1 + files + 2 if files else 0
+
+
+def request_cap(planned: int, configured: int | None) -> int:
+    """The run's cap on model requests: the user's `llm.max_requests`, else derived from the
+    planned calls."""
+    if configured is not None:
+        return configured
+    return REQUEST_CAP_FACTOR * planned + REQUEST_CAP_MARGIN
+
 
 def render_estimate(
     plan: Plan, *, as_json: bool = False, model_estimate: ModelEstimate | None = None
@@ -41,6 +60,7 @@ def render_estimate(
                 "calls_max": model_estimate.calls_max,
                 "prompt_tokens": model_estimate.prompt_tokens,
                 "cost_usd": model_estimate.cost_usd,
+                "max_requests": model_estimate.max_requests,
             }
         return json.dumps(data, indent=2)
     lines = [
@@ -86,6 +106,7 @@ class ModelEstimate:
     calls_max: int
     prompt_tokens: int
     input_cost_per_token: float | None
+    max_requests: int = 0  # the run's cap on model requests (request_cap)
 
     @property
     def cost_usd(self) -> float | None:
@@ -103,6 +124,7 @@ class ModelEstimate:
             f"Model: {self.model}",
             f"Planned model calls: {self.calls_min} (up to {self.calls_max} with context rounds "
             "and re-reviews)",
+            f"Model request cap: {self.max_requests} (llm.max_requests)",
             f"Prompt tokens (first attempt, estimated): {self.prompt_tokens}",
             f"Cost: {cost}",
             "Nothing was sent to the model.",
@@ -128,7 +150,7 @@ def estimate_model(plan: Plan, settings: Settings) -> ModelEstimate | None:
     # Verifier and summary prompts depend on the findings; count their fixed part.
     tokens += estimate_tokens(load_prompt("verifier")) + estimate_tokens(load_prompt("summarizer"))
     files = len(by_file)
-    calls_min = 1 + files + 2 if files else 0
+    calls_min = planned_calls(files)
     calls_max = 1 + 3 * (files * (1 + MAX_EXTRA_ROUNDS) + 2) if files else 0
     return ModelEstimate(
         model=model,
@@ -136,6 +158,7 @@ def estimate_model(plan: Plan, settings: Settings) -> ModelEstimate | None:
         calls_max=calls_max,
         prompt_tokens=tokens,
         input_cost_per_token=_input_price(model),
+        max_requests=request_cap(calls_min, settings.llm.max_requests),
     )
 
 

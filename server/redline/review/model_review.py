@@ -20,11 +20,12 @@ from redline.context.instructions import load_instructions, render_for_prompt
 from redline.context.provider import ContextProvider
 from redline.model import Coverage, Finding, SkippedFile
 from redline.progress import NullProgress, Progress
+from redline.review.estimate import planned_calls, request_cap
 from redline.review.planner import UnitPlan
 from redline.review.reviewer import FileReview
 from redline.review.supervisor import ModelUnavailable, StageInputs, run_model_stage
 from redline.store import ReviewCache
-from redline.tools.context import ToolContext
+from redline.tools.context import ToolContext, ToolLimits
 
 
 @dataclass
@@ -51,7 +52,15 @@ async def run_model_review(
     progress = progress or NullProgress()
     client = client or LLMClient(settings)
     scope = plan.scope
-    tool_ctx = ToolContext(scope.repo_root, runner=scope.runner, old_rev=scope.old_rev)
+    if client.max_requests is None:
+        files = len({u.file_path for u in plan.reviewable})
+        client.max_requests = request_cap(planned_calls(files), None)
+    tool_ctx = ToolContext(
+        scope.repo_root,
+        runner=scope.runner,
+        old_rev=scope.old_rev,
+        limits=ToolLimits.from_settings(settings),
+    )
     provider = ContextProvider(
         scope, tool_ctx=tool_ctx, token_budget=settings.review.context_tokens
     )
@@ -104,6 +113,12 @@ async def run_model_review(
 
 
 def _usage(client: LLMClient, coverage: Coverage) -> None:
+    if client.requests_refused:
+        coverage.notes.append(
+            f"model request cap ({client.max_requests}) reached: {client.requests_sent} "
+            f"requests sent, {client.requests_refused} model calls not sent; the files it left "
+            "unreviewed are listed as skipped (raise llm.max_requests to allow more)"
+        )
     ledger = client.ledger
     coverage.models = sorted(set(coverage.models) | set(ledger.models))
     coverage.tokens = ledger.total_tokens

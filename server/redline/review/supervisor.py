@@ -4,7 +4,9 @@ attempts) → summary.
 
 Nothing already found is lost: each attempt is recorded, a file whose reviewer fails is retried
 in the next attempt and otherwise reported as not reviewed, and if the model cannot be reached
-at all the caller falls back to the analyzers with a notice (`ModelUnavailable`).
+at all the caller falls back to the analyzers with a notice (`ModelUnavailable`). Once the
+client's request cap is reached no further attempt starts, and the files it left are reported
+as "not reviewed: model request cap (N) reached".
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from redline.agent.llm import LLMClient, LLMError
+from redline.agent.llm import LLMClient, LLMError, RequestCapReached
 from redline.context.instructions import Instructions
 from redline.context.provider import ContextProvider
 from redline.errors import RedlineError
@@ -99,6 +101,10 @@ async def _plan(inputs: StageInputs, plans_in: list[UnitPlan], notes: list[str])
     except InvalidModelOutput as exc:
         notes.append(f"planner answer unusable ({exc.message}); the rule plan was used")
         return [fuse_plan(u, known.get(u.unit_id)) for u in units]
+    except RequestCapReached as exc:
+        # Not the model's fault: the reviewers meet the same cap and list their files.
+        notes.append(f"planner not asked ({exc.message}); the rule plan was used")
+        return [fuse_plan(u, known.get(u.unit_id)) for u in units]
     except LLMError as exc:
         model = inputs.client.models_for("planner")[0][0]
         raise ModelUnavailable(
@@ -181,7 +187,10 @@ async def run_model_stage(
         progress.stage(f"reviewing {len(pending)} files (attempt {attempt})")
         reviews = await _review_files(pending, by_file, reviewer_inputs, inputs, progress, attempt)
         for review in reviews:
-            result.files[review.path] = review
+            earlier = result.files.get(review.path)
+            # A re-review that failed (e.g. at the request cap) keeps the file's earlier review.
+            if review.ok or earlier is None or not earlier.ok:
+                result.files[review.path] = review
 
         model_findings = [f for r in result.files.values() for f in r.findings]
         reviewed = {p for p, r in result.files.items() if r.ok}
@@ -225,6 +234,12 @@ async def run_model_stage(
         low_quality = score is not None and score < QUALITY_THRESHOLD
         if attempt == MAX_ATTEMPTS or not (low_quality or failed):
             break
+        if inputs.client.request_cap_reached:
+            notes.append(
+                f"attempt {attempt}: no further attempt, the model request cap "
+                f"({inputs.client.max_requests}) is reached"
+            )
+            break
         if low_quality:
             retry_context = feedback or "The previous attempt scored low: be precise and concrete."
             pending = sorted(by_file)  # a new attempt re-reviews everything with the feedback
@@ -245,7 +260,10 @@ async def run_model_stage(
     for path, review in result.files.items():
         if not review.ok:
             notes.append(f"{path}: not reviewed by the model: {review.reason}")
-    if all(not r.ok for r in result.files.values()) and result.files:
+    # Files left unreviewed by the request cap are listed one by one, not turned into "the
+    # model is unavailable".
+    capped = inputs.client.requests_refused > 0
+    if all(not r.ok for r in result.files.values()) and result.files and not capped:
         model = inputs.client.models_for("reviewer")[0][0]
         reasons = sorted({r.reason or "" for r in result.files.values()})
         raise ModelUnavailable(
