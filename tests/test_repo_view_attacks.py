@@ -167,7 +167,8 @@ def test_partial_clone_is_named_in_the_coverage_notes(tmp_path: Path) -> None:
 SIGNATURES = {
     # name: (signature block in the commit, config that makes plain `git log` run the program)
     "x509-format-pretty": (
-        "-----BEGIN SIGNED MESSAGE-----\n MIAGCSqGSIb3DQEHAqCAMIACAQEx\n -----END SIGNED MESSAGE-----",
+        "-----BEGIN SIGNED MESSAGE-----\n MIAGCSqGSIb3DQEHAqCAMIACAQEx\n"
+        " -----END SIGNED MESSAGE-----",
         {"format.pretty": "%G? %H", "gpg.x509.program": "{program}"},
     ),
     "openpgp-pretty-alias": (
@@ -394,3 +395,17 @@ def test_views_are_private_and_removed(tmp_path: Path) -> None:
     runner.close()
     assert not view.root.exists()
     assert (repo.root / ".git" / "HEAD").is_file()  # removing a view touches nothing real
+
+
+def test_a_review_writes_nothing_into_the_repository(tmp_path: Path) -> None:
+    """`add --intent-to-add` (untracked files in the uncommitted scope) writes the empty blob:
+    into the view's private store, never the repository's."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("a.py", "x = 1\n")
+    repo.commit("one")
+    repo.write("new.py", "y = 2\n")
+    before = sorted(p for p in (repo.root / ".git").rglob("*") if p.is_file())
+    done = redline("review", "--format", "json", cwd=repo.root)
+    assert done.returncode == 0, done.stderr
+    assert "new.py" in done.stdout
+    assert sorted(p for p in (repo.root / ".git").rglob("*") if p.is_file()) == before

@@ -393,7 +393,7 @@ class GitRunner:
         view = self.view(cwd) if sub != "version" else None
         if view is not None:
             view.refresh()
-            extra_env.update(view.env())
+            extra_env.update(view.env(writes_objects=sub == "add"))
         if index_file is not None:
             extra_env["GIT_INDEX_FILE"] = str(index_file)
         argv = list(args)

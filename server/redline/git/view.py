@@ -12,7 +12,9 @@ so every git process Redline starts runs against a git directory that Redline wr
     <view>/git/refs, packed-refs, logs, shallow, info/exclude, ORIG_HEAD, ...
                                symbolic links to the real ones (read-only use)
     <view>/git/objects/        private and writable (`add --intent-to-add` writes the empty
-                               blob here), borrowing the real store through info/alternates:
+                               blob here), borrowing the real store through info/alternates;
+                               reads go straight to the real store (GIT_OBJECT_DIRECTORY) when
+                               it has no alternates file of its own, else through:
     <view>/mirror/             links to the real store's packs, loose fan-out directories and
                                commit-graph, but *not* its info/alternates
     <view>/global-config       empty: GIT_CONFIG_GLOBAL, with GIT_CONFIG_NOSYSTEM=1
@@ -193,6 +195,10 @@ class RepoView:
         borrowed = _alternates(real_objects)
         store = self._mirror(real_objects) if borrowed is not None else real_objects
         (view / "objects" / "info" / "alternates").write_text(f"{store}\n")
+        # Reading through an alternate costs git a failed lookup in the private directory per
+        # object (~15% on a large diff of loose objects), so reads go straight to the real
+        # store when it borrows from nowhere; writes never do (see env()).
+        self._read_store = real_objects if borrowed is None else None
         links = {
             "refs": common / "refs",
             "packed-refs": common / "packed-refs",
@@ -253,9 +259,13 @@ class RepoView:
         os.replace(tmp, self.git_dir / "HEAD")
         self._head_identity = identity
 
-    def env(self) -> dict[str, str]:
-        """The variables that point git at the view instead of the repository's own directory."""
-        return {
+    def env(self, *, writes_objects: bool = False) -> dict[str, str]:
+        """The variables that point git at the view instead of the repository's own directory.
+
+        With writes_objects (`add --intent-to-add` writes the empty blob), objects land in the
+        view's private store; otherwise reads may go straight to the real one.
+        """
+        env = {
             "GIT_DIR": str(self.git_dir),
             "GIT_WORK_TREE": str(self.location.worktree),
             "GIT_INDEX_FILE": str(self.location.git_dir / "index"),
@@ -264,6 +274,9 @@ class RepoView:
             "GIT_NO_REPLACE_OBJECTS": "1",
             "GIT_NO_LAZY_FETCH": "1",  # git >= 2.45; older gits have no promisor here anyway
         }
+        if self._read_store is not None and not writes_objects:
+            env["GIT_OBJECT_DIRECTORY"] = str(self._read_store)
+        return env
 
     def close(self) -> None:
         self._finalizer()
