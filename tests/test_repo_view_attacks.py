@@ -24,6 +24,7 @@ import pytest
 from redline.agent import ToolExecutor
 from redline.errors import RepositoryError
 from redline.git.runner import GitRunner
+from redline.git.view import parse_real_config, render_config
 from redline.tools import ToolContext, build_tool_registry
 
 from gitrepo import _ENV, GitRepo
@@ -409,3 +410,49 @@ def test_a_review_writes_nothing_into_the_repository(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "new.py" in done.stdout
     assert sorted(p for p in (repo.root / ".git").rglob("*") if p.is_file()) == before
+
+
+def test_view_config_copies_facts_and_nothing_that_runs() -> None:
+    listing = b"\0".join(
+        [
+            b"core.autocrlf\ntrue",
+            b"core.filemode\nfalse",
+            b"core.fsmonitor\n/tmp/evil",
+            b"core.sshcommand\n/tmp/evil",
+            b"extensions.objectformat\nsha256",
+            b"remote.origin.url\nhttps://github.com/acme/widget.git",
+            b"remote.origin.uploadpack\n/tmp/evil",
+            b"remote.origin.promisor\ntrue",
+            b"remote.evil.url\next::sh -c touch% /tmp/pwned",
+            b"remote.up.url\ngit@github.com:acme/widget.git",
+            b'remote.x"]\n[core]\nfsmonitor=y.url\nhttps://a.example/b',
+            b"protocol.ext.allow\nalways",
+            b"include.path\n/tmp/evil.cfg",
+        ]
+    )
+    real = parse_real_config(listing)
+    assert real.partial_clone and real.object_format == "sha256"
+    text = render_config(real, [("core.fsmonitor", "false")])
+    assert "/tmp/evil" not in text and "ext::" not in text and "always" not in text
+    assert "promisor" not in text and "uploadpack" not in text and "include" not in text
+    assert 'autocrlf = "true"' in text and 'objectformat = "sha256"' in text
+    assert '[remote "origin"]' in text and "git@github.com:acme/widget.git" in text
+    assert text.count("fsmonitor") == 1
+
+
+def test_sha256_repository_is_reviewed(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    subprocess.run(
+        ["git", "init", "-q", "--object-format=sha256", "-b", "main", str(root)],
+        env=_ENV,
+        check=True,
+    )
+    repo = GitRepo.__new__(GitRepo)
+    repo.root = root
+    repo.write("a.py", "x = 1\n")
+    repo.commit("one")
+    repo.write("a.py", "import os\nx = 2\n")
+    repo.commit("two")
+    done = redline("review", "--commit", "HEAD", "--format", "json", cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert "a.py" in done.stdout and "F401" in done.stdout
