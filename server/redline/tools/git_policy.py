@@ -49,6 +49,28 @@ REF_PATTERN: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._/*?-]{0,200}")
 
 Validator = Callable[[str], str]
 
+# -- pins: options every call gets, whatever the model asked ----------------------------------
+
+# diff/log/show (and the diffs behind `status`): a submodule is only ever its pointer change
+# (`Subproject commit <id>` lines, `M sub`). Without `--ignore-submodules=dirty` git runs
+# `git status` inside a checked-out submodule to see whether it is dirty, and with
+# `--submodule=diff` (the repository can default to it: diff.submodule) `git diff` inside it;
+# those children read the submodule's own .git/config and .gitattributes, whose filters and
+# diff drivers neither the hardened -c prefix nor --no-ext-diff reach. Explicit values also
+# override `ignore = all` in a committed .gitmodules, which would hide a pointer change from
+# the reviewer. The model cannot pass either option itself (DANGEROUS_HINTS).
+SUBMODULE_PINS: Final = ("--ignore-submodules=dirty", "--submodule=short")
+
+# log/show: the format is always chosen here, never by the repository's `format.pretty`
+# (`%G?` there runs gpg.program, gpg.x509.program or gpg.ssh.program).
+DEFAULT_PRETTY: Final = "--pretty=medium"
+SIGNATURE_PINS: Final = ("--no-show-signature",)
+
+
+def chooses_format(flags: list[str]) -> bool:
+    """Whether the model's (checked) flags already name a preset format."""
+    return any(f == "--oneline" or f.startswith(("--format=", "--pretty=")) for f in flags)
+
 
 def _count(value: str) -> str:
     if not COUNT.fullmatch(value):
@@ -289,6 +311,9 @@ DANGEROUS_HINTS: Final = {
     "--show-signature": "runs gpg",
     "-O": "runs a program",
     "--open-files-in-pager": "runs a program",
+    "--submodule": "would run git inside submodules, with their own configuration",
+    "--ignore-submodules": "would run git inside submodules, with their own configuration",
+    "--recurse-submodules": "would run git inside submodules, with their own configuration",
 }
 BRANCH_WRITES: Final = frozenset(
     {

@@ -3,7 +3,10 @@
 The command string is parsed and checked by tools/git_command.py against the policy in
 tools/git_policy.py; the handlers here build the argv git receives from those checked pieces,
 revisions after `--end-of-options`, paths after `--`. It runs through the hardened GitRunner
-(hardened -c prefix, clean env, filters blanked, --no-ext-diff --no-textconv).
+(hardened -c prefix, clean env, filters blanked, --no-ext-diff --no-textconv), and every
+diff/log/show also carries the policy's pins: submodules only as pointer changes (git never
+runs inside one), and on log/show an explicit preset format with `--no-show-signature`, so
+nothing the repository configures chooses the format or verifies a signature.
 
 `status` and `branch` are not run as such: status is assembled from `diff --name-status` and
 `ls-files`, branch listing from `for-each-ref` (neither can write anything, and the runner does
@@ -36,12 +39,16 @@ from redline.tools.git_output import (
 )
 from redline.tools.git_policy import (
     ALLOWED_SUBCOMMANDS,
+    DEFAULT_PRETTY,
     MAX_REVISIONS,
     PRETTY_PRESETS,
     REF_FILTERS,
     REF_PATTERN,
+    SIGNATURE_PINS,
     SPECS,
+    SUBMODULE_PINS,
     check_revision,
+    chooses_format,
 )
 from redline.tools.paths import check_pathspec, shown
 
@@ -103,7 +110,23 @@ def _diff_like(ctx: ToolContext, parsed: ParsedCommand) -> str:
                 flags[i] = f"--max-count={ctx.limits.max_log_count}"
     if "--follow" in flags and len(paths) != 1:
         raise ToolError("--follow needs exactly one path")
-    argv = [sub, "--no-color", *flags, "--end-of-options", *(r.text for r in revs), "--", *paths]
+    pins = list(SUBMODULE_PINS)
+    if sub in ("log", "show"):
+        # Before the model's flags: git takes the last format option, and `--oneline` after
+        # `--pretty=medium` is oneline (the other way round it would be medium, abbreviated).
+        if not chooses_format(flags):
+            flags.insert(0, DEFAULT_PRETTY)
+        pins += SIGNATURE_PINS
+    argv = [
+        sub,
+        "--no-color",
+        *flags,
+        *pins,
+        "--end-of-options",
+        *(r.text for r in revs),
+        "--",
+        *paths,
+    ]
     return finish_output(ctx, _run(ctx, *argv))
 
 
@@ -193,13 +216,16 @@ def _status(ctx: ToolContext, parsed: ParsedCommand) -> str:
             "--name-status",
             "--no-renames",
             "-z",
+            *SUBMODULE_PINS,
             "--end-of-options",
             base,
             "--",
             *paths,
         )
     )
-    unstaged = _name_status(_run(ctx, "diff", "--name-status", "--no-renames", "-z", "--", *paths))
+    unstaged = _name_status(
+        _run(ctx, "diff", "--name-status", "--no-renames", "-z", *SUBMODULE_PINS, "--", *paths)
+    )
     untracked = [
         decode(p)
         for p in split_nul(
