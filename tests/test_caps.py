@@ -112,7 +112,7 @@ def test_two_hundred_small_reports_stop_at_the_file_cap(
 
 
 def test_two_hundred_one_megabyte_reports_stop_at_the_byte_cap(
-    small_repo: GitRepo, tmp_path: Path
+    small_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ctx = ToolContext(small_repo.root, report_dir=tmp_path / "reports")
     redacted: list[int] = []
@@ -122,7 +122,7 @@ def test_two_hundred_one_megabyte_reports_stop_at_the_byte_cap(
         redacted.append(len(text))
         return real_redact(text)
 
-    ctx.redact = counting_redact
+    monkeypatch.setattr(ctx, "redact", counting_redact)
     big = "A" * (MB - 1) + "\n"
     cpu = time.process_time()
     results = _run_calls(ctx, [{"path": f"big-{i:03}.md", "content": big} for i in range(200)])
