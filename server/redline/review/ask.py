@@ -589,6 +589,7 @@ async def _ask(
     diff_files, stats = _diff_files(calls.diffs)
     coverage.reviewed_files = diff_files or sorted(set(calls.files_read))
     coverage.notes.extend(ctx.writes.notes())
+    coverage.notes.extend(ctx.runner.notes(ctx.root))  # objects not read (alternates), ...
     if client.requests_refused:
         coverage.notes.append(
             f"model request cap ({client.max_requests}) reached: {client.requests_refused} "
