@@ -439,8 +439,9 @@ class GitRunner:
             if missing is not None:
                 raise GitCommandError(
                     f"object {missing} is not in the local repository",
-                    hint="fetch it first (`git fetch`); Redline never fetches, and reads only "
-                    "the repository's own objects",
+                    hint=f"fetch it first (`git fetch`; in a partial clone `git cat-file -e "
+                    f"{missing}` fetches it); Redline never fetches, and reads only the "
+                    "repository's own objects",
                 )
             raise GitCommandError(
                 f"git {args[0]} failed (exit {result.returncode}): {result.error_text}"
