@@ -439,9 +439,9 @@ class GitRunner:
             if missing is not None:
                 raise GitCommandError(
                     f"object {missing} is not in the local repository",
-                    hint=f"fetch it first (`git fetch`; in a partial clone `git cat-file -e "
-                    f"{missing}` fetches it); Redline never fetches, and reads only the "
-                    "repository's own objects",
+                    hint=f"fetch it first with your own git if you trust this repository's "
+                    f"remotes (in a partial clone, `git cat-file -e {missing}`); Redline never "
+                    "fetches, and reads only the repository's own objects",
                 )
             raise GitCommandError(
                 f"git {args[0]} failed (exit {result.returncode}): {result.error_text}"
