@@ -102,7 +102,7 @@ def test_secrets_redacted(repo: GitRepo) -> None:
     repo.write("AGENTS.md", f"Deploy with token {key}\nAPI_KEY = 'sk-live-abcdefghijklmnop1234'\n")
     instr = load_instructions(repo.root)
     assert key not in instr.text and "sk-live-abcdefghijklmnop1234" not in instr.text
-    assert "[REDACTED]" in instr.text
+    assert "[REDACTED:" in instr.text
 
 
 def test_binary_empty_and_invisible(repo: GitRepo) -> None:

@@ -357,7 +357,8 @@ async def test_gh_url_is_pinned_and_reduced_to_number(env: Env) -> None:
     result = await executor.run("gh", {"command": "pr view https://github.com/ACME/widget/pull/12"})
     assert result.ok, result.content
     assert env.gh_log.read_text().splitlines() == ["pr view 12"]
-    assert FAKE_GITHUB_TOKEN not in result.content and "ghp_[REDACTED]" in result.content
+    assert FAKE_GITHUB_TOKEN not in result.content
+    assert "[REDACTED:github-token:" in result.content
 
 
 async def test_gh_refuses_when_config_prefers_another_remote(env: Env) -> None:

@@ -103,7 +103,7 @@ def test_read_file_redacts_and_shows_invisible(ctx: ToolContext, plain: HostileR
     key = "sk-" + "A" * 40
     (plain.root / "c.py").write_text(f'api_key = "{key}"\nx = "\u202eevil"\n')
     out = read_file(ctx, "c.py")
-    assert key not in out and "[REDACTED]" in out
+    assert key not in out and "[REDACTED:openai-key:" in out
     assert "\u202e" not in out and "<U+202E>" in out
 
 
