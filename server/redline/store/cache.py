@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from redline.redaction import redact_data
 from redline.store._files import atomic_write, cache_root, private_dir
 
 log = logging.getLogger(__name__)
@@ -91,8 +92,10 @@ class ReviewCache:
         return value
 
     def put(self, key: str, value: dict[str, Any]) -> None:
-        """Store `value` (TypeError if it is not JSON-serializable; I/O errors are logged)."""
+        """Store `value`, secrets redacted (TypeError if it is not JSON-serializable; I/O errors
+        are logged)."""
         path = self._path(key)
+        value = redact_data(value)
         data = json.dumps({"format": FORMAT, "key": key, "value": value}, ensure_ascii=False)
         try:
             if path.parent not in self._ready:

@@ -7,8 +7,10 @@ task id and timestamps, then any other stage's key. Each `update` rewrites the w
 temp file + fsync + rename, so a crash at any moment leaves the last complete record on disk:
 nothing already written is lost and a half-written file is never read back.
 
-Records contain the code under review: the directory is 0700 and files 0600. Task ids are
-validated against a strict pattern before they touch a path (no `../x`, no separators).
+Records contain the code under review: the directory is 0700 and files 0600, and every value is
+redacted (`redline.redaction`) before it is kept, so no secret from the reviewed code reaches
+the disk. Task ids are validated against a strict pattern before they touch a path (no `../x`,
+no separators).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from redline.errors import RedlineError
+from redline.redaction import redact_data
 from redline.store._files import atomic_write, cache_root, private_dir
 
 log = logging.getLogger(__name__)
@@ -85,8 +88,9 @@ def _default(value: object) -> object:
 
 
 def _to_json(value: object) -> Any:
-    """A plain-JSON copy of `value`, so the record in memory is exactly what is on disk."""
-    return json.loads(json.dumps(value, default=_default, ensure_ascii=False))
+    """A plain-JSON copy of `value`, secrets redacted, so the record in memory is exactly what
+    is on disk. Every value a record stores passes here."""
+    return redact_data(json.loads(json.dumps(value, default=_default, ensure_ascii=False)))
 
 
 def validate_task_id(task_id: str) -> str:
