@@ -37,6 +37,8 @@ from redline.agent.redact import redact, redact_messages
 from redline.agent.usage import CallRecord, Usage, UsageLedger
 from redline.config_models import Settings
 from redline.errors import RedlineError
+from redline.redaction import register_secret
+from redline.redaction.logfilter import protect
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +188,10 @@ def load_litellm() -> Any:
             # the JSON-RPC channel; LITELLM_LOG=DEBUG in the user's env must not change that.
             for logger_name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx"):
                 logging.getLogger(logger_name).setLevel(logging.WARNING)
+                # litellm has handlers of its own: its records are redacted there too.
+                protect(logging.getLogger(logger_name))
+                for handler in logging.getLogger(logger_name).handlers:
+                    protect(handler)
             _litellm = litellm
     return _litellm
 
@@ -327,6 +333,8 @@ class LLMClient:
         max_output_cap: int = DEFAULT_MAX_OUTPUT_CAP,
     ) -> None:
         self.settings = settings
+        if settings.models.api_key:
+            register_secret(settings.models.api_key, "api-key")  # masked wherever it shows up
         self.ledger = ledger if ledger is not None else UsageLedger()
         self._sleep = sleep
         self.backoff_base = backoff_base
