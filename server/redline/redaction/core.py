@@ -41,7 +41,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final, NamedTuple
 
 from redline.redaction import rules
-from redline.redaction.rules import KEYWORD_GATE, MARKER, RULES, material_end, value_span
+from redline.redaction.rules import KEYWORD_GATE, MARKER, all_rules, material_end, value_span
 
 log = logging.getLogger(__name__)
 
@@ -203,13 +203,14 @@ class Redactor:
 
     def _detect(self, text: str) -> list[Span]:
         spans: list[Span] = []
-        for rule in RULES:
+        rules_ = all_rules()
+        for rule in rules_:
             if not rule.gated:
                 spans += _rule_spans(rule, text)
         self._key_blocks(text, spans)
         lines = LineSet.select(text, KEYWORD_GATE, lower=True)
         if lines is not None:
-            for rule in RULES:
+            for rule in rules_:
                 if rule.gated:
                     spans += lines.map(_rule_spans(rule, lines.text))
         plugins = self._detect_secrets()

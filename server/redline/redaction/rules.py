@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import math
 import re
 from collections import Counter
@@ -395,169 +396,178 @@ def _prefixed(kind: str, prefixes: tuple[str, ...], body: str, **kw: object) -> 
     return [Rule(kind, _P(re.escape(p) + body), boundary=True, **kw) for p in prefixes]  # type: ignore[arg-type]
 
 
-RULES: Final[tuple[Rule, ...]] = (
-    # Private keys: the whole block between the BEGIN and END lines (those stay readable).
-    Rule(
-        "private-key",
-        _P(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?P<v>.{1,65536}?)"
-            r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
-            re.DOTALL,
+@functools.cache
+def all_rules() -> tuple[Rule, ...]:
+    """Every rule, compiled on first use (importing this module must stay cheap: the language
+    server's log filter imports it at start-up)."""
+    return (
+        # Private keys: the whole block between the BEGIN and END lines (those stay readable).
+        Rule(
+            "private-key",
+            _P(
+                r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?P<v>.{1,65536}?)"
+                r"-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
+                re.DOTALL,
+            ),
+            group="v",
         ),
-        group="v",
-    ),
-    Rule(
-        "private-key",
-        _P(
-            r"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----(?P<v>.{1,65536}?)"
-            r"---- END SSH2 ENCRYPTED PRIVATE KEY ----",
-            re.DOTALL,
+        Rule(
+            "private-key",
+            _P(
+                r"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----(?P<v>.{1,65536}?)"
+                r"---- END SSH2 ENCRYPTED PRIVATE KEY ----",
+                re.DOTALL,
+            ),
+            group="v",
         ),
-        group="v",
-    ),
-    # PuTTY .ppk: the private lines and their MAC (the public lines are public).
-    Rule(
-        "putty-private-key",
-        _P(
-            r"Private-Lines:[ \t]*\d+[ \t]*\r?\n(?P<v>.{1,65536}?Private-MAC:[ \t]*[0-9a-fA-F]+)",
-            re.DOTALL,
+        # PuTTY .ppk: the private lines and their MAC (the public lines are public).
+        Rule(
+            "putty-private-key",
+            _P(
+                r"Private-Lines:[ \t]*\d+[ \t]*\r?\n"
+                r"(?P<v>.{1,65536}?Private-MAC:[ \t]*[0-9a-fA-F]+)",
+                re.DOTALL,
+            ),
+            group="v",
         ),
-        group="v",
-    ),
-    # A PEM private key, base64-encoded again (kubeconfig, Kubernetes secrets, CI variables).
-    Rule("private-key", _P(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,}"), check=_b64_private_key),
-    *_prefixed(
-        "aws-access-key-id", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"), r"[A-Z0-9]{16,17}(?![A-Z0-9])"
-    ),
-    *_prefixed("stripe-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_"), r"[0-9a-zA-Z]{10,}"),
-    *_prefixed("stripe-webhook-secret", ("whsec_",), r"[A-Za-z0-9+/=]{20,}"),
-    Rule(
-        "slack-webhook",
-        _P(r"hooks\.slack\.com/(?P<v>(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{10,})"),
-        group="v",
-    ),
-    *_prefixed(
-        "slack-token",
-        ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"),
-        r"[A-Za-z0-9\-]{10,}",
-    ),
-    *_prefixed("slack-token", ("xapp-",), r"\d-[A-Za-z0-9\-]{10,}"),
-    Rule("discord-webhook", _P(r"/api/webhooks/(?P<v>\d{5,}/[A-Za-z0-9_\-]{20,})"), group="v"),
-    *_prefixed("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"[A-Za-z0-9]{30,}"),
-    *_prefixed("github-token", ("github_pat_",), r"[A-Za-z0-9_]{30,}"),
-    *_prefixed(
-        "gitlab-token",
-        (
-            "glpat-",
-            "gldt-",
-            "glft-",
-            "glsoat-",
-            "glrt-",
-            "glcbt-",
-            "glimt-",
-            "glptt-",
-            "glagent-",
-            "gloas-",
+        # A PEM private key, base64-encoded again (kubeconfig, Kubernetes secrets, CI variables).
+        Rule("private-key", _P(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,}"), check=_b64_private_key),
+        *_prefixed(
+            "aws-access-key-id",
+            ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+            r"[A-Z0-9]{16,17}(?![A-Z0-9])",
         ),
-        r"[A-Za-z0-9_\-]{20,}",
-    ),
-    *_prefixed("npm-token", ("npm_",), r"[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
-    *_prefixed("pypi-token", ("pypi-",), r"[A-Za-z0-9_\-]{50,}"),
-    *_prefixed("anthropic-key", ("sk-ant-",), r"[A-Za-z0-9_\-]{20,}"),
-    *_prefixed("openai-key", ("sk-",), r"[A-Za-z0-9_\-]{20,}"),  # OpenAI, OpenRouter, DeepSeek
-    *_prefixed("google-api-key", ("AIza",), r"[0-9A-Za-z_\-]{35}"),
-    *_prefixed("google-oauth-secret", ("GOCSPX-",), r"[A-Za-z0-9_\-]{20,}"),
-    *_prefixed("huggingface-token", ("hf_",), r"[A-Za-z0-9]{30,}"),
-    *_prefixed("square-token", ("sq0atp-", "sq0csp-"), r"[0-9A-Za-z_\-]{22,}"),
-    *_prefixed("sendgrid-key", ("SG.",), r"[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
-    *_prefixed("jwt", ("eyJ",), r"[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
-    Rule("azure-storage-key", _P(r"AccountKey=(?P<v>[A-Za-z0-9+/=]{20,})"), group="v"),
-    Rule("azure-storage-key", _P(r"SharedAccessKey=(?P<v>[A-Za-z0-9+/=]{20,})"), group="v"),
-    Rule("azure-sas-signature", _P(r"sig=(?P<v>[A-Za-z0-9%+/=]{20,})"), group="v"),
-    # scheme://user:password@host (DSNs of every database, basic-auth URLs).
-    Rule(
-        "url-password",
-        _P(r"""://(?P<user>[^/\s:@'"<>]*):(?P<v>[^@\s/'"<>]+)@"""),
-        group="v",
-        rank=CONTEXT,
-        check=_not_templated("v"),
-    ),
-    # A bare AWS secret access key: 40 base64 characters that look random.
-    Rule(
-        "aws-secret-key",
-        _P(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
-        rank=CONTEXT,
-        check=_aws_secret,
-    ),
-    # .env / shell: NAME=<random-looking value> (quoted values are the entropy plugins' job).
-    Rule(
-        "env-secret",
-        _P(r"(?m)^[ \t\d+|\-]*(?:export[ \t]+)?[A-Z][A-Z0-9_]{2,}=(?P<v>[^\s'\"#\\]{16,})"),
-        group="v",
-        rank=ENTROPY,
-        check=_env_secret,
-    ),
-    # -- gated: on lines with a secret-sounding word only ---------------------------------------
-    Rule(
-        "kubeconfig-client-key",
-        _P(r"""(?i)client-key-data["']?[ \t]*[:=][ \t]*["']?(?P<v>[A-Za-z0-9+/=]{16,})"""),
-        group="v",
-        gated=True,
-    ),
-    Rule(
-        "authorization",
-        _P(
-            r"""(?i)(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?"""
-            r"(?P<scheme>(?:bearer|basic|token|digest|bot|apikey|sso-key)[ \t]+)?"
-            r"(?P<v>[A-Za-z0-9\-._~+/=:%]{6,})(?![\w.]*\()"
+        *_prefixed(
+            "stripe-key", ("sk_live_", "sk_test_", "rk_live_", "rk_test_"), r"[0-9a-zA-Z]{10,}"
         ),
-        group="v",
-        rank=CONTEXT,
-        gated=True,
-        check=_header_value,
-    ),
-    Rule(
-        "bearer-token",
-        _P(r"(?i)(?P<scheme>bearer[ \t]+)(?P<v>[A-Za-z0-9\-._~+/]{16,}=*)(?![\w.]*\()"),
-        group="v",
-        rank=CONTEXT,
-        gated=True,
-        check=_header_value,
-    ),
-    Rule(
-        "api-key",
-        _P(
-            r"""(?i)(?:x-api-key|api-key|x-auth-token|private-token|x-access-token|x-apikey)"""
-            r"""["']?[ \t]*[:=][ \t]*["']?(?P<v>[A-Za-z0-9\-._~+/=]{8,})(?![\w.]*\()"""
+        *_prefixed("stripe-webhook-secret", ("whsec_",), r"[A-Za-z0-9+/=]{20,}"),
+        Rule(
+            "slack-webhook",
+            _P(r"hooks\.slack\.com/(?P<v>(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{10,})"),
+            group="v",
         ),
-        group="v",
-        rank=CONTEXT,
-        gated=True,
-        check=_header_value,
-    ),
-    # requests' auth=("user", "password"), HTTPBasicAuth("user", "password"), aiohttp BasicAuth.
-    Rule(
-        "password",
-        _P(
-            r"""(?:\bauth[ \t]*=[ \t]*[(\[]"""
-            r"""|(?:HTTPBasicAuth|HTTPDigestAuth|BasicAuth|DigestAuth)\()"""
-            r"""[ \t]*(?:[rbuf]?(?P<q1>["'])[^"'\n]*(?P=q1)|[\w.\[\]"']+)[ \t]*,[ \t]*"""
-            r"""[rbuf]?(?P<q>["'])(?P<v>[^"'\n]+)(?P=q)"""
+        *_prefixed(
+            "slack-token",
+            ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"),
+            r"[A-Za-z0-9\-]{10,}",
         ),
-        group="v",
-        rank=CONTEXT,
-        gated=True,
-        check=_not_templated("v"),
-    ),
-    Rule(
-        _kind_of_name,
-        _KEYWORD_ASSIGNMENT,
-        group="dqv",  # resolved by `value_span`
-        rank=KEYWORD,
-        gated=True,
-        check=_assigned,
-    ),
-)
+        *_prefixed("slack-token", ("xapp-",), r"\d-[A-Za-z0-9\-]{10,}"),
+        Rule("discord-webhook", _P(r"/api/webhooks/(?P<v>\d{5,}/[A-Za-z0-9_\-]{20,})"), group="v"),
+        *_prefixed("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), r"[A-Za-z0-9]{30,}"),
+        *_prefixed("github-token", ("github_pat_",), r"[A-Za-z0-9_]{30,}"),
+        *_prefixed(
+            "gitlab-token",
+            (
+                "glpat-",
+                "gldt-",
+                "glft-",
+                "glsoat-",
+                "glrt-",
+                "glcbt-",
+                "glimt-",
+                "glptt-",
+                "glagent-",
+                "gloas-",
+            ),
+            r"[A-Za-z0-9_\-]{20,}",
+        ),
+        *_prefixed("npm-token", ("npm_",), r"[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+        *_prefixed("pypi-token", ("pypi-",), r"[A-Za-z0-9_\-]{50,}"),
+        *_prefixed("anthropic-key", ("sk-ant-",), r"[A-Za-z0-9_\-]{20,}"),
+        *_prefixed("openai-key", ("sk-",), r"[A-Za-z0-9_\-]{20,}"),  # OpenAI, OpenRouter, DeepSeek
+        *_prefixed("google-api-key", ("AIza",), r"[0-9A-Za-z_\-]{35}"),
+        *_prefixed("google-oauth-secret", ("GOCSPX-",), r"[A-Za-z0-9_\-]{20,}"),
+        *_prefixed("huggingface-token", ("hf_",), r"[A-Za-z0-9]{30,}"),
+        *_prefixed("square-token", ("sq0atp-", "sq0csp-"), r"[0-9A-Za-z_\-]{22,}"),
+        *_prefixed("sendgrid-key", ("SG.",), r"[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
+        *_prefixed("jwt", ("eyJ",), r"[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
+        Rule("azure-storage-key", _P(r"AccountKey=(?P<v>[A-Za-z0-9+/=]{20,})"), group="v"),
+        Rule("azure-storage-key", _P(r"SharedAccessKey=(?P<v>[A-Za-z0-9+/=]{20,})"), group="v"),
+        Rule("azure-sas-signature", _P(r"sig=(?P<v>[A-Za-z0-9%+/=]{20,})"), group="v"),
+        # scheme://user:password@host (DSNs of every database, basic-auth URLs).
+        Rule(
+            "url-password",
+            _P(r"""://(?P<user>[^/\s:@'"<>]*):(?P<v>[^@\s/'"<>]+)@"""),
+            group="v",
+            rank=CONTEXT,
+            check=_not_templated("v"),
+        ),
+        # A bare AWS secret access key: 40 base64 characters that look random.
+        Rule(
+            "aws-secret-key",
+            _P(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
+            rank=CONTEXT,
+            check=_aws_secret,
+        ),
+        # .env / shell: NAME=<random-looking value> (quoted values are the entropy plugins' job).
+        Rule(
+            "env-secret",
+            _P(r"(?m)^[ \t\d+|\-]*(?:export[ \t]+)?[A-Z][A-Z0-9_]{2,}=(?P<v>[^\s'\"#\\]{16,})"),
+            group="v",
+            rank=ENTROPY,
+            check=_env_secret,
+        ),
+        # -- gated: on lines with a secret-sounding word only -----------------------------------
+        Rule(
+            "kubeconfig-client-key",
+            _P(r"""(?i)client-key-data["']?[ \t]*[:=][ \t]*["']?(?P<v>[A-Za-z0-9+/=]{16,})"""),
+            group="v",
+            gated=True,
+        ),
+        Rule(
+            "authorization",
+            _P(
+                r"""(?i)(?:proxy-)?authorization["']?[ \t]*[:=][ \t]*["']?"""
+                r"(?P<scheme>(?:bearer|basic|token|digest|bot|apikey|sso-key)[ \t]+)?"
+                r"(?P<v>[A-Za-z0-9\-._~+/=:%]{6,})(?![\w.]*\()"
+            ),
+            group="v",
+            rank=CONTEXT,
+            gated=True,
+            check=_header_value,
+        ),
+        Rule(
+            "bearer-token",
+            _P(r"(?i)(?P<scheme>bearer[ \t]+)(?P<v>[A-Za-z0-9\-._~+/]{16,}=*)(?![\w.]*\()"),
+            group="v",
+            rank=CONTEXT,
+            gated=True,
+            check=_header_value,
+        ),
+        Rule(
+            "api-key",
+            _P(
+                r"""(?i)(?:x-api-key|api-key|x-auth-token|private-token|x-access-token|x-apikey)"""
+                r"""["']?[ \t]*[:=][ \t]*["']?(?P<v>[A-Za-z0-9\-._~+/=]{8,})(?![\w.]*\()"""
+            ),
+            group="v",
+            rank=CONTEXT,
+            gated=True,
+            check=_header_value,
+        ),
+        # requests' auth=("user", "password"), HTTPBasicAuth("user", "password"), aiohttp BasicAuth.
+        Rule(
+            "password",
+            _P(
+                r"""(?:\bauth[ \t]*=[ \t]*[(\[]"""
+                r"""|(?:HTTPBasicAuth|HTTPDigestAuth|BasicAuth|DigestAuth)\()"""
+                r"""[ \t]*(?:[rbuf]?(?P<q1>["'])[^"'\n]*(?P=q1)|[\w.\[\]"']+)[ \t]*,[ \t]*"""
+                r"""[rbuf]?(?P<q>["'])(?P<v>[^"'\n]+)(?P=q)"""
+            ),
+            group="v",
+            rank=CONTEXT,
+            gated=True,
+            check=_not_templated("v"),
+        ),
+        Rule(
+            _kind_of_name,
+            _KEYWORD_ASSIGNMENT,
+            group="dqv",  # resolved by `value_span`
+            rank=KEYWORD,
+            gated=True,
+            check=_assigned,
+        ),
+    )
 
 
 def value_span(rule: Rule, m: re.Match[str]) -> tuple[int, int]:
