@@ -299,6 +299,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from redline.lsp.server import main as lsp_main
 
         return lsp_main()
+    from redline.redaction import redact
+    from redline.redaction.logfilter import configure_cli_logging
+
+    configure_cli_logging()  # warnings on stderr, secrets redacted
     try:
         if args.command == "review":
             return _cmd_review(args)
@@ -310,10 +314,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_history(args)
         return _cmd_config(args)
     except ConfigError as exc:
-        sys.stderr.write(f"redline: configuration error: {exc}\n")
+        sys.stderr.write(f"redline: configuration error: {redact(str(exc))}\n")
         return EXIT_ERROR
     except RedlineError as exc:
-        sys.stderr.write(f"redline: error: {exc}\n")
+        sys.stderr.write(f"redline: error: {redact(str(exc))}\n")
         return EXIT_ERROR
     except KeyboardInterrupt:
         sys.stderr.write("redline: interrupted\n")
