@@ -19,6 +19,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from redline.enums import Severity
 from redline.lsp.tracking import DocumentFindings, Encoding, TrackedFinding, to_client_units
+from redline.redaction import redact
 
 if TYPE_CHECKING:
     from redline.model import Finding
@@ -142,7 +143,7 @@ def to_diagnostic(
         message = STALE_PREFIX + message
     return types.Diagnostic(
         range=rng,
-        message=message,
+        message=redact(message),
         severity=SEVERITY[finding.severity],
         code=finding.category.value,
         source=SOURCE,

@@ -44,6 +44,8 @@ from redline.lsp.reviews import (
 )
 from redline.lsp.settings import LspSettings, merge_settings
 from redline.lsp.tracking import FindingTracker, Range, TrackedFinding, from_client_units
+from redline.redaction import redact, redact_data
+from redline.redaction.logfilter import protect
 
 if TYPE_CHECKING:
     from redline.model import Finding, Review
@@ -176,13 +178,15 @@ class RedlineServer(LanguageServer):
             payload["request"] = job.request.describe()
             payload["elapsed"] = round(time.monotonic() - job.started, 3)
         payload.update({k: v for k, v in extra.items() if v is not None})
-        self.protocol.notify(REVIEW_STATE, payload)
+        self.protocol.notify(REVIEW_STATE, redact_data(payload))
 
     def log_message(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        message = redact(message)
         log.info("%s", message)
         self.window_log_message(types.LogMessageParams(type=kind, message=message))
 
     def show_message(self, message: str, kind: types.MessageType = types.MessageType.Error) -> None:
+        message = redact(message)
         log.warning("%s", message)
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
@@ -214,12 +218,14 @@ class RedlineServer(LanguageServer):
         self._add_unanchored(folder, files)
         self.protocol.notify(
             FINDINGS,
-            {
-                "folder": folder.uri,
-                "taskId": review.task_id if review else None,
-                "scopeLabel": review.scope_label if review else None,
-                "files": files,
-            },
+            redact_data(
+                {
+                    "folder": folder.uri,
+                    "taskId": review.task_id if review else None,
+                    "scopeLabel": review.scope_label if review else None,
+                    "files": files,
+                }
+            ),
         )
 
     def _add_unanchored(self, folder: Folder, files: list[dict[str, Any]]) -> None:
@@ -976,7 +982,7 @@ def on_hover(ls: RedlineServer, params: types.HoverParams) -> types.Hover | None
         return None
     from redline.lsp.hover import hover_markdown
 
-    text = "\n\n---\n\n".join(hover_markdown(t.finding, t.stale) for t in found)
+    text = redact("\n\n---\n\n".join(hover_markdown(t.finding, t.stale) for t in found))
     caps = ls.client_capabilities.text_document
     formats = caps.hover.content_format if caps and caps.hover else None
     kind = (
@@ -1112,6 +1118,7 @@ def _configure_logging() -> None:
     log_file = os.environ.get("REDLINE_LSP_LOG_FILE")
     handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    protect(handler)  # every record, ours and the libraries', is redacted before it is written
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(getattr(logging, level, logging.INFO))
