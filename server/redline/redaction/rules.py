@@ -97,7 +97,8 @@ _TEMPLATED: Final = re.compile(
 )
 # Example values, not secrets: "your-api-key", "my_token", "<token>", "xxxx", "glpat_***".
 _EXAMPLE: Final = re.compile(
-    r"(?i)^(?:your|my)[-_ ]|^(?:example|placeholder|dummy|sample|changeme|redacted)\b|\*\*\*|^x{4,}"
+    r"(?i)^(?:your|my)[-_ ](?:[a-z]+[-_ ])*(?:api[-_ ]?)?(?:key|token|secret|password|pass|pwd)s?$"
+    r"|^(?:example|placeholder|dummy|sample|changeme|redacted)\b|\*\*\*|^x{4,}"
 )
 _NOT_SECRETS: Final = _wordset(
     """none null nil true false undefined yes no on off required optional empty default
@@ -208,12 +209,16 @@ def plausible(value: str, *, quoted: bool, line: str, name: str = "", op: str = 
         return False  # a docstring or comment: "token: the token to use"
     if _IDENT.fullmatch(v):
         # A bare word: a variable in code, a secret in .env, YAML or INI.
-        if "_" in v or any(c.isupper() for c in v[1:]) or (words and v.lower() == words[-1]):
-            return False  # user_password, newPassword, password = password: names
+        if words and v.lower() == words[-1]:
+            return False  # password = password
+        if _ENV_LINE.match(line) or looks_random(v, min_entropy=3.0):
+            return True  # DB_PASSWORD=correcthorse, password = ini3ivh0fG8Xhfy
+        if "_" in v or any(c.isupper() for c in v[1:]):
+            return False  # user_password, newPassword: names
         if v[0].isupper() and not any(c.isdigit() for c in v):
             return False  # password: Final, token: Token (types, classes)
-        if _ENV_LINE.match(line) or any(c.isdigit() for c in v):
-            return True  # DB_PASSWORD=correcthorse, password = hunter2
+        if any(c.isdigit() for c in v):
+            return True  # password = hunter2
         rest = line[at + len(v) :].lstrip() if at >= 0 else ""
         return op == ":" and not rest.startswith((",", ")"))  # pass: hunter (YAML)
     return True
