@@ -176,10 +176,13 @@ def _settings(repo: Path, args: argparse.Namespace) -> Settings:
 
 
 def _report_and_exit_code(review: Review, settings: Settings, args: argparse.Namespace) -> int:
-    """Write the report; exit 1 when a finding is at or above --fail-on."""
+    """Write the report (secrets redacted: it lands in terminals, CI logs and PR comments);
+    exit 1 when a finding is at or above --fail-on."""
+    from redline.redaction import redact_data
     from redline.report import render
 
-    _write_report(render(review, args.format), args.output)
+    shown = Review.model_validate(redact_data(review.model_dump(mode="json")))
+    _write_report(render(shown, args.format), args.output)
     fail_on = settings.review.fail_on
     if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in review.findings):
         worst = max(f.severity.rank for f in review.findings)
