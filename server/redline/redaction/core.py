@@ -60,6 +60,7 @@ _PREFILTER: Final = re.compile(
 )
 _PREFILTER_MAX: Final = 4096
 _SEP: Final = "\n\x1e\x00\x1e\n"  # joins texts scanned together; never inside a span
+_LINE_PREFIX: Final = re.compile(r"[ \t]*(?:\d+[ \t]*)?(?:[+\-][ \t]?)?(?:\|[ \t]?)?")
 _LONG_LINE: Final = 2048
 _WINDOW: Final = 256
 _CACHE_MIN: Final = 64
@@ -318,7 +319,24 @@ class Redactor:
         last = 0
         for s in spans:
             parts.append(text[last : s.start])
-            parts.append(self.placeholder(text[s.start : s.end], s.kind))
+            value = text[s.start : s.end]
+            placeholder = self.placeholder(value, s.kind)
+            if "\n" not in value:
+                parts.append(placeholder)
+            else:
+                # A key block: one placeholder per line, each line's prefix (indentation, a
+                # diff's `+`, the reviewer format's `  42 +| `) kept, so line numbers hold.
+                lines = value.split("\n")
+                first = ""
+                if not text[text.rfind("\n", 0, s.start) + 1 : s.start].strip():
+                    prefix = _LINE_PREFIX.match(lines[0])  # the span starts its line
+                    first = prefix.group() if prefix else ""
+                out = [first + placeholder]
+                for line in lines[1:]:
+                    prefix = _LINE_PREFIX.match(line)
+                    head = prefix.group() if prefix else ""
+                    out.append(head + (placeholder if line[len(head) :].strip() else ""))
+                parts.append("\n".join(out))
             last = s.end
         parts.append(text[last:])
         return "".join(parts)
