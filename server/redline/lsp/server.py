@@ -44,7 +44,7 @@ from redline.lsp.reviews import (
 )
 from redline.lsp.settings import LspSettings, merge_settings
 from redline.lsp.tracking import FindingTracker, Range, TrackedFinding, from_client_units
-from redline.redaction import redact, redact_data
+from redline.redaction import get_redactor, redact, redact_data
 from redline.redaction.logfilter import protect
 
 if TYPE_CHECKING:
@@ -391,6 +391,9 @@ def on_initialize(ls: RedlineServer, params: types.InitializeParams) -> None:
 @server.feature(types.INITIALIZED)
 async def on_initialized(ls: RedlineServer, params: types.InitializedParams) -> None:
     ls.loop = asyncio.get_running_loop()
+    # detect-secrets (~0.2 s of imports) is loaded now, off the event loop: the first message
+    # redacted on the loop (a review's first state notification) must not wait for it.
+    ls.loop.run_in_executor(None, engine.load_frozen, "redaction", get_redactor().load_plugins)
     for warning in ls.settings.warnings:
         ls.log_message(f"Redline: {warning}", types.MessageType.Warning)
     await _pull_configuration(ls)
