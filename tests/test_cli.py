@@ -26,7 +26,8 @@ def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import os
 
     for var in list(os.environ):
-        if var.startswith("REDLINE_"):
+        # REDLINE_CACHE_DIR stays: conftest points it at a temporary directory.
+        if var.startswith("REDLINE_") and var != "REDLINE_CACHE_DIR":
             monkeypatch.delenv(var)
     monkeypatch.setenv("REDLINE_CONFIG", str(tmp_path / "user-config.toml"))
 

@@ -207,7 +207,8 @@ def test_filter_dismissed_with_a_broken_file_warns_and_still_honours_markers(
 @pytest.fixture
 def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for var in list(os.environ):
-        if var.startswith("REDLINE_"):
+        # REDLINE_CACHE_DIR stays: conftest points it at a temporary directory.
+        if var.startswith("REDLINE_") and var != "REDLINE_CACHE_DIR":
             monkeypatch.delenv(var)
     monkeypatch.setenv("REDLINE_CONFIG", str(tmp_path / "user-config.toml"))
 

@@ -28,7 +28,8 @@ SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for var in list(os.environ):
-        if var.startswith("REDLINE_"):
+        # REDLINE_CACHE_DIR stays: conftest points it at a temporary directory.
+        if var.startswith("REDLINE_") and var != "REDLINE_CACHE_DIR":
             monkeypatch.delenv(var)
     user = tmp_path / "user.toml"
     user.write_text("[llm]\nmax_retries = 1\ntimeout = 20\n")

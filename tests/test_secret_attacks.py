@@ -115,7 +115,8 @@ class LeakyModel:
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for var in list(os.environ):
-        if var.startswith("REDLINE_"):
+        # REDLINE_CACHE_DIR stays: conftest points it at a temporary directory.
+        if var.startswith("REDLINE_") and var != "REDLINE_CACHE_DIR":
             monkeypatch.delenv(var)
     user = tmp_path / "user.toml"
     user.write_text("[llm]\nmax_retries = 0\ntimeout = 30\n")
