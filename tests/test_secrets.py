@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from redline.redaction import PLACEHOLDER, Redactor, get_redactor, redact, redact_messages
-from redline.redaction.core import KEY_FILE
 from redline.redaction.logfilter import RedactingFilter, configure_cli_logging
+from redline.redaction.placeholder import KEY_FILE
 from redline.redaction.plugins import DetectSecrets
-from redline.redaction.rules import MARKER
+from redline.redaction.provider_rules import MARKER
 
 from secret_corpus import CORPUS, KINDS, ORDINARY, Secret, rand, random_key
 

@@ -4,8 +4,9 @@ Model requests (`agent/llm.py` redacts every message before litellm sees it), ta
 cached answers (`store/`), log records (a filter on Redline's handlers, `logfilter.py`) and the
 editor's messages and diagnostics (`lsp/`) all call this package, never a pattern list of their
 own. Detection is Redline's own fast patterns plus detect-secrets' maintained plugins
-(`rules.py`, `plugins.py`); a secret becomes `[REDACTED:<kind>:<keyed digest>]`, the same
-placeholder wherever the same value appears (`core.py`).
+(`detection.py`: `provider_rules.py`, `context_rules.py`, `code_filter.py`, `plugins.py`); a
+secret becomes `[REDACTED:<kind>:<keyed digest>]`, the same placeholder wherever the same value
+appears (`redactor.py`, `placeholder.py`; data and chat messages: `structures.py`).
 
 Importing this package is cheap: detect-secrets is loaded on the first text that could hold a
 secret.
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from redline.redaction.core import MASK, PLACEHOLDER, Redactor, Span, get_redactor
+from redline.redaction.placeholder import MASK, PLACEHOLDER
+from redline.redaction.redactor import Redactor, get_redactor
+from redline.redaction.spans import Span
 
 
 def redact(text: str) -> str:

@@ -26,17 +26,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from redline.redaction.rules import (
-    CONTEXT,
-    ENTROPY,
-    KEYWORD,
+from redline.redaction.code_filter import (
     example_value,
-    keyword_kind,
     name_before,
     name_like,
     plausible,
     secret_name,
 )
+from redline.redaction.context_rules import keyword_kind
+from redline.redaction.rule import CONTEXT, ENTROPY, KEYWORD
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +65,7 @@ _KINDS: Final = {
     "Twilio API Key": "twilio-key",
 }
 # Not secrets, or handled elsewhere: public IPs are no secret and masking them would hide
-# what a reviewer needs; private-key markers are matched as whole blocks by rules.py.
+# what a reviewer needs; private-key markers are matched as whole blocks by provider_rules.py.
 _SKIP: Final = frozenset({"IPPublicDetector", "PrivateKeyDetector"})
 # Plugins whose patterns have no literal prefix (or are case-insensitive with optional
 # prefixes): run only on lines their gate selects. "keyword" is rules.KEYWORD_GATE; every
