@@ -18,8 +18,8 @@ from redline.diff.parse import parse_git_diff
 from redline.diff.units import UnitBuilder
 from redline.errors import GitCommandError
 from redline.git import GitRunner, ScopeRequest, resolve_scope
+from redline.git.process import decode
 from redline.git.repo import ReadAhead, Repo, _CatFileStream, _DiffStream, stats_from_diff
-from redline.git.runner import decode
 from redline.review.pipeline import plan_review
 
 from gitrepo import GitRepo

@@ -17,8 +17,8 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from redline.errors import GitCommandError, RepositoryError, UsageError
+from redline.git.process import decode, strip_control
 from redline.git.repo import Repo, Resolved, is_oid, short, stats_from_diff, stats_suffix
-from redline.git.runner import decode, strip_control
 
 UNAVAILABLE_REV: Final = ":unavailable"
 

@@ -22,7 +22,8 @@ from typing import Final, Protocol
 from redline.errors import RedlineError, RepositoryError, UsageError
 from redline.git.hardlinks import all_names_inside
 from redline.git.hardlinks import refusal as hardlink_refusal
-from redline.git.runner import EMPTY_TREE, GitRunner, decode, split_nul, strip_control
+from redline.git.process import decode, split_nul, strip_control
+from redline.git.runner import EMPTY_TREE, GitRunner
 from redline.model import DiffStats
 
 DEFAULT_MAX_FILE_BYTES: Final = 4 * 1024 * 1024

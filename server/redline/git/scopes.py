@@ -20,6 +20,7 @@ from redline.errors import RepositoryError, UsageError
 from redline.git.hardlinks import all_names_inside
 from redline.git.hardlinks import refusal as hardlink_refusal
 from redline.git.pr import UNAVAILABLE_REV, resolve_pr
+from redline.git.process import strip_control
 from redline.git.repo import (
     DEFAULT_MAX_FILE_BYTES,
     DiffConsumer,
@@ -31,7 +32,7 @@ from redline.git.repo import (
     validate_revision,
     where_label,
 )
-from redline.git.runner import GitRunner, strip_control
+from redline.git.runner import GitRunner
 from redline.model import DiffStats
 
 INDEX_REV: Final = ":index"

@@ -29,8 +29,9 @@ from redline.agent.loop import Agent, AgentResult
 from redline.agent.tools import Tool, ToolError, ToolExecutor, ToolRegistry, ToolResult
 from redline.config_models import Settings
 from redline.errors import RedlineError, UsageError
+from redline.git.process import strip_control
 from redline.git.repo import Repo, check_rel_path
-from redline.git.runner import GitRunner, strip_control
+from redline.git.runner import GitRunner
 from redline.model import Category, Coverage, DiffStats, Finding, Review, Severity
 from redline.progress import NullProgress, Progress
 from redline.review.anchoring import anchor_finding

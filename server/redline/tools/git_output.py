@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from redline.git.runner import decode
+from redline.git.process import decode
 from redline.tools.context import ToolContext
 from redline.tools.paths import is_git_name, is_secret_path
 

@@ -21,7 +21,7 @@ from typing import Final
 
 from redline.agent.tools import ToolError
 from redline.errors import RedlineError
-from redline.git.runner import decode, split_nul
+from redline.git.process import decode, split_nul
 from redline.tools.context import ToolContext
 from redline.tools.git_command import (
     ParsedCommand,
