@@ -186,7 +186,13 @@ async def test_branch_review_publishes_diagnostics_progress_and_sidebar(session:
     assert set(session.client.diagnostics) == {session.uri(REPORTS)}
 
     # Work-done progress: begin (cancellable), reports, end.
-    reports = next(v for k, v in session.client.progress_reports.items() if task in str(k))
+    # The end of the progress may arrive just after the `finished` state: wait for it.
+    def progress() -> list[Any]:
+        found = [v for k, v in session.client.progress_reports.items() if task in str(k)]
+        done = found and isinstance(found[0][-1], types.WorkDoneProgressEnd)
+        return found[0] if done else []
+
+    reports = await session.until(progress)
     assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].cancellable
     assert any(isinstance(r, types.WorkDoneProgressReport) for r in reports)
     assert isinstance(reports[-1], types.WorkDoneProgressEnd)
@@ -196,9 +202,12 @@ async def test_branch_review_publishes_diagnostics_progress_and_sidebar(session:
     stages = {s.get("stage") for s in session.states if s.get("taskId") == task}
     assert {"collecting", "analyzing", "done"} <= stages
 
-    sidebar = await session.until(lambda: [f for f in session.findings if f["files"]])
+    # The analyzers' findings are sent early (before the review exists, so without a task id);
+    # the review's own notification may come after `finished`, so wait for it.
+    sidebar = await session.until(
+        lambda: [f for f in session.findings if f["files"] and f.get("taskId") == task]
+    )
     last = sidebar[-1]
-    assert last["taskId"] == task
     assert [f["path"] for f in last["files"]] == [REPORTS]
     assert sorted(f["line"] for f in last["files"][0]["findings"]) == [4, 21, 27, 31]
 
