@@ -621,6 +621,26 @@ async def test_model_reviews_cancel_supersede_and_offer_verified_fixes(
     done = await s.finished(second, timeout=40)
     assert done["state"] == "finished", done
     assert done["tokens"] > 0 and done["coverage"]["models"]
+    # The stages arrive in order, typed (no parsing of the text), with the spend so far.
+    states = [x for x in s.states if x.get("taskId") == second]
+    stages = list(dict.fromkeys(x["stage"] for x in states if "stage" in x))
+    assert stages == [
+        "collecting",
+        "splitting",
+        "analyzing",
+        "planning",
+        "reviewing",
+        "verifying",
+        "summarizing",
+        "done",
+    ]
+    reviewing = [x for x in states if x["state"] == "progress" and x["stage"] == "reviewing"]
+    assert reviewing[0]["done"] == 0 and reviewing[-1]["done"] == reviewing[-1]["total"] >= 1
+    spent = [x["tokens"] for x in states if "tokens" in x]
+    assert spent == sorted(spent) and 0 < spent[-1] <= done["tokens"]
+    # The final counts are the findings the sidebar lists.
+    rows = [row for entry in s.findings[-1]["files"] for row in entry["findings"]]
+    assert done["findings"] == sum(done["counts"].values()) == len(rows)
     assert (await s.debug_info())["litellmLoaded"] is True
     assert 20 in s.lines_of(REPORTS)
     # Results went out file by file before the end (the analyzers' first), not only at the end.

@@ -1,11 +1,8 @@
-"""The language server's small modules on their own: settings, review requests, progress and
-cancellation, and findings → diagnostics."""
+"""The language server's small modules on their own: settings, review requests, and findings →
+diagnostics."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -13,12 +10,7 @@ from lsprotocol import types
 
 from redline.errors import UsageError
 from redline.lsp import publish
-from redline.lsp.reviews import (
-    ReviewCancelled,
-    ReviewRequest,
-    WorkerProgress,
-    classify,
-)
+from redline.lsp.reviews import ReviewRequest
 from redline.lsp.settings import LspSettings, merge_settings
 from redline.lsp.tracking import FindingTracker
 from redline.model import Category, Finding, Severity
@@ -83,44 +75,6 @@ def test_review_requests_are_validated() -> None:
     ):
         with pytest.raises(UsageError):
             ReviewRequest.from_args(bad)
-
-
-def test_progress_messages_map_to_editor_stages() -> None:
-    assert classify("collecting the diff (branch)") == ("collecting", None, None)
-    assert classify("reviewing files: 3 of 7 done (attempt 1)") == ("reviewing", 3, 7)
-    assert classify("verifying 4 model findings")[0] == "verifying"
-    assert classify("running static analyzers on 2 files")[0] == "analyzing"
-    assert classify("review done: 4 findings")[0] == "done"
-
-
-def test_cancel_raises_in_the_worker_and_interrupts_its_event_loop() -> None:
-    event = threading.Event()
-    stages: list[str] = []
-    progress = WorkerProgress(event, lambda kind, msg: stages.append(msg), None)
-    outcome: list[BaseException] = []
-
-    async def model_stage() -> None:
-        progress.stage("reviewing 1 files (attempt 1)")
-        await asyncio.sleep(30)  # a model call that would take long to answer
-
-    def worker() -> None:
-        try:
-            asyncio.run(model_stage())
-        except BaseException as exc:
-            outcome.append(exc)
-
-    thread = threading.Thread(target=worker)
-    thread.start()
-    while not stages:
-        time.sleep(0.01)
-    started = time.monotonic()
-    event.set()
-    progress.stop_worker_loops()
-    thread.join(timeout=5)
-    assert not thread.is_alive() and time.monotonic() - started < 2
-    assert isinstance(outcome[0], asyncio.CancelledError)
-    with pytest.raises(ReviewCancelled):
-        progress.stage("verifying")
 
 
 def test_paths_never_leave_the_repository(tmp_path: Path) -> None:

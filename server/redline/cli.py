@@ -193,7 +193,7 @@ def _report_and_exit_code(review: Review, settings: Settings, args: argparse.Nam
 
 
 def _cmd_review(args: argparse.Namespace) -> int:
-    from redline.progress import StderrProgress
+    from redline.progress import ProgressEvent, Stage, StderrProgress
     from redline.review.estimate import estimate_model, render_estimate
     from redline.review.pipeline import plan_review, run_review
     from redline.store import TaskStore
@@ -206,10 +206,10 @@ def _cmd_review(args: argparse.Namespace) -> int:
         repo, _scope_request(args), settings, progress, function_metrics=args.estimate or None
     )
     if plan.empty:
-        progress.done(f"nothing to review: {plan.scope.label}")
+        progress.report(ProgressEvent(Stage.DONE, f"nothing to review: {plan.scope.label}"))
         return EXIT_OK
     if args.estimate:
-        progress.done(f"estimate for {plan.scope.label}")
+        progress.report(ProgressEvent(Stage.DONE, f"estimate for {plan.scope.label}"))
         estimate = estimate_model(plan, settings)
         text = render_estimate(plan, as_json=args.format != "markdown", model_estimate=estimate)
         _write_report(text, args.output)

@@ -1,24 +1,132 @@
-"""Progress reporting, decoupled from where it is shown (terminal now, LSP work-done later)."""
+"""The engine → caller contract while a review runs: typed progress events and cancellation.
+
+The engine reports what it is doing as `ProgressEvent`s (a stage, `done` of `total` where the
+stage counts something, the text a person reads, and the tokens and cost spent so far) to a
+`Progress` sink. Callers decide how to show them: the CLI draws the text on stderr, the
+language server turns them into work-done progress and `redline/reviewState` notifications
+(the editor's sidebar and status bar). A sink never raises and never decides anything.
+
+Cancellation is separate: a `CancelToken` the caller owns and the engine checks explicitly
+before each stage and each file (`check()` raises `Cancelled`). A token can also interrupt
+the event loops the model stages run in, so a cancel stops a model call in flight instead of
+waiting for its answer.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol, TextIO
 
 
-class Progress(Protocol):
-    def stage(self, message: str) -> None: ...
+class Stage(StrEnum):
+    """Where a run is, in the order a review passes through them (ask: asking → verifying)."""
 
-    def done(self, message: str) -> None: ...
+    COLLECTING = "collecting"  # the scope's diff
+    SPLITTING = "splitting"  # the diff into review units, and the rules
+    ANALYZING = "analyzing"  # the static analyzers
+    PLANNING = "planning"  # the model's planner
+    REVIEWING = "reviewing"  # per-file model reviewers; done/total count files
+    ASKING = "asking"  # the `ask` agent and its tool calls; done counts tool calls
+    VERIFYING = "verifying"
+    SUMMARIZING = "summarizing"
+    DONE = "done"  # the last event of a run, successful or not
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    stage: Stage
+    text: str  # for a person: "reviewing files: 3 of 7 done (attempt 1)"
+    done: int | None = None
+    total: int | None = None
+    tokens: int | None = None  # spent so far by the model calls (None: no model in this run)
+    cost_usd: float | None = None  # None when unknown (no model, or a model without a price)
+
+    @property
+    def fraction(self) -> float | None:
+        if self.done is None or not self.total:
+            return None
+        return min(1.0, self.done / self.total)
+
+
+class Progress(Protocol):
+    def report(self, event: ProgressEvent) -> None: ...
 
 
 class NullProgress:
-    def stage(self, message: str) -> None:
+    def report(self, event: ProgressEvent) -> None:
         pass
 
-    def done(self, message: str) -> None:
-        pass
+
+class Cancelled(asyncio.CancelledError):
+    """Raised in the engine when its run was cancelled through its token. A CancelledError, so
+    task records say "cancelled" and no `except Exception` inside the engine swallows it."""
+
+
+def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:
+    for task in asyncio.all_tasks(loop):
+        task.cancel("review cancelled")
+
+
+class CancelToken:
+    """Set once, from any thread; checked by the engine, in its own thread.
+
+    Usable from one run's worker thread and the thread that cancels it: a `threading.Event`
+    for the flag, and the event loops the run has `attached` are told to cancel their tasks
+    (that interrupts an awaited model call at once)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._loops: set[asyncio.AbstractEventLoop] = set()
+        self.reason: str | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        with self._lock:
+            if self.reason is None:
+                self.reason = reason
+            self._event.set()
+            loops = list(self._loops)
+        for loop in loops:
+            _stop(loop)
+
+    def check(self) -> None:
+        """Raise `Cancelled` if the run was cancelled; the engine calls it at every stage and
+        file."""
+        if self._event.is_set():
+            raise Cancelled(self.reason or "cancelled")
+
+    @contextlib.contextmanager
+    def attached(self, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+        """While inside, a cancel also cancels every task of `loop` (the run's own loop; never
+        a loop shared with other work)."""
+        with self._lock:
+            self._loops.add(loop)
+            already = self._event.is_set()
+        if already:
+            _stop(loop)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._loops.discard(loop)
+
+
+def _stop(loop: asyncio.AbstractEventLoop) -> None:
+    if loop.is_closed():
+        return
+    with contextlib.suppress(RuntimeError):  # closed between the check and the call
+        loop.call_soon_threadsafe(_cancel_all, loop)
 
 
 class StderrProgress:
@@ -33,27 +141,17 @@ class StderrProgress:
         self.quiet = quiet
         self.tty = self.stream.isatty()
         self.started = time.monotonic()
-        self._open_line = False
 
     def _elapsed(self) -> str:
         return f"{time.monotonic() - self.started:5.1f}s"
 
-    def stage(self, message: str) -> None:
+    def report(self, event: ProgressEvent) -> None:
         if self.quiet:
             return
+        final = event.stage is Stage.DONE
         if self.tty:
-            self.stream.write(f"\r\x1b[2K[{self._elapsed()}] {message}")
-            self._open_line = True
+            end = "\n" if final else ""
+            self.stream.write(f"\r\x1b[2K[{self._elapsed()}] {event.text}{end}")
         else:
-            self.stream.write(f"redline: {message}\n")
-        self.stream.flush()
-
-    def done(self, message: str) -> None:
-        if self.quiet:
-            return
-        if self.tty:
-            self.stream.write(f"\r\x1b[2K[{self._elapsed()}] {message}\n")
-            self._open_line = False
-        else:
-            self.stream.write(f"redline: {message}\n")
+            self.stream.write(f"redline: {event.text}\n")
         self.stream.flush()

@@ -14,6 +14,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from redline.progress import ProgressEvent, Stage
+
 
 @dataclass
 class Usage:
@@ -102,6 +104,19 @@ class UsageLedger:
     def cost_complete(self) -> bool:
         """False when a call that spent tokens could not be priced (model not in the map)."""
         return all(r.cost_usd is not None for r in self.records if r.total_tokens)
+
+    def event(
+        self, stage: Stage, text: str, done: int | None = None, total: int | None = None
+    ) -> ProgressEvent:
+        """A progress event carrying what has been spent so far (cost None while unknown)."""
+        return ProgressEvent(
+            stage,
+            text,
+            done,
+            total,
+            tokens=self.total_tokens,
+            cost_usd=self.cost_usd if self.cost_complete else None,
+        )
 
     @property
     def models(self) -> list[str]:

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from redline.lsp import publish
-from redline.lsp.reviews import ReviewRequest, WorkerProgress
+from redline.lsp.reviews import ReviewRequest
 from redline.lsp.settings import LspSettings
+from redline.progress import CancelToken, Progress, ProgressEvent, Stage
 
 if TYPE_CHECKING:
     from redline.model import Finding, Review
@@ -84,11 +85,12 @@ def review_sync(
     folder: Path,
     request: ReviewRequest,
     lsp_settings: LspSettings,
-    progress: WorkerProgress,
+    progress: Progress,
+    cancel: CancelToken,
     task_id: str,
     on_partial: OnPartial,
 ) -> Outcome:
-    """Run the review; raises RedlineError (not a repository, bad ref, ...) or ReviewCancelled.
+    """Run the review; raises RedlineError (not a repository, bad ref, ...) or Cancelled.
 
     The engine is imported here, on the first review, never at server start-up."""
     load_frozen("engine", _import_engine)
@@ -110,7 +112,7 @@ def review_sync(
 
     def post(findings: list[Finding]) -> None:
         # Early results, merged per file with what that file already showed.
-        progress.check()
+        cancel.check()
         touched: dict[str, list[Finding]] = {}
         for f in findings:
             partial.setdefault(f.file, {})[f.id] = f
@@ -124,16 +126,23 @@ def review_sync(
     if request.scope == "ask":
         from redline.review.ask import run_ask
 
-        progress.stage("collecting the diff (ask)")
+        progress.report(ProgressEvent(Stage.ASKING, "starting the agent"))
         if wants_model:
             load_frozen("litellm", _import_litellm)
         review = asyncio.run(
-            run_ask(request.request or "", root, settings, progress=progress, store=store)
+            run_ask(
+                request.request or "",
+                root,
+                settings,
+                progress=progress,
+                cancel=cancel,
+                store=store,
+            )
         )
     else:
         scope = ScopeRequest(request.scope, request.scope_arg(lsp_settings.base_branch))
-        plan = plan_review(root, scope, settings, progress)
-        progress.check()
+        plan = plan_review(root, scope, settings, progress, cancel=cancel)
+        cancel.check()
         if plan.empty:
             review = empty_review(task_id, plan)
         else:
@@ -143,12 +152,13 @@ def review_sync(
                 plan,
                 settings,
                 progress,
+                cancel=cancel,
                 model_hooks={"on_file": on_file},
                 store=store,
                 task_id=task_id,
                 on_analyzers=post,
             )
-    progress.check()
+    cancel.check()
     texts = {f.file: t for f in review.findings if (t := disk_text(root, f.file)) is not None}
     return Outcome(root=root, review=review, texts=texts)
 

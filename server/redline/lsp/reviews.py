@@ -3,31 +3,24 @@ cancellation that really stops a job.
 
 The engine is synchronous and runs in a worker thread (its model stages run their own event
 loop inside it with `asyncio.run`). `$/cancelRequest` cannot reach it, and cancelling the
-asyncio task that awaits the thread leaves the thread running, so each job carries a
-`threading.Event`: the job's Progress checks it at every stage and file and raises
-`ReviewCancelled` in the worker, and any event loop the worker runs is told to cancel its tasks
-(that interrupts a model call in flight instead of waiting for its answer).
+asyncio task that awaits the thread leaves the thread running, so each job carries the
+engine's `CancelToken`: the engine checks it at every stage and file and raises `Cancelled` in
+the worker, and the event loops the engine attached to it are told to cancel their tasks (that
+interrupts a model call in flight instead of waiting for its answer).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import re
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from redline.errors import UsageError
+from redline.progress import CancelToken, ProgressEvent
 
 SCOPES = ("uncommitted", "staged", "branch", "commit", "since", "range", "pr", "ask")
-
-
-class ReviewCancelled(asyncio.CancelledError):
-    """Raised in the worker when its review was cancelled. A CancelledError, so the engine's
-    task record says "cancelled" and no `except Exception` inside the engine swallows it."""
 
 
 @dataclass(frozen=True)
@@ -100,85 +93,16 @@ class ReviewRequest:
 
 # -- progress ----------------------------------------------------------------------------------
 
-_K_OF_N = re.compile(r"(\d+) of (\d+)")
-
-
-def classify(message: str) -> tuple[str, int | None, int | None]:
-    """The editor-facing stage of an engine progress message, and `k of N` when it says so."""
-    low = message.lower()
-    match = _K_OF_N.search(low)
-    done, total = (int(match.group(1)), int(match.group(2))) if match else (None, None)
-    for needle, stage in (
-        ("collecting", "collecting"),
-        ("splitting", "planning"),
-        ("planning", "planning"),
-        ("static analyzers", "analyzing"),
-        ("reviewing", "reviewing"),
-        ("verifying", "verifying"),
-        ("summarizing", "summarizing"),
-        ("review done", "done"),
-    ):
-        if needle in low:
-            return stage, done, total
-    return "working", done, total
-
-
-def _cancel_all(loop: asyncio.AbstractEventLoop) -> None:
-    for task in asyncio.all_tasks(loop):
-        task.cancel("review cancelled")
-
 
 class WorkerProgress:
-    """The engine's Progress for one job: forwards stages to the server loop and is the point
-    where a cancelled job stops."""
+    """The engine's Progress for one job: hands each event to the server loop (`emit` is
+    called in the worker thread). Cancellation is the job's CancelToken, not this."""
 
-    def __init__(
-        self,
-        cancel: threading.Event,
-        emit: Callable[[str, str], None],
-        server_loop: asyncio.AbstractEventLoop | None,
-    ) -> None:
-        self.cancel_event = cancel
+    def __init__(self, emit: Callable[[ProgressEvent], None]) -> None:
         self._emit = emit
-        self._server_loop = server_loop
-        self._worker_loops: set[asyncio.AbstractEventLoop] = set()
-        self._lock = threading.Lock()
 
-    def check(self) -> None:
-        if self.cancel_event.is_set():
-            raise ReviewCancelled("review cancelled")
-
-    def stage(self, message: str) -> None:
-        self._watch_loop()
-        self.check()
-        self._emit("stage", message)
-
-    def done(self, message: str) -> None:
-        self.check()
-        self._emit("done", message)
-
-    def _watch_loop(self) -> None:
-        # The model stages call stage() from inside their own asyncio.run(): remember that loop
-        # so a cancel can interrupt the HTTP call it is awaiting. Never the server's own loop.
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        if loop is self._server_loop:
-            return
-        with self._lock:
-            self._worker_loops.add(loop)
-        if self.cancel_event.is_set():
-            self.stop_worker_loops()
-
-    def stop_worker_loops(self) -> None:
-        with self._lock:
-            loops = list(self._worker_loops)
-        for loop in loops:
-            if loop.is_closed():
-                continue
-            with contextlib.suppress(RuntimeError):  # closed between the check and the call
-                loop.call_soon_threadsafe(_cancel_all, loop)
+    def report(self, event: ProgressEvent) -> None:
+        self._emit(event)
 
 
 # -- registry ----------------------------------------------------------------------------------
@@ -190,21 +114,22 @@ class ReviewJob:
     folder: str  # workspace folder URI, as the client spelled it
     request: ReviewRequest
     progress: WorkerProgress
-    token: str
+    token: str  # the work-done progress token
+    cancel_token: CancelToken = field(default_factory=CancelToken)
     task: asyncio.Task[None] | None = None
     started: float = field(default_factory=time.monotonic)
-    cancel_reason: str | None = None
     progress_begun: bool = False
 
     @property
     def cancelled(self) -> bool:
-        return self.progress.cancel_event.is_set()
+        return self.cancel_token.cancelled
+
+    @property
+    def cancel_reason(self) -> str | None:
+        return self.cancel_token.reason
 
     def cancel(self, reason: str) -> None:
-        if self.cancel_reason is None:
-            self.cancel_reason = reason
-        self.progress.cancel_event.set()
-        self.progress.stop_worker_loops()
+        self.cancel_token.cancel(reason)
 
 
 class ReviewRegistry:

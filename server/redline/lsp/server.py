@@ -20,7 +20,6 @@ import logging
 import os
 import sys
 import sysconfig
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -35,15 +34,14 @@ from redline.errors import RedlineError, UsageError
 from redline.lsp import engine, fixes, publish
 from redline.lsp.engine import PathTexts
 from redline.lsp.reviews import (
-    ReviewCancelled,
     ReviewJob,
     ReviewRegistry,
     ReviewRequest,
     WorkerProgress,
-    classify,
 )
 from redline.lsp.settings import LspSettings, merge_settings
 from redline.lsp.tracking import FindingTracker, Range, TrackedFinding, from_client_units
+from redline.progress import Cancelled, ProgressEvent
 from redline.redaction import get_redactor, redact, redact_data
 from redline.redaction.logfilter import protect
 
@@ -688,12 +686,12 @@ def start_review(ls: RedlineServer, folder: Folder, request: ReviewRequest) -> R
     task_id = uuid.uuid4().hex[:12]
     job_ref: list[ReviewJob] = []
 
-    def emit(kind: str, message: str) -> None:
+    def emit(event: ProgressEvent) -> None:
         # Called in the worker thread: hop to the server loop.
         with contextlib.suppress(RuntimeError):  # the loop is closing (server shutdown)
-            loop.call_soon_threadsafe(_on_progress, ls, folder, job_ref[0], kind, message)
+            loop.call_soon_threadsafe(_on_progress, ls, folder, job_ref[0], event)
 
-    progress = WorkerProgress(threading.Event(), emit, loop)
+    progress = WorkerProgress(emit)
     job = ReviewJob(
         task_id=task_id,
         folder=folder.uri,
@@ -714,22 +712,29 @@ def start_review(ls: RedlineServer, folder: Folder, request: ReviewRequest) -> R
     return job
 
 
-def _on_progress(
-    ls: RedlineServer, folder: Folder, job: ReviewJob, kind: str, message: str
-) -> None:
+def _on_progress(ls: RedlineServer, folder: Folder, job: ReviewJob, event: ProgressEvent) -> None:
     if not ls.registry.is_current(job):
         return
-    stage, done, total = classify(message)
-    percentage = None
-    if done is not None and total:
-        percentage = min(99, int(100 * done / total))
+    fraction = event.fraction
+    percentage = None if fraction is None else min(99, int(100 * fraction))
     if job.progress_begun:
         ls.work_done_progress.report(
             job.token,
-            types.WorkDoneProgressReport(message=message, percentage=percentage, cancellable=True),
+            types.WorkDoneProgressReport(
+                message=event.text, percentage=percentage, cancellable=True
+            ),
         )
-    kind_of_state = "progress" if done is not None else "stage"
-    ls.state(folder, job, kind_of_state, stage=stage, message=message, done=done, total=total)
+    ls.state(
+        folder,
+        job,
+        "progress" if event.done is not None else "stage",
+        stage=event.stage.value,
+        message=event.text,
+        done=event.done,
+        total=event.total,
+        tokens=event.tokens,
+        costUsd=event.cost_usd,
+    )
 
 
 async def _begin_progress(ls: RedlineServer, job: ReviewJob) -> None:
@@ -771,7 +776,7 @@ async def _run_job(
     end_message = "done"
     try:
         await _begin_progress(ls, job)
-        job.progress.check()
+        job.cancel_token.check()
         snapshot = _snapshot(ls, folder)
         loop = asyncio.get_running_loop()
 
@@ -785,13 +790,14 @@ async def _run_job(
             job.request,
             ls.settings,
             job.progress,
+            job.cancel_token,
             job.task_id,
             partial,
         )
         folder.root = outcome.root
         review, texts = outcome.review, outcome.texts
         if not ls.registry.is_current(job):
-            raise ReviewCancelled("superseded")
+            raise Cancelled("superseded")
         _finish(ls, folder, job, review, texts, snapshot)
         counts = {s.value: n for s, n in review.counts_by_severity().items()}
         end_message = f"{len(review.findings)} findings"

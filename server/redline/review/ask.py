@@ -33,7 +33,7 @@ from redline.git.process import strip_control
 from redline.git.repo import Repo, check_rel_path
 from redline.git.runner import GitRunner
 from redline.model import Category, Coverage, DiffStats, Finding, Review, Severity
-from redline.progress import NullProgress, Progress
+from redline.progress import CancelToken, NullProgress, Progress, Stage
 from redline.review.anchoring import anchor_finding
 from redline.review.estimate import request_cap
 from redline.review.pipeline import new_task_id
@@ -158,6 +158,7 @@ class _CallLog:
 
     record: TaskRecord | None
     progress: Progress
+    client: LLMClient
     known: frozenset[str]
     entries: list[dict[str, Any]] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
@@ -183,7 +184,8 @@ class _CallLog:
             path = args.get("path")
             if isinstance(path, str):
                 self.files_read.append(path)
-        self.progress.stage(f"agent: {shown_name} {_call_label(name, args)}".rstrip())
+        text = f"agent: {shown_name} {_call_label(name, args)}".rstrip()
+        self.progress.report(self.client.ledger.event(Stage.ASKING, text, len(self.entries)))
         _safe_update(self.record, "tool_calls", self.entries)
 
 
@@ -194,11 +196,13 @@ class _RecordingExecutor(ToolExecutor):
     makes passes through (unknown tools and invalid arguments included).
     """
 
-    def __init__(self, registry: ToolRegistry, calls: _CallLog) -> None:
+    def __init__(self, registry: ToolRegistry, calls: _CallLog, cancel: CancelToken) -> None:
         super().__init__(registry)
         self.calls = calls
+        self.cancel = cancel
 
     async def run(self, name: str, arguments: str | dict[str, Any] | None) -> ToolResult:
+        self.cancel.check()
         result = await super().run(name, arguments)
         try:
             self.calls.add(name, arguments, result)
@@ -440,6 +444,7 @@ async def run_ask(
     *,
     client: LLMClient | None = None,
     progress: Progress | None = None,
+    cancel: CancelToken | None = None,
     store: TaskStore | None = None,
     max_steps: int = 50,
 ) -> Review:
@@ -447,6 +452,7 @@ async def run_ask(
     model does; raises RedlineError when no model is configured, the request is empty or the
     repository is unusable."""
     progress = progress or NullProgress()
+    cancel = cancel or CancelToken()
     client = client or LLMClient(settings)
     if not client.is_configured(ROLE):
         raise LLMNotConfigured(ASK_NEEDS_MODEL)
@@ -465,9 +471,10 @@ async def run_ask(
     task_id = new_task_id()
     record = _open_record(store, task_id, request, label, ctx.root, settings)
     try:
-        review = await _ask(
-            request, ctx, label, task_id, settings, client, progress, record, max_steps
-        )
+        with cancel.attached(asyncio.get_running_loop()):
+            review = await _ask(
+                request, ctx, label, task_id, settings, client, progress, cancel, record, max_steps
+            )
     except BaseException as exc:
         if record is not None:
             cancelled = isinstance(exc, KeyboardInterrupt | asyncio.CancelledError)
@@ -515,17 +522,19 @@ async def _ask(
     settings: Settings,
     client: LLMClient,
     progress: Progress,
+    cancel: CancelToken,
     record: TaskRecord | None,
     max_steps: int,
 ) -> Review:
     accepted: list[SubmittedReview] = []
     registry = build_tool_registry(ctx)
     registry.register(submit_review_tool(accepted))
-    calls = _CallLog(record, progress, frozenset(registry.names))
+    calls = _CallLog(record, progress, client, frozenset(registry.names))
     agent = Agent(client, ROLE, registry, load_prompt("system"), max_steps=max(1, max_steps))
-    agent.executor = _RecordingExecutor(registry, calls)
+    agent.executor = _RecordingExecutor(registry, calls, cancel)
 
-    progress.stage(f"asking the agent: {label}")
+    cancel.check()
+    progress.report(client.ledger.event(Stage.ASKING, f"asking the agent: {label}"))
     outcome = await _run_agent(agent, request[:MAX_REQUEST_CHARS], accepted)
     result, submitted = outcome.result, outcome.submitted
 
@@ -555,6 +564,7 @@ async def _ask(
         mf = mf.model_copy(update={"file": read_text.normalize(mf.file, ctx.root)})
         findings.append(anchor_finding(mf, read_text(mf.file), source=source))
 
+    cancel.check()
     kept, dropped, quality = await _verify(client, findings, read_text, coverage, progress)
     _safe_update(
         record,
@@ -621,8 +631,13 @@ async def _ask(
     if stop_note:
         _safe_update(record, "error", stop_note)
     _safe_update(record, "status", "done" if submitted is not None else "failed")
-    progress.done(
-        f"ask done: {len(shown)} findings" if submitted is not None else f"ask stopped: {stop_note}"
+    progress.report(
+        client.ledger.event(
+            Stage.DONE,
+            f"ask done: {len(shown)} findings"
+            if submitted is not None
+            else f"ask stopped: {stop_note}",
+        )
     )
     return review
 
@@ -641,7 +656,7 @@ async def _verify(
     if not client.is_configured("verifier"):
         coverage.notes.append("no verifier model configured: findings are shown unverified")
         return findings, [], None
-    progress.stage(f"verifying {len(findings)} findings")
+    progress.report(client.ledger.event(Stage.VERIFYING, f"verifying {len(findings)} findings"))
     try:
         verified = await verify(client, findings, read_text)
     except (LLMError, InvalidModelOutput) as exc:

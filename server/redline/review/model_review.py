@@ -19,7 +19,7 @@ from redline.config_models import Settings
 from redline.context.instructions import load_instructions, render_for_prompt
 from redline.context.provider import ContextProvider
 from redline.model import Coverage, Finding, SkippedFile
-from redline.progress import NullProgress, Progress
+from redline.progress import CancelToken, NullProgress, Progress
 from redline.review.estimate import planned_calls, request_cap
 from redline.review.planner import UnitPlan
 from redline.review.reviewer import FileReview
@@ -45,11 +45,12 @@ async def run_model_review(
     coverage: Coverage,
     *,
     progress: Progress | None = None,
+    cancel: CancelToken | None = None,
     client: LLMClient | None = None,
     on_attempt: Callable[[dict[str, Any]], None] | None = None,
     on_file: Callable[[FileReview], None] | None = None,
 ) -> ModelOutcome:
-    progress = progress or NullProgress()
+    cancel = cancel or CancelToken()
     client = client or LLMClient(settings)
     scope = plan.scope
     if client.max_requests is None:
@@ -81,10 +82,13 @@ async def run_model_review(
         scope_label=scope.label,
         on_attempt=on_attempt,
         on_file=on_file,
+        progress=progress or NullProgress(),
+        cancel=cancel,
     )
     plans = [UnitPlan(unit=u, level=u.rule_context_level) for u in plan.reviewable]
     try:
-        stage = await run_model_stage(plans, analyzer_findings, inputs, progress)
+        with cancel.attached(asyncio.get_running_loop()):
+            stage = await run_model_stage(plans, analyzer_findings, inputs)
     except ModelUnavailable as exc:
         coverage.notes.append(
             f"{exc.message} — falling back to the static analyzers for this review"

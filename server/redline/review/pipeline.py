@@ -32,7 +32,7 @@ from redline.model import (
     ReviewUnit,
     SkippedFile,
 )
-from redline.progress import NullProgress, Progress
+from redline.progress import CancelToken, NullProgress, Progress, ProgressEvent, Stage
 from redline.review.model_review import ModelOutcome, run_model_review_sync
 from redline.store import TaskRecord, TaskStore
 from redline.store.dismissals import filter_dismissed
@@ -75,15 +75,18 @@ def plan_review(
     settings: Settings,
     progress: Progress | None = None,
     *,
+    cancel: CancelToken | None = None,
     function_metrics: bool | None = None,
 ) -> Plan:
     """Scope, units and rules. Function metrics (tree-sitter) are computed when a model will
     use them (`function_metrics=None` decides from the settings) or when asked, as
     `--estimate` does to show the full plan."""
     progress = progress or NullProgress()
+    cancel = cancel or CancelToken()
     if function_metrics is None:
         function_metrics = settings.models.model is not None
-    progress.stage(f"collecting the diff ({request.kind})")
+    cancel.check()
+    progress.report(ProgressEvent(Stage.COLLECTING, f"collecting the diff ({request.kind})"))
     with _gc_paused():
         # The diff is parsed (and, without function metrics, split into units) while git is
         # still writing it, and the new versions of its files are read meanwhile: they overlap.
@@ -91,7 +94,10 @@ def plan_review(
         scope = resolve_scope(
             repo, request, max_file_bytes=settings.review.max_file_bytes, consumer=builder
         )
-        progress.stage(f"splitting {scope.stats.files} files into review units")
+        cancel.check()
+        progress.report(
+            ProgressEvent(Stage.SPLITTING, f"splitting {scope.stats.files} files into review units")
+        )
         units = builder.finish(scope.diff_text, scope.read_new, prefetch=scope.prefetch_new)
         units = apply_rules(units, settings.review)
     return Plan(scope=scope, units=units)
@@ -171,6 +177,7 @@ def run_review(
     settings: Settings,
     progress: Progress | None = None,
     *,
+    cancel: CancelToken | None = None,
     model_hooks: dict[str, Any] | None = None,
     store: TaskStore | None = None,
     task_id: str | None = None,
@@ -187,10 +194,13 @@ def run_review(
     one id; `on_analyzers` receives the analyzer findings as soon as they exist, long before
     the model stages end."""
     progress = progress or NullProgress()
+    cancel = cancel or CancelToken()
     task_id = task_id or new_task_id()
     record = _open_record(task_id, plan, settings, store)
     try:
-        review = _run_review(task_id, plan, settings, progress, record, model_hooks, on_analyzers)
+        review = _run_review(
+            task_id, plan, settings, progress, cancel, record, model_hooks, on_analyzers
+        )
     except BaseException as exc:
         if record is not None:
             status = (
@@ -233,6 +243,7 @@ def _run_review(
     plan: Plan,
     settings: Settings,
     progress: Progress,
+    cancel: CancelToken,
     record: TaskRecord | None,
     model_hooks: dict[str, Any] | None,
     on_analyzers: Callable[[list[Finding]], None] | None = None,
@@ -248,8 +259,13 @@ def _run_review(
     )
 
     findings: list[Finding] = []
+    cancel.check()
     if files.contents:
-        progress.stage(f"running static analyzers on {len(files.contents)} files")
+        progress.report(
+            ProgressEvent(
+                Stage.ANALYZING, f"running static analyzers on {len(files.contents)} files"
+            )
+        )
         outcome = run_analyzers(files.contents, files.changed_lines, settings.analyzers)
         findings.extend(outcome.findings)
         coverage.analyzers = outcome.runs
@@ -266,6 +282,7 @@ def _run_review(
         except RedlineError:
             return None
 
+    cancel.check()
     if on_analyzers is not None:
         # Dismissed findings must not flash in the editor before the final filter below.
         early, _ = filter_dismissed(findings, scope.repo_root, read_text)
@@ -276,7 +293,7 @@ def _run_review(
         if record is not None and "on_attempt" not in hooks:
             hooks["on_attempt"] = record.append_attempt
         outcome_model = run_model_review_sync(
-            plan, settings, findings, coverage, progress=progress, **hooks
+            plan, settings, findings, coverage, progress=progress, cancel=cancel, **hooks
         )
         if record is not None:
             record.update(
@@ -317,7 +334,14 @@ def _run_review(
         review.quality_score = outcome_model.quality_score
         review.attempts = outcome_model.attempts
         review.dropped = outcome_model.dropped
-    progress.done(f"review done: {len(shown)} findings")
+    progress.report(
+        ProgressEvent(
+            Stage.DONE,
+            f"review done: {len(shown)} findings",
+            tokens=coverage.tokens if outcome_model is not None else None,
+            cost_usd=coverage.cost_usd,
+        )
+    )
     return review
 
 

@@ -22,7 +22,7 @@ from redline.context.instructions import Instructions
 from redline.context.provider import ContextProvider
 from redline.errors import RedlineError
 from redline.model import Finding, SkippedFile
-from redline.progress import NullProgress, Progress
+from redline.progress import CancelToken, NullProgress, Progress, Stage
 from redline.review.fusion import fuse
 from redline.review.planner import PlanCache, UnitPlan, fuse_plan, run_planner
 from redline.review.reviewer import AnswerCache, FileReview, ReviewerInputs, review_file
@@ -62,6 +62,13 @@ class StageInputs:
     scope_label: str = ""
     on_attempt: Callable[[dict[str, Any]], None] | None = None
     on_file: Callable[[FileReview], None] | None = None
+    progress: Progress = field(default_factory=NullProgress)
+    cancel: CancelToken = field(default_factory=CancelToken)
+
+    def report(
+        self, stage: Stage, text: str, done: int | None = None, total: int | None = None
+    ) -> None:
+        self.progress.report(self.client.ledger.event(stage, text, done, total))
 
 
 def provider_label(model: str) -> str:
@@ -133,18 +140,24 @@ async def _review_files(
     by_file: dict[str, list[UnitPlan]],
     reviewer_inputs: ReviewerInputs,
     inputs: StageInputs,
-    progress: Progress,
     attempt: int,
 ) -> list[FileReview]:
     """Every file's reviewer in parallel (the client bounds concurrency), reporting progress
-    and each file's result as soon as it is ready."""
+    and each file's result as soon as it is ready. A cancelled run starts no further file."""
     done = 0
 
     async def one(path: str) -> FileReview:
         nonlocal done
+        inputs.cancel.check()
         review = await review_file(path, by_file[path], reviewer_inputs)
+        inputs.cancel.check()
         done += 1
-        progress.stage(f"reviewing files: {done} of {len(paths)} done (attempt {attempt})")
+        inputs.report(
+            Stage.REVIEWING,
+            f"reviewing files: {done} of {len(paths)} done (attempt {attempt})",
+            done,
+            len(paths),
+        )
         if inputs.on_file is not None:
             inputs.on_file(review)
         return review
@@ -156,11 +169,10 @@ async def run_model_stage(
     units_plans: list[UnitPlan],
     analyzer_findings: list[Finding],
     inputs: StageInputs,
-    progress: Progress | None = None,
 ) -> ModelStageResult:
-    progress = progress or NullProgress()
     notes: list[str] = []
-    progress.stage(f"planning {len(units_plans)} review units")
+    inputs.cancel.check()
+    inputs.report(Stage.PLANNING, f"planning {len(units_plans)} review units")
     plans = await _plan(inputs, units_plans, notes)
     result = ModelStageResult(findings=list(analyzer_findings), notes=notes)
     result.planner_skipped = [
@@ -184,8 +196,11 @@ async def run_model_stage(
             retry_context=retry_context,
             cache=inputs.cache,
         )
-        progress.stage(f"reviewing {len(pending)} files (attempt {attempt})")
-        reviews = await _review_files(pending, by_file, reviewer_inputs, inputs, progress, attempt)
+        inputs.cancel.check()
+        inputs.report(
+            Stage.REVIEWING, f"reviewing {len(pending)} files (attempt {attempt})", 0, len(pending)
+        )
+        reviews = await _review_files(pending, by_file, reviewer_inputs, inputs, attempt)
         for review in reviews:
             earlier = result.files.get(review.path)
             # A re-review that failed (e.g. at the request cap) keeps the file's earlier review.
@@ -195,7 +210,8 @@ async def run_model_stage(
         model_findings = [f for r in result.files.values() for f in r.findings]
         reviewed = {p for p, r in result.files.items() if r.ok}
         fused = fuse(model_findings, analyzer_findings, reviewed_files=reviewed)
-        progress.stage(f"verifying {len(model_findings)} model findings")
+        inputs.cancel.check()
+        inputs.report(Stage.VERIFYING, f"verifying {len(model_findings)} model findings")
         try:
             verified = await verify(inputs.client, fused, read_text, cache=inputs.cache)
             kept, dropped, score = verified.kept, verified.dropped, verified.quality_score
@@ -270,7 +286,8 @@ async def run_model_stage(
             f"{provider_label(model)} failed on every file: {'; '.join(reasons)}"
         )
 
-    progress.stage("summarizing")
+    inputs.cancel.check()
+    inputs.report(Stage.SUMMARIZING, "summarizing")
     try:
         answer, responses = await summarize(
             inputs.client, inputs.scope_label, result.findings, cache=inputs.cache
