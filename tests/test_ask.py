@@ -22,7 +22,8 @@ from redline.agent.tools import ToolError
 from redline.cli import main
 from redline.config_models import Settings
 from redline.model import Review
-from redline.review.ask import SUBMIT_NUDGE, parse_submission, run_ask, scope_label
+from redline.review.ask import SUBMIT_NUDGE, run_ask, scope_label
+from redline.review.submission import parse_submission
 from redline.store import TaskStore
 
 from demo_findings import BARE_EXCEPT as BARE_EXCEPT_FINDING

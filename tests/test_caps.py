@@ -401,7 +401,10 @@ def test_ask_request_cap_from_the_flag(
     assert sent == 3
     notes = json.loads(out)["coverage"]["notes"]
     assert notes[0] == "the model request cap (3) reached before the agent submitted a review"
-    assert "model request cap (3) reached: 1 model calls were not sent (llm.max_requests)" in notes
+    assert (
+        "model request cap (3) reached: 1 model calls were not sent after 3 requests (raise "
+        "llm.max_requests to allow more)"
+    ) in notes
 
 
 def test_ask_default_request_cap_follows_the_step_limit(small_repo: GitRepo) -> None:

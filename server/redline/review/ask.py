@@ -17,31 +17,46 @@ import json
 import logging
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from pydantic import ValidationError
-
-from redline.agent.llm import LLMClient, LLMError, LLMNotConfigured
+from redline.agent.llm import LLMClient, LLMNotConfigured
 from redline.agent.loop import Agent, AgentResult
-from redline.agent.tools import Tool, ToolError, ToolExecutor, ToolRegistry, ToolResult
+from redline.agent.tools import ToolError, ToolExecutor, ToolRegistry, ToolResult
 from redline.config_models import Settings
+from redline.diff.parse import parse_git_diff
 from redline.errors import RedlineError, UsageError
 from redline.git.process import strip_control
 from redline.git.repo import Repo, check_rel_path
 from redline.git.runner import GitRunner
-from redline.model import Category, Coverage, DiffStats, Finding, Review, Severity
+from redline.model import Coverage, DiffStats, Finding, Review
 from redline.progress import CancelToken, NullProgress, Progress, Stage
 from redline.review.anchoring import anchor_finding
+from redline.review.assemble import (
+    build_review,
+    close_record,
+    fill_usage,
+    open_record,
+    record_update,
+    recorded_run,
+    report_done,
+    verify_or_keep,
+)
 from redline.review.estimate import request_cap
 from redline.review.pipeline import new_task_id
 from redline.review.prompts import load_prompt
 from redline.review.schemas import SubmittedReview
-from redline.review.structured import InvalidModelOutput, extract_json
+from redline.review.structured import extract_json
+from redline.review.submission import (
+    MAX_FINDINGS,
+    MAX_SUMMARY_CHARS,
+    SUBMIT_TOOL,
+    parse_submission,
+    submit_review_tool,
+)
 from redline.review.summary import render_summary
-from redline.review.verifier import BATCH, verify
+from redline.review.verifier import BATCH
 from redline.store import TaskRecord, TaskStore
 from redline.tools.context import ToolContext, ToolLimits, make_visible
 from redline.tools.paths import is_secret_path
@@ -50,14 +65,11 @@ from redline.tools.registry import build_tool_registry
 log = logging.getLogger(__name__)
 
 ROLE: Final = "ask"
-SUBMIT_TOOL: Final = "submit_review"
 ASK_NEEDS_MODEL: Final = (
     "ask needs a model: set --model or REDLINE_MODEL (or [models] model in the user config)"
 )
-MAX_FINDINGS: Final = 100
 MAX_REQUEST_CHARS: Final = 4_000  # what the model gets; a request is a sentence, not a file
 MAX_LABEL_CHARS: Final = 120
-MAX_SUMMARY_CHARS: Final = 4_000
 MAX_RECORDED_ARGUMENT_CHARS: Final = 1_000
 MAX_RECORDED_ERROR_CHARS: Final = 300
 MAX_NOTE_TOOLS: Final = 12  # distinct tool names listed in the coverage note
@@ -70,83 +82,6 @@ SUBMIT_NUDGE: Final = (
 )
 
 _TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-_DIFF_NEW: Final = re.compile(r"^\+\+\+ (?:b/)?(.+?)\s*$", re.MULTILINE)
-_DIFF_OLD: Final = re.compile(r"^--- (?:a/)?(.+?)\s*$", re.MULTILINE)
-
-
-# -- the submit_review tool --------------------------------------------------------------------
-
-_NULLABLE_INT: Final = {"type": ["integer", "null"], "minimum": 1}
-
-# Hand-written rather than SubmittedReview.model_json_schema(): pydantic emits $defs/$ref and
-# anyOf, which some providers behind litellm reject in tool parameters, and the executor's
-# validator (agent/tools.py) only speaks a plain subset. pydantic still has the last word.
-FINDING_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {
-        "file": {"type": "string", "minLength": 1, "maxLength": 1024},
-        "line": _NULLABLE_INT,
-        "end_line": _NULLABLE_INT,
-        "severity": {"type": "string", "enum": [s.value for s in Severity]},
-        "category": {"type": "string", "enum": [c.value for c in Category]},
-        "title": {"type": "string", "minLength": 1, "maxLength": 200},
-        "comment": {"type": "string", "minLength": 1},
-        "existing_code": {"type": "string", "minLength": 1},
-        "improved_code": {"type": ["string", "null"]},
-        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-    },
-    "required": ["file", "severity", "category", "title", "comment", "existing_code"],
-}
-SUBMIT_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {
-        "summary": {"type": "string", "maxLength": MAX_SUMMARY_CHARS},
-        "findings": {"type": "array", "items": FINDING_SCHEMA},
-    },
-    "required": ["summary", "findings"],
-    "additionalProperties": False,
-}
-SUBMIT_DESCRIPTION: Final = (
-    "Submit your review and end the run. Call it exactly once, last. `summary`: two or three "
-    "sentences on the change. `findings`: one object per real problem; `existing_code` is the "
-    "exact code of the new version of the file, verbatim, without line numbers or diff markers."
-)
-
-
-def _problems(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:10]:
-        where = ".".join(str(p) for p in err["loc"]) or "(root)"
-        parts.append(f"{where}: {err['msg']}")
-    return "; ".join(parts)
-
-
-def parse_submission(arguments: dict[str, Any]) -> SubmittedReview:
-    """The submitted review, validated; ToolError says what to fix so the model can retry."""
-    try:
-        review = SubmittedReview.model_validate(arguments)
-    except ValidationError as exc:
-        raise ToolError(
-            f"{SUBMIT_TOOL} rejected: {_problems(exc)}. Fix these fields and call "
-            f"{SUBMIT_TOOL} again."
-        ) from None
-    if len(review.findings) > MAX_FINDINGS:
-        raise ToolError(
-            f"{SUBMIT_TOOL} rejected: {len(review.findings)} findings, at most {MAX_FINDINGS} "
-            "are accepted. Keep the most important ones and call it again."
-        )
-    return review
-
-
-def submit_review_tool(accepted: list[SubmittedReview]) -> Tool:
-    """The terminal tool; each valid submission is appended to `accepted`."""
-
-    async def submit_review(**arguments: Any) -> str:
-        review = parse_submission(arguments)
-        accepted.append(review)
-        return f"review received: {len(review.findings)} findings"
-
-    return Tool(SUBMIT_TOOL, SUBMIT_DESCRIPTION, SUBMIT_SCHEMA, submit_review, terminal=True)
 
 
 # -- what the agent did ------------------------------------------------------------------------
@@ -186,7 +121,7 @@ class _CallLog:
                 self.files_read.append(path)
         text = f"agent: {shown_name} {_call_label(name, args)}".rstrip()
         self.progress.report(self.client.ledger.event(Stage.ASKING, text, len(self.entries)))
-        _safe_update(self.record, "tool_calls", self.entries)
+        record_update(self.record, "tool_calls", self.entries)
 
 
 class _RecordingExecutor(ToolExecutor):
@@ -246,17 +181,6 @@ def _call_label(name: str, args: dict[str, Any]) -> str:
     return ""
 
 
-def _safe_update(record: TaskRecord | None, key: str, value: object) -> None:
-    """A task-record write that cannot end the run (a full disk loses the record, not the
-    review the user is waiting for)."""
-    if record is None:
-        return
-    try:
-        record.update(key, value)
-    except (OSError, TypeError, ValueError) as exc:
-        log.warning("task record %s: could not write %s: %s", record.task_id, key, exc)
-
-
 def _tools_note(names: list[str], steps: int) -> str:
     counts = Counter(names)
     listed = [f"{n} ×{c}" for n, c in counts.most_common(MAX_NOTE_TOOLS)]
@@ -273,18 +197,9 @@ def _diff_files(texts: list[str]) -> tuple[list[str], DiffStats]:
     """Files and +/- lines of the diffs the agent saw (the last view of a file wins)."""
     per_file: dict[str, tuple[int, int]] = {}
     for text in texts:
-        for section in ("\n" + text).split("\ndiff --git ")[1:]:
-            first_hunk = section.find("\n@@")
-            head = section if first_hunk == -1 else section[:first_hunk]
-            new = _DIFF_NEW.search(head)
-            old = _DIFF_OLD.search(head)
-            path = new.group(1) if new and new.group(1) != "/dev/null" else None
-            if path is None and old and old.group(1) != "/dev/null":
-                path = old.group(1)
-            if path is None:  # a mode change or binary file: the header names it
-                path = section.split("\n", 1)[0].split(" b/", 1)[-1]
-            body = "" if first_hunk == -1 else section[first_hunk:]
-            per_file[strip_control(path)] = (body.count("\n+"), body.count("\n-"))
+        for fd in parse_git_diff(text):
+            added = sum(len(h.added) for h in fd.hunks)
+            per_file[strip_control(fd.path)] = (added, sum(h.removed for h in fd.hunks))
     stats = DiffStats(
         files=len(per_file),
         added=sum(a for a, _ in per_file.values()),
@@ -394,14 +309,6 @@ def _answering_model(client: LLMClient) -> str:
     return models[0][0] if models else "unknown"
 
 
-def _fill_usage(client: LLMClient, coverage: Coverage) -> None:
-    ledger = client.ledger
-    coverage.models = sorted(set(coverage.models) | set(ledger.models))
-    coverage.tokens = ledger.total_tokens
-    coverage.model_calls = len(ledger.records)
-    coverage.cost_usd = ledger.cost_usd if ledger.cost_complete else None
-
-
 @dataclass
 class _Outcome:
     result: AgentResult
@@ -469,49 +376,24 @@ async def run_ask(
     )
     label = scope_label(request)
     task_id = new_task_id()
-    record = _open_record(store, task_id, request, label, ctx.root, settings)
-    try:
-        with cancel.attached(asyncio.get_running_loop()):
-            review = await _ask(
-                request, ctx, label, task_id, settings, client, progress, cancel, record, max_steps
-            )
-    except BaseException as exc:
-        if record is not None:
-            cancelled = isinstance(exc, KeyboardInterrupt | asyncio.CancelledError)
-            _safe_update(record, "error", f"{type(exc).__name__}: {exc}")
-            _safe_update(record, "status", "cancelled" if cancelled else "failed")
-        raise
-    return review
+    content = {
+        "request": request,
+        "repo": str(ctx.root),
+        "scope": "ask",
+        "scope_label": label,  # what `redline history` lists
+        "model": settings.models.for_role(ROLE)[0],
+    }
+    record = open_record(store, task_id, content)
+    with recorded_run(record), cancel.attached(asyncio.get_running_loop()):
+        return await _ask(
+            request, ctx, label, task_id, settings, client, progress, cancel, record, max_steps
+        )
 
 
 def ask_planned_calls(max_steps: int) -> int:
     """An ask run's planned model calls: every agent step, and the verifier batches for the
     most findings a submission may hold."""
     return max(1, max_steps) + -(-MAX_FINDINGS // BATCH)
-
-
-def _open_record(
-    store: TaskStore | None,
-    task_id: str,
-    request: str,
-    label: str,
-    root: Path,
-    settings: Settings,
-) -> TaskRecord | None:
-    if store is None:
-        return None
-    content = {
-        "request": request,
-        "repo": str(root),
-        "scope": "ask",
-        "scope_label": label,  # what `redline history` lists
-        "model": settings.models.for_role(ROLE)[0],
-    }
-    try:
-        return store.create(task_id, content)
-    except (RedlineError, OSError) as exc:
-        log.warning("task record not written: %s", exc)
-        return None
 
 
 async def _ask(
@@ -545,7 +427,7 @@ async def _ask(
     stop_note = None if submitted is not None else _stop_note(result, outcome.nudged)
     if stop_note:
         coverage.notes.insert(0, stop_note)
-    _safe_update(
+    record_update(
         record,
         "submission",
         {
@@ -565,13 +447,16 @@ async def _ask(
         findings.append(anchor_finding(mf, read_text(mf.file), source=source))
 
     cancel.check()
-    kept, dropped, quality = await _verify(client, findings, read_text, coverage, progress)
-    _safe_update(
+    if findings:
+        progress.report(client.ledger.event(Stage.VERIFYING, f"verifying {len(findings)} findings"))
+    checked = await verify_or_keep(client, findings, read_text, coverage.notes)
+    kept, dropped, quality = checked.kept, checked.dropped, checked.quality_score
+    record_update(
         record,
         "verification",
         {"quality_score": quality, "dropped": [f.model_dump(mode="json") for f in dropped]},
     )
-    _safe_update(
+    record_update(
         record,
         "attempts",
         [
@@ -588,93 +473,36 @@ async def _ask(
         ],
     )
 
-    floor = settings.review.min_severity.rank
-    shown = [f for f in kept if f.severity.rank >= floor]
-    if len(shown) < len(kept):
-        coverage.notes.append(
-            f"{len(kept) - len(shown)} findings below {settings.review.min_severity.value} "
-            "hidden (review.min_severity)"
-        )
-    shown.sort(key=lambda f: (-f.severity.rank, f.file, f.line or 0))
-
     diff_files, stats = _diff_files(calls.diffs)
     coverage.reviewed_files = diff_files or sorted(set(calls.files_read))
     coverage.notes.extend(ctx.writes.notes())
     coverage.notes.extend(ctx.runner.notes(ctx.root))  # objects not read (alternates), ...
-    if client.requests_refused:
-        coverage.notes.append(
-            f"model request cap ({client.max_requests}) reached: {client.requests_refused} "
-            "model calls were not sent (llm.max_requests)"
-        )
-    _fill_usage(client, coverage)
+    fill_usage(client, coverage)
 
-    agent_text = submitted.summary if submitted is not None else (result.content or "")
-    summary = render_summary(shown, None)
-    agent_text = make_visible(agent_text).strip()[:MAX_SUMMARY_CHARS]
-    if agent_text:
-        summary += "\n\n" + agent_text
-
-    review = Review(
+    review = build_review(
+        settings,
         task_id=task_id,
         scope="ask",
         scope_label=label,
         repo=str(ctx.root),
-        stats=stats,
-        findings=shown,
+        findings=kept,
         coverage=coverage,
-        summary=summary,
+        stats=stats,
         quality_score=quality,
         attempts=1 if outcome.steps else 0,
         dropped=dropped,
     )
-    _safe_update(record, "review", review.model_dump(mode="json"))
-    if stop_note:
-        _safe_update(record, "error", stop_note)
-    _safe_update(record, "status", "done" if submitted is not None else "failed")
-    progress.report(
-        client.ledger.event(
-            Stage.DONE,
-            f"ask done: {len(shown)} findings"
-            if submitted is not None
-            else f"ask stopped: {stop_note}",
-        )
+    agent_text = submitted.summary if submitted is not None else (result.content or "")
+    agent_text = make_visible(agent_text).strip()[:MAX_SUMMARY_CHARS]
+    review.summary = render_summary(review.findings, None) + (
+        "\n\n" + agent_text if agent_text else ""
     )
+    close_record(record, review, error=stop_note)
+    done = (
+        f"ask stopped: {stop_note}" if stop_note else f"ask done: {len(review.findings)} findings"
+    )
+    report_done(progress, review, done, model_ran=True)
     return review
 
 
-async def _verify(
-    client: LLMClient,
-    findings: list[Finding],
-    read_text: Callable[[str], str | None],
-    coverage: Coverage,
-    progress: Progress,
-) -> tuple[list[Finding], list[Finding], int | None]:
-    """(kept, dropped, quality score); a verifier that cannot run leaves findings unverified,
-    and says so."""
-    if not findings:
-        return [], [], None
-    if not client.is_configured("verifier"):
-        coverage.notes.append("no verifier model configured: findings are shown unverified")
-        return findings, [], None
-    progress.report(client.ledger.event(Stage.VERIFYING, f"verifying {len(findings)} findings"))
-    try:
-        verified = await verify(client, findings, read_text)
-    except (LLMError, InvalidModelOutput) as exc:
-        coverage.notes.append(
-            f"verification failed ({strip_control(exc.message)[:300]}); findings are shown "
-            "unverified"
-        )
-        return findings, [], None
-    return verified.kept, verified.dropped, verified.quality_score
-
-
-__all__ = [
-    "ASK_NEEDS_MODEL",
-    "FINDING_SCHEMA",
-    "SUBMIT_SCHEMA",
-    "SUBMIT_TOOL",
-    "parse_submission",
-    "run_ask",
-    "scope_label",
-    "submit_review_tool",
-]
+__all__ = ["ASK_NEEDS_MODEL", "SUBMIT_NUDGE", "run_ask", "scope_label"]

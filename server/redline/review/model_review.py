@@ -20,6 +20,7 @@ from redline.context.instructions import load_instructions, render_for_prompt
 from redline.context.provider import ContextProvider
 from redline.model import Coverage, Finding, SkippedFile
 from redline.progress import CancelToken, NullProgress, Progress
+from redline.review.assemble import fill_usage
 from redline.review.estimate import planned_calls, request_cap
 from redline.review.planner import UnitPlan
 from redline.review.reviewer import FileReview
@@ -93,7 +94,7 @@ async def run_model_review(
         coverage.notes.append(
             f"{exc.message} — falling back to the static analyzers for this review"
         )
-        _usage(client, coverage)
+        fill_usage(client, coverage)
         return ModelOutcome(findings=analyzer_findings)
     coverage.notes.extend(stage.notes)
     coverage.skipped.extend(stage.planner_skipped)
@@ -105,7 +106,7 @@ async def run_model_review(
     cached = sum(1 for r in stage.files.values() if r.status == "cached")
     if cached:
         coverage.notes.append(f"{cached} files reused a cached model answer (unchanged code)")
-    _usage(client, coverage)
+    fill_usage(client, coverage)
     return ModelOutcome(
         findings=stage.findings,
         dropped=stage.dropped,
@@ -114,20 +115,6 @@ async def run_model_review(
         attempts=len(stage.attempts),
         ran=True,
     )
-
-
-def _usage(client: LLMClient, coverage: Coverage) -> None:
-    if client.requests_refused:
-        coverage.notes.append(
-            f"model request cap ({client.max_requests}) reached: {client.requests_sent} "
-            f"requests sent, {client.requests_refused} model calls not sent; the files it left "
-            "unreviewed are listed as skipped (raise llm.max_requests to allow more)"
-        )
-    ledger = client.ledger
-    coverage.models = sorted(set(coverage.models) | set(ledger.models))
-    coverage.tokens = ledger.total_tokens
-    coverage.model_calls = len(ledger.records)
-    coverage.cost_usd = ledger.cost_usd if ledger.cost_complete else None
 
 
 def run_model_review_sync(*args: Any, **kwargs: Any) -> ModelOutcome:

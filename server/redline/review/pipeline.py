@@ -1,14 +1,15 @@
-"""The review pipeline as it stands today: scope → units → rules → static analyzers → Review.
+"""The review pipeline: scope → units → rules → static analyzers → model stages → Review.
 
-With no model configured this *is* the offline review; the LLM stages (planner, reviewers,
-anchoring, fusion, verifier, summary) slot in between the rules and the Review in the next
-issue. Every stage only adds to what the earlier ones produced, so a failure late in the
-pipeline still leaves a Review with everything found so far.
+`plan_review` decides what will be looked at (no analyzer, no model); `run_review` runs the
+analyzers and, with a model configured, the model stages (`model_review.py`: planner,
+reviewers, anchoring, fusion, verifier, summary), then ends like every entry point does
+(`assemble.py`). With no model configured this *is* the offline review. Every stage only adds
+to what the earlier ones produced, so a failure late in the pipeline still leaves a Review
+with everything found so far.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import logging
@@ -33,6 +34,15 @@ from redline.model import (
     SkippedFile,
 )
 from redline.progress import CancelToken, NullProgress, Progress, ProgressEvent, Stage
+from redline.review.assemble import (
+    at_or_above,
+    build_review,
+    close_record,
+    open_record,
+    record_update,
+    recorded_run,
+    report_done,
+)
 from redline.review.model_review import ModelOutcome, run_model_review_sync
 from redline.store import TaskRecord, TaskStore
 from redline.store.dismissals import filter_dismissed
@@ -196,34 +206,18 @@ def run_review(
     progress = progress or NullProgress()
     cancel = cancel or CancelToken()
     task_id = task_id or new_task_id()
-    record = _open_record(task_id, plan, settings, store)
-    try:
+    record = open_record(store, task_id, _record_content(plan, settings))
+    with recorded_run(record):
         review = _run_review(
             task_id, plan, settings, progress, cancel, record, model_hooks, on_analyzers
         )
-    except BaseException as exc:
-        if record is not None:
-            status = (
-                "cancelled"
-                if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError)
-                else "failed"
-            )
-            record.update("error", f"{type(exc).__name__}: {exc}")
-            record.set_status(status)
-        raise
-    if record is not None:
-        record.update("review", review.model_dump(mode="json"))
-        record.set_status("done")
+    close_record(record, review)
     return review
 
 
-def _open_record(
-    task_id: str, plan: Plan, settings: Settings, store: TaskStore | None
-) -> TaskRecord | None:
-    """The task record is written as each stage completes, so a crash loses nothing found."""
-    if store is None:
-        return None
-    content = {
+def _record_content(plan: Plan, settings: Settings) -> dict[str, Any]:
+    """What the task record says before any stage ran (a crash later loses nothing found)."""
+    return {
         "scope_label": plan.scope.label,
         "scope": plan.scope.request.kind,
         "repo": str(plan.scope.repo_root),
@@ -231,11 +225,6 @@ def _open_record(
         "units": review_index(plan.units),
         "model": settings.models.model,
     }
-    try:
-        return store.create(task_id, content)
-    except RedlineError as exc:
-        logger.warning("task record not written: %s", exc)
-        return None
 
 
 def _run_review(
@@ -273,8 +262,7 @@ def _run_review(
     else:
         coverage.notes.append("no file content to analyze")
 
-    if record is not None:
-        record.update("analyzers", [f.model_dump(mode="json") for f in findings])
+    record_update(record, "analyzers", [f.model_dump(mode="json") for f in findings])
 
     def read_text(path: str) -> bytes | None:
         try:
@@ -286,7 +274,7 @@ def _run_review(
     if on_analyzers is not None:
         # Dismissed findings must not flash in the editor before the final filter below.
         early, _ = filter_dismissed(findings, scope.repo_root, read_text)
-        on_analyzers(_at_or_above(early, settings))
+        on_analyzers(at_or_above(early, settings.review.min_severity))
     outcome_model: ModelOutcome | None = None
     if settings.models.model:
         hooks = dict(model_hooks or {})
@@ -295,14 +283,14 @@ def _run_review(
         outcome_model = run_model_review_sync(
             plan, settings, findings, coverage, progress=progress, cancel=cancel, **hooks
         )
-        if record is not None:
-            record.update(
-                "verification",
-                {
-                    "quality_score": outcome_model.quality_score,
-                    "dropped": [f.model_dump(mode="json") for f in outcome_model.dropped],
-                },
-            )
+        record_update(
+            record,
+            "verification",
+            {
+                "quality_score": outcome_model.quality_score,
+                "dropped": [f.model_dump(mode="json") for f in outcome_model.dropped],
+            },
+        )
         findings = outcome_model.findings
     else:
         coverage.notes.append(
@@ -313,38 +301,28 @@ def _run_review(
     findings, dismissal_notes = filter_dismissed(findings, scope.repo_root, read_text)
     coverage.notes.extend(dismissal_notes)
 
-    shown = _at_or_above(findings, settings)
-    if len(shown) < len(findings):
-        coverage.notes.append(
-            f"{len(findings) - len(shown)} findings below {settings.review.min_severity.value} "
-            "hidden (review.min_severity)"
+    extra: dict[str, Any] = {"stats": scope.stats}
+    if outcome_model is not None:
+        extra.update(
+            summary=outcome_model.summary,
+            quality_score=outcome_model.quality_score,
+            attempts=outcome_model.attempts,
+            dropped=outcome_model.dropped,
         )
-    shown.sort(key=lambda f: (-f.severity.rank, f.file, f.line or 0))
-    review = Review(
+    review = build_review(
+        settings,
         task_id=task_id,
         scope=scope.request.kind,
         scope_label=scope.label,
         repo=str(scope.repo_root),
-        stats=scope.stats,
-        findings=shown,
+        findings=findings,
         coverage=coverage,
+        **extra,
     )
-    if outcome_model is not None:
-        review.summary = outcome_model.summary
-        review.quality_score = outcome_model.quality_score
-        review.attempts = outcome_model.attempts
-        review.dropped = outcome_model.dropped
-    progress.report(
-        ProgressEvent(
-            Stage.DONE,
-            f"review done: {len(shown)} findings",
-            tokens=coverage.tokens if outcome_model is not None else None,
-            cost_usd=coverage.cost_usd,
-        )
+    report_done(
+        progress,
+        review,
+        f"review done: {len(review.findings)} findings",
+        model_ran=outcome_model is not None,
     )
     return review
-
-
-def _at_or_above(findings: list[Finding], settings: Settings) -> list[Finding]:
-    floor = settings.review.min_severity.rank
-    return [f for f in findings if f.severity.rank >= floor]

@@ -23,13 +23,13 @@ from redline.context.provider import ContextProvider
 from redline.errors import RedlineError
 from redline.model import Finding, SkippedFile
 from redline.progress import CancelToken, NullProgress, Progress, Stage
+from redline.review.assemble import verify_or_keep
 from redline.review.fusion import fuse
 from redline.review.planner import PlanCache, UnitPlan, fuse_plan, run_planner
 from redline.review.reviewer import AnswerCache, FileReview, ReviewerInputs, review_file
 from redline.review.schemas import PlannedUnit
 from redline.review.structured import InvalidModelOutput
 from redline.review.summary import render_summary, summarize
-from redline.review.verifier import verify
 
 MAX_ATTEMPTS = 3
 QUALITY_THRESHOLD = 50
@@ -212,20 +212,15 @@ async def run_model_stage(
         fused = fuse(model_findings, analyzer_findings, reviewed_files=reviewed)
         inputs.cancel.check()
         inputs.report(Stage.VERIFYING, f"verifying {len(model_findings)} model findings")
-        try:
-            verified = await verify(inputs.client, fused, read_text, cache=inputs.cache)
-            kept, dropped, score = verified.kept, verified.dropped, verified.quality_score
-            feedback = verified.feedback
-            if verified.cached:
-                notes.append(
-                    f"verifier: {verified.cached} verdicts reused from the cache in attempt "
-                    f"{attempt} (finding and code around it unchanged)"
-                )
-        except (LLMError, InvalidModelOutput) as exc:
-            kept, dropped, score, feedback = fused, [], None, ""
+        checked = await verify_or_keep(
+            inputs.client, fused, read_text, notes, cache=inputs.cache, when=f"in attempt {attempt}"
+        )
+        kept, dropped, score = checked.kept, checked.dropped, checked.quality_score
+        feedback = checked.feedback
+        if checked.cached:
             notes.append(
-                f"verification failed in attempt {attempt} ({exc.message}); "
-                "findings are shown unverified"
+                f"verifier: {checked.cached} verdicts reused from the cache in attempt "
+                f"{attempt} (finding and code around it unchanged)"
             )
         failed = [p for p, r in result.files.items() if not r.ok]
         record = {
