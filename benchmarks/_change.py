@@ -31,8 +31,8 @@ from redline.config_models import (
     ModelSettings,
     Settings,
 )
-from redline.git.scopes import ScopeRequest
 from redline.model import Review
+from redline.requests import ScopeKind, ScopeRequest
 from redline.review.pipeline import Plan, plan_review, run_review
 from redline.review.reviewer import FileReview
 
@@ -172,7 +172,7 @@ class Run:
 def run(repo: Path, settings: Settings, on_file: Callable[[FileReview], None] | None = None) -> Run:
     """Plan and review the branch scope with a fresh client; the client's ledger is kept."""
     start = time.perf_counter()
-    plan = plan_review(repo, ScopeRequest("branch", BASE_BRANCH), settings)
+    plan = plan_review(repo, ScopeRequest(ScopeKind.BRANCH, BASE_BRANCH), settings)
     plan_s = time.perf_counter() - start
     client = LLMClient(settings)
     start = time.perf_counter()

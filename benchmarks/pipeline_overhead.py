@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from redline.config_models import Settings
 from redline.git.runner import GitRunner
-from redline.git.scopes import ScopeRequest
 from redline.report import render
+from redline.requests import ScopeKind, ScopeRequest
 from redline.review.pipeline import plan_review, run_review
 
 from gitrepo import GitRepo
@@ -76,7 +76,7 @@ def time_redline(root: Path, settings: Settings) -> tuple[float, int, int, dict[
     """Total seconds, units, Markdown length, and seconds per phase. plan_review is one phase:
     scope, units and rules overlap inside it (the diff is parsed while git writes it)."""
     start = time.perf_counter()
-    plan = plan_review(root, ScopeRequest("branch", "main"), settings)
+    plan = plan_review(root, ScopeRequest(ScopeKind.BRANCH, "main"), settings)
     planned = time.perf_counter()
     review = run_review(plan, settings)
     reviewed = time.perf_counter()

@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from redline.config_models import Settings
 from redline.diff.index import review_index
-from redline.git.scopes import ScopeRequest
 from redline.redaction import Redactor
+from redline.requests import ScopeKind, ScopeRequest
 from redline.review.pipeline import plan_review, run_review
 
 from _change import (
@@ -159,7 +159,7 @@ def offline_record(files: int) -> tuple[list[Any], float]:
         root = Path(tmp) / "repo"
         build_repo(root, files)
         start = time.perf_counter()
-        plan = plan_review(root, ScopeRequest("branch", "main"), settings)
+        plan = plan_review(root, ScopeRequest(ScopeKind.BRANCH, "main"), settings)
         review = run_review(plan, settings)
         wall = time.perf_counter() - start
     content = {

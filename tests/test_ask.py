@@ -22,6 +22,7 @@ from redline.agent.tools import ToolError
 from redline.cli import main
 from redline.config_models import Settings
 from redline.model import Review
+from redline.requests import AskRequest
 from redline.review.ask import SUBMIT_NUDGE, run_ask, scope_label
 from redline.review.submission import parse_submission
 from redline.store import TaskStore
@@ -126,7 +127,7 @@ def run(repo: Path, llm: ScriptedLLM, request: str, **kw: Any) -> Review:
     """run_ask with short backoffs, so retried faults cost milliseconds."""
     settings = settings_for(repo, llm)
     client = LLMClient(settings, backoff_base=0.01, backoff_max=0.05)
-    return asyncio.run(run_ask(request, repo, settings, client=client, **kw))
+    return asyncio.run(run_ask(AskRequest(request), repo, settings, client=client, **kw))
 
 
 def tool_results(body: dict[str, Any]) -> list[str]:

@@ -254,7 +254,8 @@ async def test_every_scope_reviews_and_clears_what_left_the_scope(
     # pr needs gh and a GitHub remote; ask needs a model: both fail with a message, no crash.
     end = await s.finished(await s.review(scope="pr", pr="12"))
     assert end["state"] == "failed" and end["error"]
-    end = await s.finished(await s.review(scope="ask", request="review the branch"))
+    asked = plain(await s.command("redline.ask", {"request": "review the branch"}))
+    end = await s.finished(asked["taskId"])
     assert end["state"] == "failed" and "model" in end["error"].lower()
     assert any(m.type == types.MessageType.Error for m in s.client.messages)
 

@@ -3,6 +3,7 @@ diagnostics."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,10 +11,11 @@ from lsprotocol import types
 
 from redline.errors import UsageError
 from redline.lsp import publish
-from redline.lsp.reviews import ReviewRequest
+from redline.lsp.reviews import EditorRequest, ask_command, review_command
 from redline.lsp.settings import LspSettings, merge_settings
 from redline.lsp.tracking import FindingTracker
 from redline.model import Category, Finding, Severity
+from redline.requests import AskRequest, ReviewRequest, ScopeKind, ScopeRequest
 
 
 def finding(**kw: object) -> Finding:
@@ -60,21 +62,49 @@ def test_settings_merge_spellings_and_refuse_where_code_goes() -> None:
     assert merge_settings(LspSettings(), None) == LspSettings()
 
 
-def test_review_requests_are_validated() -> None:
-    assert ReviewRequest.from_args(None) == ReviewRequest()
-    req = ReviewRequest.from_args({"scope": "branch", "base": " main "})
-    assert req.scope_arg(None) == "main" and req.describe() == "branch main"
-    assert ReviewRequest.from_args({"scope": "branch"}).scope_arg("develop") == "develop"
-    for bad in (
-        {"scope": "everything"},
-        {"scope": "commit"},
-        {"scope": "range", "range": "abc"},
-        {"scope": "pr"},
-        {"scope": "ask"},
-        ["not", "an", "object"],
+def test_editor_commands_become_typed_requests() -> None:
+    assert review_command(None) == EditorRequest(ReviewRequest(ScopeRequest()))
+    req = review_command({"scope": "branch", "base": " main ", "folder": "file:///w"})
+    assert req.request == ReviewRequest(ScopeRequest(ScopeKind.BRANCH, "main"))
+    assert req.folder == "file:///w" and req.describe() == "branch main"
+    # No base: the engine takes the baseBranch setting, else the repository's default.
+    assert review_command("branch").request == ReviewRequest(ScopeRequest(ScopeKind.BRANCH))
+    assert review_command({"scope": "Commit", "ref": "HEAD~2"}).request == ReviewRequest(
+        ScopeRequest(ScopeKind.COMMIT, "HEAD~2")
+    )
+    # ask is its own request, whether through redline.ask or the older {scope: "ask"}.
+    asked = ask_command({"request": "review PR 12", "uri": "file:///w/a.py"})
+    assert asked == EditorRequest(AskRequest("review PR 12"), "file:///w/a.py")
+    assert review_command({"scope": "ask", "request": "review PR 12"}).request == asked.request
+    assert asked.request.kind == "ask" and asked.request.describe() == "ask review PR 12"
+
+
+def test_invalid_commands_say_what_is_wrong() -> None:
+    for bad, message in (
+        ({"scope": "everything"}, "unknown scope 'everything'"),
+        ({"scope": "commit"}, "the commit scope needs a revision"),
+        ({"scope": "range", "range": "abc"}, "invalid range 'abc'"),
+        ({"scope": "pr"}, "the pr scope needs a pull request"),
+        ({"scope": "staged", "base": "main"}, ""),  # a key another scope uses: ignored
+        ({"scope": "ask"}, "ask needs a request"),
+        (["not", "an", "object"], "expects one object argument"),
     ):
-        with pytest.raises(UsageError):
-            ReviewRequest.from_args(bad)
+        if not message:
+            assert review_command(bad).request == ReviewRequest(ScopeRequest(ScopeKind.STAGED))
+            continue
+        with pytest.raises(UsageError, match=re.escape(message)):
+            review_command(bad)
+    with pytest.raises(UsageError, match="ask needs a request"):
+        ask_command({"request": "   "})
+
+
+def test_scope_requests_are_checked_wherever_they_come_from() -> None:
+    assert ScopeRequest("branch", "main").kind is ScopeKind.BRANCH  # JSON spells kinds as text
+    with pytest.raises(UsageError, match="unknown scope 'everything'"):
+        ScopeRequest("everything")
+    with pytest.raises(UsageError, match="takes no argument"):
+        ScopeRequest(ScopeKind.UNCOMMITTED, "HEAD").check()
+    assert ScopeRequest(ScopeKind.RANGE, "a...b").check().describe() == "range a...b"
 
 
 def test_paths_never_leave_the_repository(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from redline import config
 from redline.config_models import Settings
 from redline.errors import ConfigError, RedlineError, UsageError
 from redline.model import Review, Severity
+from redline.requests import AskRequest, ScopeKind, ScopeRequest
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -119,24 +120,20 @@ def _add_max_requests(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _scope_request(args: argparse.Namespace) -> Any:
-    from redline.git.scopes import ScopeRequest
-
+def _scope_request(args: argparse.Namespace) -> ScopeRequest:
     if args.staged:
-        return ScopeRequest("staged")
+        return ScopeRequest(ScopeKind.STAGED)
     if args.branch is not None:
-        return ScopeRequest("branch", args.branch or None)
+        return ScopeRequest(ScopeKind.BRANCH, args.branch or None)
     if args.commit:
-        return ScopeRequest("commit", args.commit)
+        return ScopeRequest(ScopeKind.COMMIT, args.commit)
     if args.since:
-        return ScopeRequest("since", args.since)
+        return ScopeRequest(ScopeKind.SINCE, args.since)
     if args.range_:
-        if ".." not in args.range_:
-            raise UsageError(f"--range expects A..B, got {args.range_!r}")
-        return ScopeRequest("range", args.range_)
+        return ScopeRequest(ScopeKind.RANGE, args.range_).check()
     if args.pr:
-        return ScopeRequest("pr", args.pr)
-    return ScopeRequest("uncommitted")
+        return ScopeRequest(ScopeKind.PR, args.pr)
+    return ScopeRequest(ScopeKind.UNCOMMITTED)
 
 
 def _repo_root(path: Path) -> Path:
@@ -232,9 +229,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         # Unlike review, there is no offline fallback: the model is what reads the request.
         raise UsageError(ASK_NEEDS_MODEL)
     progress = StderrProgress(quiet=args.quiet)
-    review = asyncio.run(
-        run_ask(args.request, repo, settings, progress=progress, store=TaskStore())
-    )
+    request = AskRequest(args.request).check()
+    review = asyncio.run(run_ask(request, repo, settings, progress=progress, store=TaskStore()))
     return _report_and_exit_code(review, settings, args)
 
 

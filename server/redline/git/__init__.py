@@ -6,7 +6,6 @@ from redline.git.repo import DEFAULT_MAX_FILE_BYTES, FileTooLargeError
 from redline.git.runner import EMPTY_TREE, GitRunner, find_repo_root
 from redline.git.scopes import (
     INDEX_REV,
-    SCOPE_KINDS,
     ScopeDiff,
     ScopeRequest,
     resolve_scope,
@@ -16,7 +15,6 @@ __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "EMPTY_TREE",
     "INDEX_REV",
-    "SCOPE_KINDS",
     "UNAVAILABLE_REV",
     "FileTooLargeError",
     "GitRunner",

@@ -34,16 +34,9 @@ from redline.git.repo import (
 )
 from redline.git.runner import GitRunner
 from redline.model import DiffStats
+from redline.requests import ScopeKind, ScopeRequest
 
 INDEX_REV: Final = ":index"
-SCOPE_KINDS: Final = ("uncommitted", "staged", "branch", "commit", "since", "range", "pr")
-
-
-@dataclass(frozen=True)
-class ScopeRequest:
-    kind: str = "uncommitted"
-    # base for branch, REF for commit/since, 'A..B' or 'A...B' for range, N or URL for pr
-    arg: str | None = None
 
 
 @dataclass
@@ -128,7 +121,6 @@ class ScopeDiff:
 
 def scope_uncommitted(repo: Repo, arg: str | None = None) -> Resolved:
     """Staged, unstaged and untracked (not ignored) changes against HEAD."""
-    _no_arg("uncommitted", arg)
     head = repo.head()
     untracked, notes = _without_outside_hard_links(repo.root, repo.untracked_files())
     with repo.private_index() as index:
@@ -168,7 +160,6 @@ def _without_outside_hard_links(root: Path, paths: list[str]) -> tuple[list[str]
 
 def scope_staged(repo: Repo, arg: str | None = None) -> Resolved:
     """The index against HEAD (the empty tree before the first commit)."""
-    _no_arg("staged", arg)
     head = repo.head()
     diff_text, stats = repo.diff(head or repo.empty_tree(), cached=True)
     label = f"staged changes on {repo.where(head)}" + stats_suffix(stats, diff_text)
@@ -239,8 +230,6 @@ def scope_range(repo: Repo, arg: str | None = None) -> Resolved:
     text = _need_arg("range", arg)
     three = "..." in text
     sep = "..." if three else ".."
-    if sep not in text:
-        raise UsageError(f"invalid range {strip_control(text)[:80]!r}", hint="use A..B or A...B")
     left, _, right = text.partition(sep)
     left_oid = repo.commit(validate_revision(left or "HEAD"))
     right_oid = repo.commit(validate_revision(right or "HEAD"))
@@ -261,14 +250,16 @@ def scope_pr(repo: Repo, arg: str | None = None) -> Resolved:
     return resolve_pr(repo, arg)
 
 
-_SCOPES: Final[dict[str, Callable[[Repo, str | None], Resolved]]] = {
-    "uncommitted": scope_uncommitted,
-    "staged": scope_staged,
-    "branch": scope_branch,
-    "commit": scope_commit,
-    "since": scope_since,
-    "range": scope_range,
-    "pr": scope_pr,
+# Each handler gets the request's argument after ScopeRequest.check(): present where the kind
+# needs one, absent where it takes none.
+_SCOPES: Final[dict[ScopeKind, Callable[[Repo, str | None], Resolved]]] = {
+    ScopeKind.UNCOMMITTED: scope_uncommitted,
+    ScopeKind.STAGED: scope_staged,
+    ScopeKind.BRANCH: scope_branch,
+    ScopeKind.COMMIT: scope_commit,
+    ScopeKind.SINCE: scope_since,
+    ScopeKind.RANGE: scope_range,
+    ScopeKind.PR: scope_pr,
 }
 
 
@@ -287,12 +278,7 @@ def resolve_scope(
     versions it asks for are read meanwhile (see Repo.diff); a diff that comes from elsewhere
     (GitHub's, for a PR without local commits) is not fed, so the consumer must check.
     """
-    handler = _SCOPES.get(request.kind)
-    if handler is None:
-        raise UsageError(
-            f"unknown scope {strip_control(request.kind)[:40]!r}",
-            hint=f"use one of: {', '.join(SCOPE_KINDS)}",
-        )
+    handler = _SCOPES[request.check().kind]
     runner = runner or GitRunner()
     root = runner.find_repo_root(repo)
     git_repo = Repo(root, runner, consumer=consumer, max_file_bytes=max_file_bytes)
@@ -321,11 +307,7 @@ def _display(ref: str, oid: str) -> str:
 
 
 def _need_arg(kind: str, arg: str | None) -> str:
+    """The argument ScopeRequest.check() made sure a kind that needs one has (typed as such)."""
     if not arg:
-        raise UsageError(f"the {kind} scope needs a revision", hint=f"e.g. {kind} HEAD~1")
+        raise UsageError(f"the {kind} scope needs an argument")
     return arg
-
-
-def _no_arg(kind: str, arg: str | None) -> None:
-    if arg:
-        raise UsageError(f"the {kind} scope takes no argument (got {strip_control(arg)[:80]!r})")

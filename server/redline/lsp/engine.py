@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from redline.lsp import publish
-from redline.lsp.reviews import ReviewRequest
 from redline.lsp.settings import LspSettings
 from redline.progress import CancelToken, Progress, ProgressEvent, Stage
+from redline.requests import AskRequest, EngineRequest, ScopeKind, ScopeRequest
 
 if TYPE_CHECKING:
     from redline.model import Finding, Review
@@ -83,7 +83,7 @@ class Outcome:
 
 def review_sync(
     folder: Path,
-    request: ReviewRequest,
+    request: EngineRequest,
     lsp_settings: LspSettings,
     progress: Progress,
     cancel: CancelToken,
@@ -96,7 +96,6 @@ def review_sync(
     load_frozen("engine", _import_engine)
     from redline import config
     from redline.git.runner import find_repo_root
-    from redline.git.scopes import ScopeRequest
     from redline.review.pipeline import plan_review, run_review
     from redline.store import TaskStore
 
@@ -123,7 +122,7 @@ def review_sync(
         post(list(file_review.findings))
 
     store = TaskStore()
-    if request.scope == "ask":
+    if isinstance(request, AskRequest):
         from redline.review.ask import run_ask
 
         progress.report(ProgressEvent(Stage.ASKING, "starting the agent"))
@@ -131,7 +130,7 @@ def review_sync(
             load_frozen("litellm", _import_litellm)
         review = asyncio.run(
             run_ask(
-                request.request or "",
+                request,
                 root,
                 settings,
                 progress=progress,
@@ -140,7 +139,9 @@ def review_sync(
             )
         )
     else:
-        scope = ScopeRequest(request.scope, request.scope_arg(lsp_settings.base_branch))
+        scope = request.scope
+        if scope.kind is ScopeKind.BRANCH and scope.arg is None:
+            scope = ScopeRequest(ScopeKind.BRANCH, lsp_settings.base_branch)
         plan = plan_review(root, scope, settings, progress, cancel=cancel)
         cancel.check()
         if plan.empty:

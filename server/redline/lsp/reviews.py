@@ -1,4 +1,4 @@
-"""Running reviews: what was asked, the registry of jobs per workspace folder, and the
+"""Running reviews: what the editor asked for, the registry of jobs per workspace folder, and the
 cancellation that really stops a job.
 
 The engine is synchronous and runs in a worker thread (its model stages run their own event
@@ -19,76 +19,74 @@ from typing import Any
 
 from redline.errors import UsageError
 from redline.progress import CancelToken, ProgressEvent
+from redline.requests import AskRequest, EngineRequest, ReviewRequest, ScopeKind, ScopeRequest
 
-SCOPES = ("uncommitted", "staged", "branch", "commit", "since", "range", "pr", "ask")
+# The command argument that carries each kind's ScopeRequest.arg.
+_ARG_KEYS = {
+    ScopeKind.BRANCH: "base",
+    ScopeKind.COMMIT: "ref",
+    ScopeKind.SINCE: "ref",
+    ScopeKind.RANGE: "range",
+    ScopeKind.PR: "pr",
+}
+ASK = "ask"
 
 
 @dataclass(frozen=True)
-class ReviewRequest:
-    scope: str = "uncommitted"
-    base: str | None = None
-    ref: str | None = None
-    range: str | None = None
-    pr: str | None = None
-    request: str | None = None  # the free-form request of `ask`
-    folder: str | None = None  # workspace folder (or any URI inside it) to review
+class EditorRequest:
+    """A command from the editor: what to run, and in which workspace folder (a folder URI, or
+    any URI inside it; None: the first folder)."""
 
-    @classmethod
-    def from_args(cls, data: Any) -> ReviewRequest:
-        """From the command's JSON argument; raises UsageError naming what is wrong."""
-        if data is None:
-            data = {}
-        if isinstance(data, str):
-            data = {"scope": data}
-        if not isinstance(data, dict):
-            raise UsageError("redline.review expects one object argument, e.g. {scope: 'branch'}")
-        scope = str(data.get("scope") or "uncommitted").strip().lower()
-        if scope not in SCOPES:
-            raise UsageError(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
-
-        def text(key: str) -> str | None:
-            value = data.get(key)
-            if value is None:
-                return None
-            value = str(value).strip()
-            return value or None
-
-        req = cls(
-            scope=scope,
-            base=text("base"),
-            ref=text("ref"),
-            range=text("range"),
-            pr=text("pr"),
-            request=text("request"),
-            folder=text("folder") or text("uri"),
-        )
-        req.check()
-        return req
-
-    def check(self) -> None:
-        if self.scope in ("commit", "since") and not self.ref:
-            raise UsageError(f"scope {self.scope!r} needs a ref")
-        if self.scope == "range" and (not self.range or ".." not in self.range):
-            raise UsageError("scope 'range' needs range: 'A..B' or 'A...B'")
-        if self.scope == "pr" and not self.pr:
-            raise UsageError("scope 'pr' needs pr: a number or URL")
-        if self.scope == "ask" and not self.request:
-            raise UsageError("scope 'ask' needs request: what to review, in words")
-
-    def scope_arg(self, default_base: str | None) -> str | None:
-        if self.scope == "branch":
-            return self.base or default_base
-        if self.scope in ("commit", "since"):
-            return self.ref
-        if self.scope == "range":
-            return self.range
-        if self.scope == "pr":
-            return self.pr
-        return None
+    request: EngineRequest
+    folder: str | None = None
 
     def describe(self) -> str:
-        arg = self.request if self.scope == "ask" else self.scope_arg(None)
-        return f"{self.scope} {arg}" if arg else self.scope
+        return self.request.describe()
+
+
+def _object(data: Any, command: str, example: str) -> dict[str, Any]:
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UsageError(f"{command} expects one object argument, e.g. {example}")
+    return data
+
+
+def _text(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    value = str(value).strip()
+    return value or None
+
+
+def _folder(data: dict[str, Any]) -> str | None:
+    return _text(data, "folder") or _text(data, "uri")
+
+
+def review_command(data: Any) -> EditorRequest:
+    """`redline.review {scope, base?, ref?, range?, pr?, folder?}`; a bare string is the scope.
+    Raises UsageError naming what is wrong."""
+    if isinstance(data, str):
+        data = {"scope": data}
+    args = _object(data, "redline.review", "{scope: 'branch'}")
+    scope = _text(args, "scope") or str(ScopeKind.UNCOMMITTED)
+    if scope.lower() == ASK:  # the form before redline.ask existed; editors still send it
+        return ask_command(args)
+    kind = ScopeKind.parse(scope)
+    key = _ARG_KEYS.get(kind)
+    arg = _text(args, key) if key else None
+    request = ReviewRequest(ScopeRequest(kind, arg)).check()
+    return EditorRequest(request, _folder(args))
+
+
+def ask_command(data: Any) -> EditorRequest:
+    """`redline.ask {request, folder?}`; a bare string is the request."""
+    if isinstance(data, str):
+        data = {"request": data}
+    args = _object(data, "redline.ask", "{request: 'review PR 12'}")
+    request = AskRequest(_text(args, "request") or "").check()
+    return EditorRequest(request, _folder(args))
 
 
 # -- progress ----------------------------------------------------------------------------------
@@ -112,7 +110,7 @@ class WorkerProgress:
 class ReviewJob:
     task_id: str
     folder: str  # workspace folder URI, as the client spelled it
-    request: ReviewRequest
+    request: EngineRequest
     progress: WorkerProgress
     token: str  # the work-done progress token
     cancel_token: CancelToken = field(default_factory=CancelToken)

@@ -36,14 +36,16 @@ from redline.lsp.engine import PathTexts
 from redline.lsp.reviews import (
     ReviewJob,
     ReviewRegistry,
-    ReviewRequest,
     WorkerProgress,
+    ask_command,
+    review_command,
 )
 from redline.lsp.settings import LspSettings, merge_settings
 from redline.lsp.tracking import FindingTracker, Range, TrackedFinding, from_client_units
 from redline.progress import Cancelled, ProgressEvent
 from redline.redaction import get_redactor, redact, redact_data
 from redline.redaction.logfilter import protect
+from redline.requests import EngineRequest, ReviewRequest, ScopeRequest
 
 if TYPE_CHECKING:
     from redline.model import Finding, Review
@@ -90,7 +92,7 @@ class Folder:
     uri: str  # as the client spelled it (echoed back unchanged)
     path: Path
     root: Path | None = None  # the git working tree; resolved off the loop on first review
-    last_request: ReviewRequest | None = None
+    last_request: EngineRequest | None = None
     review: Review | None = None  # the last finished review
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # uri → current findings
     published: set[str] = field(default_factory=set)  # uris holding Redline diagnostics
@@ -172,7 +174,7 @@ class RedlineServer(LanguageServer):
         payload: dict[str, Any] = {"folder": folder.uri, "state": state}
         if job is not None:
             payload["taskId"] = job.task_id
-            payload["scope"] = job.request.scope
+            payload["scope"] = job.request.kind
             payload["request"] = job.request.describe()
             payload["elapsed"] = round(time.monotonic() - job.started, 3)
         payload.update({k: v for k, v in extra.items() if v is not None})
@@ -481,7 +483,7 @@ def debug_info(ls: RedlineServer, params: Any) -> dict[str, Any]:
         "engineLoaded": "redline.review.pipeline" in sys.modules,
         "positionEncoding": ls.encoding,
         "running": [
-            {"taskId": j.task_id, "folder": j.folder, "scope": j.request.scope}
+            {"taskId": j.task_id, "folder": j.folder, "scope": j.request.kind}
             for j in ls.registry.running()
         ],
         "settings": {
@@ -519,9 +521,20 @@ def _command(ls: RedlineServer, fn: Callable[[], Any]) -> Any:
 @server.command("redline.review")
 def cmd_review(ls: RedlineServer, *args: Any) -> dict[str, Any]:
     def run() -> dict[str, Any]:
-        request = ReviewRequest.from_args(_arg(args))
+        request = review_command(args[0] if args else None)
         folder = ls.folder_for(request.folder)
-        return {"taskId": start_review(ls, folder, request).task_id}
+        return {"taskId": start_review(ls, folder, request.request).task_id}
+
+    result: dict[str, Any] = _command(ls, run)
+    return result
+
+
+@server.command("redline.ask")
+def cmd_ask(ls: RedlineServer, *args: Any) -> dict[str, Any]:
+    def run() -> dict[str, Any]:
+        request = ask_command(args[0] if args else None)
+        folder = ls.folder_for(request.folder)
+        return {"taskId": start_review(ls, folder, request.request).task_id}
 
     result: dict[str, Any] = _command(ls, run)
     return result
@@ -680,7 +693,7 @@ def cmd_export(ls: RedlineServer, *args: Any) -> dict[str, Any]:
 # -- reviews -----------------------------------------------------------------------------------
 
 
-def start_review(ls: RedlineServer, folder: Folder, request: ReviewRequest) -> ReviewJob:
+def start_review(ls: RedlineServer, folder: Folder, request: EngineRequest) -> ReviewJob:
     """Register a job and run it in the background; returns at once."""
     loop = asyncio.get_running_loop()
     task_id = uuid.uuid4().hex[:12]
@@ -1108,7 +1121,7 @@ def _schedule_auto_review(ls: RedlineServer, uri: str) -> None:
         return
     if folder.save_timer is not None:
         folder.save_timer.cancel()
-    request = folder.last_request or ReviewRequest(scope="uncommitted")
+    request = folder.last_request or ReviewRequest(ScopeRequest())
 
     def fire() -> None:
         folder.save_timer = None

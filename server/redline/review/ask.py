@@ -26,12 +26,13 @@ from redline.agent.loop import Agent, AgentResult
 from redline.agent.tools import ToolError, ToolExecutor, ToolRegistry, ToolResult
 from redline.config_models import Settings
 from redline.diff.parse import parse_git_diff
-from redline.errors import RedlineError, UsageError
+from redline.errors import RedlineError
 from redline.git.process import strip_control
 from redline.git.repo import Repo, check_rel_path
 from redline.git.runner import GitRunner
 from redline.model import Coverage, DiffStats, Finding, Review
 from redline.progress import CancelToken, NullProgress, Progress, Stage
+from redline.requests import AskRequest
 from redline.review.anchoring import anchor_finding
 from redline.review.assemble import (
     build_review,
@@ -345,7 +346,7 @@ async def _run_agent(agent: Agent, request: str, accepted: list[SubmittedReview]
 
 
 async def run_ask(
-    request: str,
+    ask: AskRequest,
     repo: Path,
     settings: Settings,
     *,
@@ -363,8 +364,7 @@ async def run_ask(
     client = client or LLMClient(settings)
     if not client.is_configured(ROLE):
         raise LLMNotConfigured(ASK_NEEDS_MODEL)
-    if not request.strip():
-        raise UsageError('ask needs a request, e.g. redline ask "review the current branch"')
+    request = ask.check().request
     if client.max_requests is None:
         client.max_requests = request_cap(ask_planned_calls(max_steps), None)
     api_key = settings.models.api_key
