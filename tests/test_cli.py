@@ -147,6 +147,12 @@ def test_estimate_lists_units_and_skips_without_running_analyzers(
     assert "poetry.lock" in out and "skip: lockfile" in out
     assert "app/reports.py" in out and "| review |" in out
     assert "shell=True" not in out  # no code and no finding in an estimate
+    code, out, _err = run(
+        capsys, "review", "--branch", "main", "--repo", str(demo_repo), "--estimate",
+        "--format", "json",
+    )  # fmt: skip
+    estimate = json.loads(out)
+    assert estimate["scope"] == "branch" and estimate["scope_label"].startswith("branch ")
 
 
 def test_not_a_git_repository(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

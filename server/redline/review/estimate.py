@@ -48,8 +48,9 @@ def render_estimate(
 ) -> str:
     scope = plan.scope
     if as_json:
-        data: dict[str, object] = {
-            "scope": scope.label,
+        data: dict[str, object] = {  # "scope" and "scope_label" as in a review's JSON
+            "scope": str(scope.request.kind),
+            "scope_label": scope.label,
             "stats": scope.stats.model_dump(),
             "units": review_index(plan.units),
         }
