@@ -1,0 +1,144 @@
+"""Code actions and hovers on the findings under the cursor.
+
+Quick fixes come from `fixes.py` (the suggested code, only when the fixed file still parses;
+dismiss this finding or every finding in the file; show the suggested code), as versioned
+`WorkspaceEdit`s when the client supports them, so a client refuses an edit whose buffer moved
+on. Hovers show each finding's Markdown (`hover.py`), redacted. Both answer from the tracker's
+in-memory state only: no disk, no git, so they stay fast while a review runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from redline.lsp import fixes, publish
+from redline.lsp.handlers import Handlers
+from redline.lsp.tracking import Range, TrackedFinding, from_client_units
+from redline.redaction import redact
+
+if TYPE_CHECKING:
+    from redline.lsp.server import RedlineServer
+
+HANDLERS = Handlers()
+
+
+def _points(ls: RedlineServer, uri: str, rng: types.Range) -> Range | None:
+    doc = ls.tracker.document(uri)
+    if doc is None:
+        return None
+    enc = ls.encoding
+    start = from_client_units(doc.line_text(rng.start.line), rng.start.character, enc)
+    end = from_client_units(doc.line_text(rng.end.line), rng.end.character, enc)
+    return Range(rng.start.line, start, rng.end.line, end)
+
+
+def _shown_at(ls: RedlineServer, uri: str, rng: Range) -> list[TrackedFinding]:
+    floor = ls.settings.min_severity.rank
+    return [
+        t
+        for t in ls.tracker.at(uri, rng, ls.settings.stale_display)
+        if t.finding.severity.rank >= floor
+    ]
+
+
+@HANDLERS.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+)
+def on_code_action(
+    ls: RedlineServer, params: types.CodeActionParams
+) -> list[types.CodeAction] | None:
+    uri = params.text_document.uri
+    doc = ls.tracker.document(uri)
+    rng = _points(ls, uri, params.range)
+    if doc is None or rng is None:
+        return None
+    found = _shown_at(ls, uri, rng)
+    if not found:
+        return None
+    path = found[0].finding.file
+    specs = fixes.code_actions_for(found, doc.text, path, params.context.only, uri=uri)
+    version = ls.workspace.get_text_document(uri).version if ls.is_open(uri) else None
+    theirs = {
+        publish.finding_id_of(d): d for d in params.context.diagnostics if d.source == "redline"
+    }
+    actions = []
+    for spec in specs:
+        edit = None
+        if spec.edit is not None:
+            fake = TrackedFinding(found[0].finding, *_unpack(spec.edit.range))
+            text_edit = types.TextEdit(
+                range=publish.client_range(fake, doc, ls.encoding, whole=True),
+                new_text=spec.edit.new_text,
+            )
+            edit = _workspace_edit(ls, uri, version, text_edit)
+        command = None
+        if spec.command is not None:
+            command = types.Command(
+                title=spec.title, command=spec.command.name, arguments=list(spec.command.arguments)
+            )
+        diagnostics = [theirs[i] for i in spec.finding_ids if i in theirs]
+        actions.append(
+            types.CodeAction(
+                title=spec.title,
+                kind=spec.kind,
+                diagnostics=diagnostics or None,
+                edit=edit,
+                command=command,
+                is_preferred=spec.is_preferred or None,
+            )
+        )
+    return actions
+
+
+@HANDLERS.feature(types.TEXT_DOCUMENT_HOVER)
+def on_hover(ls: RedlineServer, params: types.HoverParams) -> types.Hover | None:
+    uri = params.text_document.uri
+    doc = ls.tracker.document(uri)
+    point = types.Range(start=params.position, end=params.position)
+    rng = _points(ls, uri, point)
+    if doc is None or rng is None:
+        return None
+    found = _shown_at(ls, uri, rng)
+    if not found:
+        return None
+    from redline.lsp.hover import hover_markdown
+
+    text = redact("\n\n---\n\n".join(hover_markdown(t.finding, t.stale) for t in found))
+    caps = ls.client_capabilities.text_document
+    formats = caps.hover.content_format if caps and caps.hover else None
+    kind = (
+        types.MarkupKind.Markdown
+        if not formats or types.MarkupKind.Markdown in formats
+        else types.MarkupKind.PlainText
+    )
+    return types.Hover(
+        contents=types.MarkupContent(kind=kind, value=text),
+        range=publish.client_range(found[0], doc, ls.encoding),
+    )
+
+
+def _unpack(rng: Range) -> tuple[int, int, int, int]:
+    return rng.start_line, rng.start_char, rng.end_line, rng.end_char
+
+
+def _workspace_edit(
+    ls: RedlineServer, uri: str, version: int | None, edit: types.TextEdit
+) -> types.WorkspaceEdit:
+    caps = ls.client_capabilities.workspace
+    versioned = bool(caps and caps.workspace_edit and caps.workspace_edit.document_changes)
+    if versioned:
+        # With the version, a client refuses the edit if the buffer moved on since.
+        return types.WorkspaceEdit(
+            document_changes=[
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=version
+                    ),
+                    edits=[edit],
+                )
+            ]
+        )
+    return types.WorkspaceEdit(changes={uri: [edit]})

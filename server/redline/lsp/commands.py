@@ -1,0 +1,222 @@
+"""The `workspace/executeCommand` commands: what an editor (or a user's keymap) can ask for.
+
+`redline.review {scope, base?, ref?, range?, pr?, folder?}` and `redline.ask {request,
+folder?}` start a review and return its task id at once; `redline.rerun`, `redline.cancel
+{taskId?}`, `redline.clear`, `redline.dismiss {id | ids, reason}`, `redline.export {format,
+path?}`; and the commands code actions carry (`fixes.py`: a fix applied, dismiss a finding or a
+file, show the suggested code) with positional `[uri, id]` arguments. Each parses its
+arguments first; see `handlers.py` for the errors a client gets back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from redline.errors import UsageError
+from redline.lsp import display, fixes
+from redline.lsp.handlers import Handlers
+from redline.lsp.jobs import start_review
+from redline.lsp.reviews import EditorRequest, ask_command, review_command
+
+if TYPE_CHECKING:
+    from redline.lsp.server import RedlineServer
+
+HANDLERS = Handlers()
+EXPORT_FORMATS = ("markdown", "json", "json-simple", "sarif")
+
+
+# -- arguments ---------------------------------------------------------------------------------
+
+
+def _first(args: tuple[Any, ...]) -> Any:
+    return args[0] if args else None
+
+
+def object_arg(args: tuple[Any, ...]) -> dict[str, Any]:
+    """Commands take one object argument; clients that send none get {}; a bare string is
+    `{value}` (Helix and some keymaps pass one)."""
+    first = _first(args)
+    if first is None:
+        return {}
+    if isinstance(first, dict):
+        return first
+    if isinstance(first, str):
+        return {"value": first}
+    raise UsageError("expected one object argument")
+
+
+def finding_id_arg(args: tuple[Any, ...]) -> str:
+    """A finding id from `{id}` or from fixes.py's positional `[uri, id]`."""
+    if len(args) >= 2 and isinstance(args[1], str):
+        return args[1]
+    data = object_arg(args)
+    value = data.get("id") or data.get("findingId") or data.get("value")
+    if not value:
+        raise UsageError("which finding? pass {id: 'RL-...'}")
+    return str(value)
+
+
+def _folder_hint(data: dict[str, Any]) -> str | None:
+    value = data.get("folder") or data.get("uri")
+    return str(value) if value else None
+
+
+# -- reviews -----------------------------------------------------------------------------------
+
+
+def _start(ls: RedlineServer, request: EditorRequest) -> dict[str, Any]:
+    folder = ls.folder_for(request.folder)
+    return {"taskId": start_review(ls, folder, request.request).task_id}
+
+
+@HANDLERS.command("redline.review", lambda args: review_command(_first(args)))
+def cmd_review(ls: RedlineServer, request: EditorRequest) -> dict[str, Any]:
+    return _start(ls, request)
+
+
+@HANDLERS.command("redline.ask", lambda args: ask_command(_first(args)))
+def cmd_ask(ls: RedlineServer, request: EditorRequest) -> dict[str, Any]:
+    return _start(ls, request)
+
+
+@HANDLERS.command("redline.rerun", object_arg)
+def cmd_rerun(ls: RedlineServer, data: dict[str, Any]) -> dict[str, Any]:
+    folder = ls.folder_for(_folder_hint(data))
+    if folder.last_request is None:
+        raise UsageError("nothing to re-run yet: start a review first (redline.review)")
+    return {"taskId": start_review(ls, folder, folder.last_request).task_id}
+
+
+@HANDLERS.command("redline.cancel", object_arg)
+def cmd_cancel(ls: RedlineServer, data: dict[str, Any]) -> dict[str, Any]:
+    task_id = data.get("taskId") or data.get("task_id") or data.get("value")
+    if task_id:
+        jobs = [j for j in [ls.registry.get(str(task_id))] if j is not None]
+    else:
+        jobs = ls.registry.running()
+    for job in jobs:
+        job.cancel("cancelled by the user")
+        ls.log_message(f"Redline: cancelling review {job.task_id}")
+    return {"cancelled": [j.task_id for j in jobs]}
+
+
+@HANDLERS.command("redline.clear", object_arg)
+def cmd_clear(ls: RedlineServer, data: dict[str, Any]) -> dict[str, Any]:
+    for folder in ls.folders.values():
+        display.clear_folder(ls, folder)
+    ls.tracker.clear()
+    return {"cleared": True}
+
+
+# -- findings ----------------------------------------------------------------------------------
+
+
+@HANDLERS.command(fixes.FIX_APPLIED, finding_id_arg)
+def cmd_fix_applied(ls: RedlineServer, finding_id: str) -> dict[str, Any]:
+    """Run by the client right after it applied a quick fix: the finding is done with."""
+    display.forget(ls, finding_id)
+    return {"closed": finding_id}
+
+
+@dataclass(frozen=True)
+class Dismissal:
+    ids: list[str]
+    reason: str
+
+
+def _dismissal(args: tuple[Any, ...]) -> Dismissal:
+    data = object_arg(args)
+    ids = data.get("ids")
+    if ids is not None and not (isinstance(ids, list) and ids):
+        raise UsageError("ids must be a non-empty list of finding ids")
+    return Dismissal(
+        [str(i) for i in ids] if ids else [finding_id_arg(args)],
+        str(data.get("reason") or "").strip(),
+    )
+
+
+@HANDLERS.command("redline.dismiss", _dismissal)
+def cmd_dismiss(ls: RedlineServer, dismissal: Dismissal) -> dict[str, Any]:
+    return {"dismissed": [display.dismiss(ls, i, dismissal.reason).id for i in dismissal.ids]}
+
+
+@HANDLERS.command(fixes.DISMISS, finding_id_arg)
+def cmd_dismiss_finding(ls: RedlineServer, finding_id: str) -> dict[str, Any]:
+    finding = display.dismiss(ls, finding_id, "dismissed in the editor")
+    return {"dismissed": [finding.id]}
+
+
+def _uri_arg(args: tuple[Any, ...]) -> str:
+    uri = args[0] if args and isinstance(args[0], str) else object_arg(args).get("uri")
+    if not uri:
+        raise UsageError("which file? pass [uri]")
+    return str(uri)
+
+
+@HANDLERS.command(fixes.DISMISS_FILE, _uri_arg)
+def cmd_dismiss_file(ls: RedlineServer, uri: str) -> dict[str, Any]:
+    reason = "dismissed in the editor (all findings in the file)"
+    ids = [t.id for t in ls.tracker.visible(uri, "mark")]
+    return {"dismissed": [display.dismiss(ls, i, reason).id for i in ids]}
+
+
+@HANDLERS.command(fixes.SHOW_SUGGESTED, finding_id_arg)
+def cmd_show_suggested(ls: RedlineServer, finding_id: str) -> dict[str, Any]:
+    found = display.find_finding(ls, finding_id)
+    if found is None:
+        raise UsageError("that finding is no longer current")
+    finding = found[2]
+    code = finding.improved_code or ""
+    ls.show_message(
+        f"Redline suggests for {finding.file}: {finding.title}\n\n{code}", types.MessageType.Info
+    )
+    return {"id": finding.id, "improvedCode": code}
+
+
+# -- export ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Export:
+    format: str
+    folder: str | None
+    path: str | None
+
+
+def _export(args: tuple[Any, ...]) -> Export:
+    data = object_arg(args)
+    fmt = str(data.get("format") or "markdown").lower()
+    if fmt not in EXPORT_FORMATS:
+        raise UsageError(f"unknown export format {fmt!r}; use {', '.join(EXPORT_FORMATS)}")
+    path = data.get("path")
+    return Export(fmt, data.get("folder"), str(path) if path else None)
+
+
+@HANDLERS.command("redline.export", _export)
+def cmd_export(ls: RedlineServer, export: Export) -> dict[str, Any]:
+    from redline.report import render
+
+    folder = ls.folder_for(export.folder)
+    review = folder.review
+    if review is None:
+        raise UsageError("nothing to export yet: run a review first")
+    closed = {f.id for f in review.findings if ls.tracker.is_closed(f.id)}
+    shown = review.model_copy(
+        update={"findings": [f for f in review.findings if f.id not in closed]}
+    )
+    text = render(shown, export.format)
+    if export.path is None:
+        return {"format": export.format, "content": text}
+    target = Path(export.path).expanduser()
+    if not target.is_absolute():
+        target = (folder.root or folder.path) / target
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+    return {"format": export.format, "path": str(target), "findings": len(shown.findings)}

@@ -1,0 +1,284 @@
+"""Running a review for the editor: the job, its progress, and what it publishes.
+
+`start_review` registers a job (replacing the folder's running one) and runs the engine in a
+worker thread (`engine.review_sync`); it returns at once. The engine's typed progress events
+become work-done progress (cancellable) and `redline/reviewState` notifications (started,
+stage, progress with done/total, tokens and cost so far; finished with counts, cancelled or
+failed); early findings are published file by file as they exist, and the final ones replace
+them when the review ends. A cancel from the progress indicator reaches the job's CancelToken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from redline.errors import RedlineError
+from redline.lsp import display, engine, publish
+from redline.lsp.display import Folder, Snapshot
+from redline.lsp.engine import PathTexts
+from redline.lsp.handlers import Handlers
+from redline.lsp.reviews import ReviewJob, WorkerProgress
+from redline.progress import Cancelled, ProgressEvent
+from redline.redaction import redact_data
+
+if TYPE_CHECKING:
+    from redline.lsp.server import RedlineServer
+    from redline.model import Finding, Review
+    from redline.requests import EngineRequest
+
+log = logging.getLogger("redline.lsp")
+
+HANDLERS = Handlers()
+REVIEW_STATE = "redline/reviewState"
+# How long a new review waits for the one it replaced to wind down before starting anyway.
+SUPERSEDE_WAIT = 5.0
+
+
+def _state(
+    ls: RedlineServer, folder: Folder, job: ReviewJob | None, state: str, **extra: Any
+) -> None:
+    """One `redline/reviewState` notification (what the sidebar and status bar show)."""
+    payload: dict[str, Any] = {"folder": folder.uri, "state": state}
+    if job is not None:
+        payload["taskId"] = job.task_id
+        payload["scope"] = job.request.kind
+        payload["request"] = job.request.describe()
+        payload["elapsed"] = round(time.monotonic() - job.started, 3)
+    payload.update({k: v for k, v in extra.items() if v is not None})
+    ls.protocol.notify(REVIEW_STATE, redact_data(payload))
+
+
+def start_review(ls: RedlineServer, folder: Folder, request: EngineRequest) -> ReviewJob:
+    """Register a job and run it in the background; returns at once."""
+    loop = asyncio.get_running_loop()
+    task_id = uuid.uuid4().hex[:12]
+    job_ref: list[ReviewJob] = []
+
+    def emit(event: ProgressEvent) -> None:
+        # Called in the worker thread: hop to the server loop.
+        with contextlib.suppress(RuntimeError):  # the loop is closing (server shutdown)
+            loop.call_soon_threadsafe(_on_progress, ls, folder, job_ref[0], event)
+
+    progress = WorkerProgress(emit)
+    job = ReviewJob(
+        task_id=task_id,
+        folder=folder.uri,
+        request=request,
+        progress=progress,
+        token=f"redline-review-{task_id}",
+    )
+    job_ref.append(job)
+    previous = ls.registry.start(job)
+    if previous is not None:
+        ls.log_message(
+            f"Redline: review {previous.task_id} ({previous.request.describe()}) cancelled: "
+            f"a new review {task_id} ({request.describe()}) was requested"
+        )
+    folder.last_request = request
+    ls.last_folder = folder.uri
+    job.task = loop.create_task(_run_job(ls, folder, job, previous))
+    return job
+
+
+def _on_progress(ls: RedlineServer, folder: Folder, job: ReviewJob, event: ProgressEvent) -> None:
+    if not ls.registry.is_current(job):
+        return
+    fraction = event.fraction
+    percentage = None if fraction is None else min(99, int(100 * fraction))
+    if job.progress_begun:
+        ls.work_done_progress.report(
+            job.token,
+            types.WorkDoneProgressReport(
+                message=event.text, percentage=percentage, cancellable=True
+            ),
+        )
+    _state(
+        ls,
+        folder,
+        job,
+        "progress" if event.done is not None else "stage",
+        stage=event.stage.value,
+        message=event.text,
+        done=event.done,
+        total=event.total,
+        tokens=event.tokens,
+        costUsd=event.cost_usd,
+    )
+
+
+async def _begin_progress(ls: RedlineServer, job: ReviewJob) -> None:
+    window = ls.client_capabilities.window
+    if not (window and window.work_done_progress):
+        return
+    try:
+        await asyncio.shield(ls.work_done_progress.create_async(job.token))
+    except Exception as exc:
+        log.info("work-done progress not available: %s", exc)
+        return
+    if job.cancelled:
+        return
+    ls.work_done_progress.begin(
+        job.token,
+        types.WorkDoneProgressBegin(
+            title="Redline review",
+            message=job.request.describe(),
+            cancellable=True,
+            percentage=0,
+        ),
+    )
+    job.progress_begun = True
+
+
+def _end_progress(ls: RedlineServer, job: ReviewJob, message: str) -> None:
+    if job.progress_begun:
+        ls.work_done_progress.end(job.token, types.WorkDoneProgressEnd(message=message))
+        job.progress_begun = False
+    ls.work_done_progress.tokens.pop(job.token, None)
+
+
+async def _run_job(
+    ls: RedlineServer, folder: Folder, job: ReviewJob, previous: ReviewJob | None
+) -> None:
+    if previous is not None and previous.task is not None and not previous.task.done():
+        await asyncio.wait({previous.task}, timeout=SUPERSEDE_WAIT)
+    _state(ls, folder, job, "started")
+    end_message = "done"
+    try:
+        await _begin_progress(ls, job)
+        job.cancel_token.check()
+        snapshot = _snapshot(ls, folder)
+        loop = asyncio.get_running_loop()
+
+        def partial(root: Path, by_file: dict[str, list[Finding]], texts: PathTexts) -> None:
+            # Worker thread → server loop; FIFO, so it never lands after the final results.
+            loop.call_soon_threadsafe(_on_partial, ls, folder, job, root, by_file, texts)
+
+        outcome = await asyncio.to_thread(
+            engine.review_sync,
+            folder.path,
+            job.request,
+            ls.settings,
+            job.progress,
+            job.cancel_token,
+            job.task_id,
+            partial,
+        )
+        folder.root = outcome.root
+        review, texts = outcome.review, outcome.texts
+        if not ls.registry.is_current(job):
+            raise Cancelled("superseded")
+        _finish(ls, folder, job, review, texts, snapshot)
+        counts = {s.value: n for s, n in review.counts_by_severity().items()}
+        end_message = f"{len(review.findings)} findings"
+        _state(
+            ls,
+            folder,
+            job,
+            "finished",
+            stage="done",
+            label=review.scope_label,
+            counts=counts,
+            findings=len(review.findings),
+            tokens=review.coverage.tokens,
+            costUsd=review.coverage.cost_usd,
+            coverage=review.coverage.model_dump(mode="json"),
+            summary=review.summary,
+        )
+    except asyncio.CancelledError:
+        reason = job.cancel_reason or "cancelled"
+        end_message = f"cancelled: {reason}"
+        ls.log_message(f"Redline: review {job.task_id} cancelled ({reason})")
+        _state(ls, folder, job, "cancelled", reason=reason)
+        if not job.cancelled:  # the server itself is shutting down
+            raise
+    except RedlineError as exc:
+        end_message = f"failed: {exc.message}"
+        ls.show_message(f"Redline: {exc}")
+        _state(ls, folder, job, "failed", error=str(exc))
+    except Exception as exc:
+        log.exception("review %s failed", job.task_id)
+        end_message = f"failed: {type(exc).__name__}"
+        ls.show_message(f"Redline: the review failed unexpectedly: {type(exc).__name__}: {exc}")
+        _state(ls, folder, job, "failed", error=f"{type(exc).__name__}: {exc}")
+    finally:
+        _end_progress(ls, job, end_message)
+        ls.registry.finish(job)
+
+
+def _snapshot(ls: RedlineServer, folder: Folder) -> dict[str, Snapshot]:
+    prefix = folder.uri.rstrip("/") + "/"
+    return {
+        uri: Snapshot(uri, doc.version, doc.source)
+        for uri, doc in ls.workspace.text_documents.items()
+        if uri.startswith(prefix)
+    }
+
+
+def _on_partial(
+    ls: RedlineServer,
+    folder: Folder,
+    job: ReviewJob,
+    root: Path,
+    by_file: dict[str, list[Finding]],
+    texts: dict[str, str | None],
+) -> None:
+    if not ls.registry.is_current(job):
+        return  # a cancelled or superseded review publishes nothing more
+    folder.root = root
+    for path, findings in by_file.items():
+        uri = publish.path_uri(root, path)
+        if uri is not None:
+            display.show_file(ls, folder, uri, findings, texts.get(path))
+
+
+def _finish(
+    ls: RedlineServer,
+    folder: Folder,
+    job: ReviewJob,
+    review: Review,
+    texts: dict[str, str],
+    snapshot: dict[str, Snapshot],
+) -> None:
+    """Publish the final findings; files that no longer have any are cleared."""
+    root = folder.root or folder.path
+    by_uri: dict[str, list[Finding]] = {}
+    paths: dict[str, str] = {}
+    for finding in review.findings:
+        if finding.line is None:
+            continue  # unanchored: in the report and the sidebar, never on a guessed line
+        uri = publish.path_uri(root, finding.file)
+        if uri is None:
+            continue
+        by_uri.setdefault(uri, []).append(finding)
+        paths[uri] = finding.file
+    for uri, before in snapshot.items():
+        doc = ls.workspace.text_documents.get(uri)
+        if uri in by_uri and doc is not None and doc.version != before.version:
+            log.info("%s changed during the review: findings re-anchored", uri)
+    for uri, findings in by_uri.items():
+        display.show_file(ls, folder, uri, findings, texts.get(paths[uri]))
+    for uri in (set(folder.published) | set(folder.findings)) - set(by_uri):
+        folder.findings.pop(uri, None)
+        ls.tracker.remove_file(uri)
+        display.publish(ls, folder, uri)
+    folder.review = review
+    display.schedule_findings(ls, folder)
+
+
+# -- progress cancel ---------------------------------------------------------------------------
+
+
+@HANDLERS.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+def on_progress_cancel(ls: RedlineServer, params: types.WorkDoneProgressCancelParams) -> None:
+    job = ls.registry.by_token(params.token)
+    if job is not None:
+        job.cancel("cancelled from the progress indicator")
+        ls.log_message(f"Redline: cancelling review {job.task_id}")
