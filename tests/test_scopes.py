@@ -15,7 +15,7 @@ from redline.git import (
     ScopeRequest,
     resolve_scope,
 )
-from redline.git.repo import DIFF_OPTIONS, parse_numstat, stats_from_diff
+from redline.git.difftext import DIFF_OPTIONS, parse_numstat, stats_from_diff
 from redline.model import DiffStats
 
 from gitrepo import GitRepo

@@ -18,8 +18,10 @@ from redline.diff.parse import parse_git_diff
 from redline.diff.units import UnitBuilder
 from redline.errors import GitCommandError
 from redline.git import GitRunner, ScopeRequest, resolve_scope
+from redline.git.difftext import stats_from_diff
 from redline.git.process import decode
-from redline.git.repo import ReadAhead, Repo, _CatFileStream, _DiffStream, stats_from_diff
+from redline.git.repo import Repo
+from redline.git.stream import CatFileStream, DiffStream, ReadAhead
 from redline.review.pipeline import plan_review
 
 from gitrepo import GitRepo
@@ -122,7 +124,7 @@ def test_diff_stream_cuts_before_diff_lines_and_decodes_like_the_whole(seed: int
         sections.append(header + b"".join(line + b"\n" for line in body))
     data = b"".join(sections)
     recorder = Recorder()
-    stream = _DiffStream(recorder, None)
+    stream = DiffStream(recorder, None)
     pos = 0
     while pos < len(data):
         step = rng.randint(1, 40)
@@ -154,7 +156,7 @@ def test_cat_file_stream_splits_records_and_drops_oversized_content(seed: int) -
         header = b"%040x blob %d" % (i, len(blob))
         data += header + b"\n" + blob + b"\n"
         expected.append((header, blob if len(blob) <= 30 else None))
-    stream = _CatFileStream(30)
+    stream = CatFileStream(30)
     pos = 0
     while pos < len(data):
         step = rng.randint(1, 25)

@@ -31,3 +31,7 @@ class RepositoryError(RedlineError):
 
 class GitCommandError(RepositoryError):
     """A git/gh process failed, timed out, or produced more output than allowed."""
+
+
+class FileTooLargeError(RepositoryError):
+    """A file version is larger than the configured read limit."""

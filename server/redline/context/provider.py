@@ -52,10 +52,9 @@ from redline.context.format import (
 )
 from redline.diff.functions import FunctionSpan, function_spans, has_grammar, language_for
 from redline.diff.parse import FileDiff
-from redline.errors import RedlineError
+from redline.errors import FileTooLargeError, RedlineError
 from redline.git.pr import UNAVAILABLE_REV
 from redline.git.process import decode
-from redline.git.repo import FileTooLargeError
 from redline.git.scopes import INDEX_REV, ScopeDiff
 from redline.model import ContextLevel, PatchType, ReviewUnit
 from redline.review.schemas import ContextRequest

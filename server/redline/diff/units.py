@@ -81,7 +81,7 @@ def build_units(
 
 
 class UnitBuilder:
-    """build_units, able to start while the diff is still arriving (a git.repo.DiffConsumer).
+    """build_units, able to start while the diff is still arriving (a git.stream.DiffConsumer).
 
     `feed` parses each run of complete file sections as git writes it and returns the paths
     whose new version will be read, so the caller can read them meanwhile; `digest`, called

@@ -17,8 +17,10 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from redline.errors import GitCommandError, RepositoryError, UsageError
+from redline.git.difftext import stats_from_diff, stats_suffix
+from redline.git.names import is_oid, short
 from redline.git.process import decode, strip_control
-from redline.git.repo import Repo, Resolved, is_oid, short, stats_from_diff, stats_suffix
+from redline.git.repo import Repo, Resolved
 
 UNAVAILABLE_REV: Final = ":unavailable"
 

@@ -17,22 +17,15 @@ from pathlib import Path
 from typing import Final
 
 from redline.errors import RepositoryError, UsageError
+from redline.git.difftext import stats_suffix
 from redline.git.hardlinks import all_names_inside
 from redline.git.hardlinks import refusal as hardlink_refusal
+from redline.git.names import short, validate_revision
 from redline.git.pr import UNAVAILABLE_REV, resolve_pr
 from redline.git.process import strip_control
-from redline.git.repo import (
-    DEFAULT_MAX_FILE_BYTES,
-    DiffConsumer,
-    ReadAhead,
-    Repo,
-    Resolved,
-    short,
-    stats_suffix,
-    validate_revision,
-    where_label,
-)
+from redline.git.repo import DEFAULT_MAX_FILE_BYTES, Repo, Resolved, where_label
 from redline.git.runner import GitRunner
+from redline.git.stream import DiffConsumer, ReadAhead
 from redline.model import DiffStats
 from redline.requests import ScopeKind, ScopeRequest
 

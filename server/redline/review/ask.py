@@ -27,8 +27,9 @@ from redline.agent.tools import ToolError, ToolExecutor, ToolRegistry, ToolResul
 from redline.config_models import Settings
 from redline.diff.parse import parse_git_diff
 from redline.errors import RedlineError
+from redline.git.names import check_rel_path
 from redline.git.process import strip_control
-from redline.git.repo import Repo, check_rel_path
+from redline.git.repo import Repo
 from redline.git.runner import GitRunner
 from redline.model import Coverage, DiffStats, Finding, Review
 from redline.progress import CancelToken, NullProgress, Progress, Stage

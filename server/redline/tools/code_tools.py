@@ -18,9 +18,10 @@ from tree_sitter import Node, Parser
 
 from redline.agent.tools import ToolError
 from redline.diff.functions import function_spans, has_grammar, language_for, load_language
-from redline.errors import RedlineError
+from redline.errors import FileTooLargeError, RedlineError
+from redline.git.names import check_rel_path, validate_revision
 from redline.git.process import decode
-from redline.git.repo import FileTooLargeError, Repo, check_rel_path, validate_revision
+from redline.git.repo import Repo
 from redline.tools.context import ToolContext
 from redline.tools.git_output import error_summary
 from redline.tools.paths import check_names, is_git_name, is_secret_path, read_repo_bytes, shown

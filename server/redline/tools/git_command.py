@@ -18,8 +18,8 @@ from typing import Final
 
 from redline.agent.tools import ToolError
 from redline.errors import RedlineError
+from redline.git.names import check_rel_path
 from redline.git.process import decode
-from redline.git.repo import check_rel_path
 from redline.tools.context import ToolContext
 from redline.tools.git_output import error_summary
 from redline.tools.git_policy import (

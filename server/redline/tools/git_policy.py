@@ -5,7 +5,7 @@ tools/git_tool.py). Every subcommand has an exact flag allowlist (`Spec`): plain
 flags taking a value with the validator that checks it. Spellings are exact: git accepts
 abbreviations and `=`-joined forms, Redline accepts only what is listed here. Output formats
 are git's built-in presets only; dates, counts and search texts are matched by strict patterns,
-revisions by git/repo.py's `validate_revision`.
+revisions by git/names.py's `validate_revision`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Final
 
 from redline.agent.tools import ToolError
 from redline.errors import RedlineError
-from redline.git.repo import validate_revision
+from redline.git.names import validate_revision
 from redline.tools.paths import shown
 
 ALLOWED_SUBCOMMANDS: Final = (
