@@ -20,6 +20,7 @@ from redline.review.assemble import (
     verify_or_keep,
 )
 from redline.store import TaskStore
+from redline.store.dismissals import DismissalStore
 
 
 def _finding(fid: str, severity: Severity, file: str = "a.py", line: int = 1) -> Finding:
@@ -50,9 +51,10 @@ def test_the_review_shows_what_is_at_or_above_the_floor_most_serious_first() -> 
         task_id="t",
         scope="branch",
         scope_label="branch",
-        repo="/r",
+        repo=Path("/nonexistent/repo"),
         findings=findings,
         coverage=coverage,
+        read_text=lambda path: None,
     )
     assert [f.id for f in review.findings] == ["crit", "med-a", "med-b"]
     assert "2 findings below Medium hidden (review.min_severity)" in review.coverage.notes
@@ -81,9 +83,10 @@ def test_a_finished_run_closes_its_record_done_or_failed_with_the_reason(tmp_pat
             task_id=task_id,
             scope="ask",
             scope_label="ask",
-            repo="/r",
+            repo=tmp_path,
             findings=[_finding("x", Severity.HIGH)],
             coverage=Coverage(),
+            read_text=lambda path: None,
         )
         close_record(record, review, error=error)
     done, stopped = store.load("t-done"), store.load("t-stopped")
@@ -106,3 +109,31 @@ def test_without_a_verifier_findings_are_kept_unverified_and_the_note_says_so() 
     checked = asyncio.run(verify_or_keep(client, findings, lambda path: None, notes))
     assert checked.kept == findings and checked.dropped == [] and checked.quality_score is None
     assert notes == ["no verifier model configured: findings are shown unverified"]
+
+
+def test_dismissed_findings_are_left_out_and_named_whatever_the_entry_point(
+    tmp_path: Path,
+) -> None:
+    stored, marked, kept = (
+        _finding("RL-aaaaaaaaaaaa", Severity.HIGH, "a.py", 1),
+        _finding("RL-bbbbbbbbbbbb", Severity.HIGH, "b.py", 1),
+        _finding("RL-cccccccccccc", Severity.HIGH, "b.py", 2),
+    )
+    DismissalStore(tmp_path).add(stored, "accepted risk")
+    texts = {"b.py": "x = 1  # redline: ignore[RL-bbbbbbbbbbbb] generated\ny = 2\n"}
+    for scope in ("branch", "ask"):
+        review = build_review(
+            Settings(),
+            task_id="t",
+            scope=scope,
+            scope_label=scope,
+            repo=tmp_path,
+            findings=[stored, marked, kept],
+            coverage=Coverage(),
+            read_text=texts.get,
+        )
+        assert [f.id for f in review.findings] == [kept.id]
+        notes = review.coverage.notes
+        assert "2 findings dismissed (.redline/dismissed.toml or inline markers)" in notes
+        assert any(n.startswith(f"dismissed (dismissed.toml): {stored.id}") for n in notes)
+        assert any(n.startswith(f"dismissed (inline marker): {marked.id}") for n in notes)

@@ -2,11 +2,11 @@
 
 `redline review` (the pipeline), `redline ask` (one agent) and, next, the debate mode find
 findings differently, but end the same way: the verifier checks the model's findings (and a
-verifier that cannot run leaves them unverified, saying so), the severity floor hides what is
-below `review.min_severity` (saying how many), the model usage is totalled into the coverage,
-the task record is written as the run goes and closed with its outcome, and the last progress
-event says what was found and what it cost. Each of those is a function here, so the three
-entry points cannot drift apart.
+verifier that cannot run leaves them unverified, saying so), dismissed findings are left out
+(and named), the severity floor hides what is below `review.min_severity` (saying how many),
+the model usage is totalled into the coverage, the task record is written as the run goes and
+closed with its outcome, and the last progress event says what was found and what it cost.
+Each of those is a function here, so the three entry points cannot drift apart.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from redline.agent.llm import LLMClient, LLMError
@@ -26,6 +27,7 @@ from redline.progress import Progress, ProgressEvent, Stage
 from redline.review.structured import InvalidModelOutput
 from redline.review.verifier import verify
 from redline.store import TaskRecord, TaskStore
+from redline.store.dismissals import ReadText, filter_dismissed
 
 if TYPE_CHECKING:
     from redline.review.reviewer import AnswerCache
@@ -172,20 +174,24 @@ def build_review(
     task_id: str,
     scope: str,
     scope_label: str,
-    repo: str,
+    repo: Path,
     findings: list[Finding],
     coverage: Coverage,
+    read_text: ReadText,
     **extra: Any,
 ) -> Review:
-    """The Review every entry point returns: `findings` filtered and ordered for display;
-    `extra` carries what only some runs have (stats, summary, quality score, attempts,
-    dropped findings)."""
-    shown = shown_findings(findings, settings.review.min_severity, coverage.notes)
+    """The Review every entry point returns. Dismissed findings (`.redline/dismissed.toml`,
+    inline `redline: ignore[<id>]` markers, read through `read_text`) are left out and named in
+    the coverage; the rest is filtered by the severity floor and ordered for display. `extra`
+    carries what only some runs have (stats, summary, quality score, attempts, dropped)."""
+    kept, dismissal_notes = filter_dismissed(findings, repo, read_text)
+    coverage.notes.extend(dismissal_notes)
+    shown = shown_findings(kept, settings.review.min_severity, coverage.notes)
     return Review(
         task_id=task_id,
         scope=scope,
         scope_label=scope_label,
-        repo=repo,
+        repo=str(repo),
         findings=shown,
         coverage=coverage,
         **extra,

@@ -297,10 +297,6 @@ def _run_review(
             "offline review: no model configured, so only the static analyzers ran"
         )
 
-    # Dismissed findings (.redline/dismissed.toml, inline `redline: ignore[<id>]`) never show.
-    findings, dismissal_notes = filter_dismissed(findings, scope.repo_root, read_text)
-    coverage.notes.extend(dismissal_notes)
-
     extra: dict[str, Any] = {"stats": scope.stats}
     if outcome_model is not None:
         extra.update(
@@ -314,9 +310,10 @@ def _run_review(
         task_id=task_id,
         scope=scope.request.kind,
         scope_label=scope.label,
-        repo=str(scope.repo_root),
+        repo=scope.repo_root,
         findings=findings,
         coverage=coverage,
+        read_text=read_text,
         **extra,
     )
     report_done(
