@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from redline.agent.llm import LLMClient, LLMError
 from redline.config_models import Settings
@@ -27,10 +27,8 @@ from redline.progress import Progress, ProgressEvent, Stage
 from redline.review.structured import InvalidModelOutput
 from redline.review.verifier import verify
 from redline.store import TaskRecord, TaskStore
+from redline.store.cache import AnswerCache
 from redline.store.dismissals import ReadText, filter_dismissed
-
-if TYPE_CHECKING:
-    from redline.review.reviewer import AnswerCache
 
 log = logging.getLogger(__name__)
 

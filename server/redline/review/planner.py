@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
 
 from redline.agent.llm import LLMClient, LLMResponse
 from redline.diff import review_index
@@ -28,9 +29,7 @@ from redline.model import ContextLevel, ReviewUnit, Tag
 from redline.review.prompts import load_prompt, prompt_version
 from redline.review.schemas import ContextRequest, PlannedUnit, PlannerAnswer
 from redline.review.structured import ask_structured
-
-if TYPE_CHECKING:
-    from redline.review.reviewer import AnswerCache
+from redline.store.cache import AnswerCache
 
 T_HIGH = 0.8
 T_LOW = 0.5
@@ -101,6 +100,18 @@ async def run_planner(
     return {p.unit_id: p for p in answer.units if p.unit_id in known}, responses
 
 
+class _StoredProposal(PlannedUnit):
+    # Stored without the unit id: the entry is keyed by everything else about the unit, and
+    # the id changes with any edit above it.
+    unit_id: str = Field(default="", exclude=True)
+
+
+class CachedPlan(BaseModel):
+    """A unit's planner proposal in the answer cache; None: the planner proposed nothing."""
+
+    planned: _StoredProposal | None
+
+
 class PlanCache:
     """Planner proposals by unit index entry (without the unit id), in the answer cache.
 
@@ -120,17 +131,13 @@ class PlanCache:
 
     def get(self, unit: ReviewUnit) -> tuple[bool, PlannedUnit | None]:
         """(found, proposal); a found None means "the planner proposed nothing for it"."""
-        value = self.cache.get(self._key(unit))
-        if value is None or "planned" not in value:
+        cached = self.cache.lookup(self._key(unit), CachedPlan)
+        if cached is None:
             return False, None
-        if value["planned"] is None:
+        if cached.planned is None:
             return True, None
-        try:
-            planned = PlannedUnit.model_validate({**value["planned"], "unit_id": unit.unit_id})
-        except Exception:
-            return False, None  # a stale or foreign entry is a miss
-        return True, planned
+        return True, PlannedUnit(**cached.planned.model_dump(), unit_id=unit.unit_id)
 
     def put(self, unit: ReviewUnit, planned: PlannedUnit | None) -> None:
-        body = None if planned is None else planned.model_dump(mode="json", exclude={"unit_id"})
-        self.cache.put(self._key(unit), {"planned": body})
+        stored = None if planned is None else _StoredProposal(**planned.model_dump())
+        self.cache.put(self._key(unit), CachedPlan(planned=stored))

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
+
+from pydantic import BaseModel
 
 from redline.agent.llm import LLMClient, LLMError, LLMResponse
 from redline.context.provider import ContextBundle, ContextProvider
@@ -16,14 +18,17 @@ from redline.review.planner import UnitPlan
 from redline.review.prompts import load_prompt, prompt_version
 from redline.review.schemas import ContextRequest, ReviewerAnswer
 from redline.review.structured import InvalidModelOutput, ask_structured
+from redline.store.cache import AnswerCache
 
 MAX_EXTRA_ROUNDS = 2
 
 
-class AnswerCache(Protocol):
-    def key(self, *parts: str) -> str: ...
-    def get(self, key: str) -> dict[str, Any] | None: ...
-    def put(self, key: str, value: dict[str, Any]) -> None: ...
+class CachedReview(BaseModel):
+    """A file's reviewer answer in the answer cache, with the model that gave it (the
+    findings' source)."""
+
+    answer: ReviewerAnswer
+    model: str = ""
 
 
 @dataclass
@@ -111,15 +116,11 @@ async def review_file(path: str, plans: list[UnitPlan], inputs: ReviewerInputs) 
     prompt = _file_prompt(path, bundles, inputs)
     key = _cache_key(inputs, path, plans, prompt) if inputs.cache else None
     if key and inputs.cache is not None:
-        cached = inputs.cache.get(key)
+        cached = inputs.cache.lookup(key, CachedReview)
         if cached is not None:
-            try:
-                answer = ReviewerAnswer.model_validate(cached["answer"])
-                result.findings = _anchor_all(answer, path, inputs, str(cached.get("model", "")))
-                result.status, result.summary = "cached", answer.summary
-                return result
-            except Exception:
-                pass  # a stale or foreign cache entry is just a miss
+            result.findings = _anchor_all(cached.answer, path, inputs, cached.model)
+            result.status, result.summary = "cached", cached.answer.summary
+            return result
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": load_prompt("reviewer")},
         {"role": "user", "content": prompt},
@@ -169,7 +170,7 @@ async def review_file(path: str, plans: list[UnitPlan], inputs: ReviewerInputs) 
     result.findings = _anchor_all(answer, path, inputs, model)
     result.summary = answer.summary
     if key and inputs.cache is not None:
-        inputs.cache.put(key, {"answer": answer.model_dump(mode="json"), "model": model})
+        inputs.cache.put(key, CachedReview(answer=answer, model=model))
     return result
 
 

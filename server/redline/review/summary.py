@@ -9,16 +9,20 @@ label — which names commits, so differs after every push — is left out of th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pydantic import BaseModel
 
 from redline.agent.llm import LLMClient, LLMResponse
 from redline.model import Finding, Severity
 from redline.review.prompts import load_prompt, prompt_version
 from redline.review.schemas import SummaryAnswer
 from redline.review.structured import ask_structured
+from redline.store.cache import AnswerCache
 
-if TYPE_CHECKING:
-    from redline.review.reviewer import AnswerCache
+
+class CachedSummary(BaseModel):
+    """The model's part of a summary in the answer cache."""
+
+    answer: SummaryAnswer
 
 
 def distribution(findings: list[Finding]) -> str:
@@ -57,17 +61,14 @@ async def summarize(
     if cache is not None:
         models = ",".join(m for m, _ in client.models_for("summarizer"))
         key = cache.key("summary", models, prompt_version("summarizer"), body)
-        value = cache.get(key)
-        if value is not None:
-            try:
-                return SummaryAnswer.model_validate(value["answer"]), []
-            except Exception:
-                pass  # a stale or foreign entry is a miss
+        cached = cache.lookup(key, CachedSummary)
+        if cached is not None:
+            return cached.answer, []
     messages = [
         {"role": "system", "content": load_prompt("summarizer")},
         {"role": "user", "content": f"Change: {scope_label}\n{body}"},
     ]
     answer, responses = await ask_structured(client, "summarizer", messages, SummaryAnswer)
     if key is not None and cache is not None:
-        cache.put(key, {"answer": answer.model_dump(mode="json")})
+        cache.put(key, CachedSummary(answer=answer))
     return answer, responses

@@ -26,10 +26,11 @@ from redline.progress import CancelToken, NullProgress, Progress, Stage
 from redline.review.assemble import verify_or_keep
 from redline.review.fusion import fuse
 from redline.review.planner import PlanCache, UnitPlan, fuse_plan, run_planner
-from redline.review.reviewer import AnswerCache, FileReview, ReviewerInputs, review_file
+from redline.review.reviewer import FileReview, ReviewerInputs, review_file
 from redline.review.schemas import PlannedUnit
 from redline.review.structured import InvalidModelOutput
 from redline.review.summary import render_summary, summarize
+from redline.store.cache import AnswerCache
 
 MAX_ATTEMPTS = 3
 QUALITY_THRESHOLD = 50

@@ -16,20 +16,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
 
 from redline.agent.llm import LLMClient, LLMResponse
 from redline.model import Finding, Verification
 from redline.review.prompts import load_prompt, prompt_version
 from redline.review.schemas import FindingVerdict, VerifierAnswer
 from redline.review.structured import ask_structured
-
-if TYPE_CHECKING:
-    from redline.review.reviewer import AnswerCache
+from redline.store.cache import AnswerCache
 
 WINDOW = 12  # lines of code shown around each finding
 BATCH = 20  # findings per verifier call
 CACHE_MIN_SCORE = 50  # the supervisor's re-review threshold
+
+
+class CachedVerdict(BaseModel):
+    """One finding's verdict in the answer cache, with its call's quality score and model."""
+
+    verdict: FindingVerdict
+    score: int = Field(ge=0, le=100)
+    model: str = ""
 
 
 @dataclass
@@ -104,14 +111,14 @@ async def verify(
         version = prompt_version("verifier")
         for f, text in described:
             key = cache.key("verdict", models, version, text)
-            hit = _cached_verdict(cache.get(key), f.id)
-            if hit is None:
+            hit = cache.lookup(key, CachedVerdict)
+            # The key covers the finding's id (it is in the text), so this is only a guard.
+            if hit is None or hit.verdict.id != f.id:
                 keys[f.id] = key
                 pending.append((f, text))
                 continue
-            verdict, score, model = hit
-            _apply(result, f, verdict, model)
-            scores.append((score, 1))
+            _apply(result, f, hit.verdict, hit.model)
+            scores.append((hit.score, 1))
             result.cached += 1
     else:
         pending = described
@@ -134,12 +141,7 @@ async def verify(
             _apply(result, f, v, model)
             if cache is not None and answer.quality_score >= CACHE_MIN_SCORE:
                 cache.put(
-                    keys[f.id],
-                    {
-                        "verdict": v.model_dump(mode="json"),
-                        "score": answer.quality_score,
-                        "model": model,
-                    },
+                    keys[f.id], CachedVerdict(verdict=v, score=answer.quality_score, model=model)
                 )
         scores.append((answer.quality_score, len(batch)))
         if answer.feedback:
@@ -157,19 +159,3 @@ def _apply(result: Verified, f: Finding, v: FindingVerdict, model: str) -> None:
         result.dropped.append(f.model_copy(update={"verification": verification}))
     else:
         result.kept.append(updated)
-
-
-def _cached_verdict(
-    value: dict[str, Any] | None, finding_id: str
-) -> tuple[FindingVerdict, int, str] | None:
-    if value is None:
-        return None
-    try:
-        verdict = FindingVerdict.model_validate(value["verdict"])
-        score = int(value["score"])
-        model = str(value.get("model", ""))
-    except Exception:
-        return None  # a stale or foreign entry is a miss
-    if verdict.id != finding_id or not 0 <= score <= 100:
-        return None
-    return verdict, score, model

@@ -1,7 +1,7 @@
 """Redline's own files: task records and caches (on disk, private, never inside .git)."""
 
 from redline.store._files import CACHE_ENV, cache_root
-from redline.store.cache import ReviewCache
+from redline.store.cache import AnswerCache, ReviewCache
 from redline.store.tasks import (
     STATUSES,
     TaskRecord,
@@ -14,6 +14,7 @@ from redline.store.tasks import (
 __all__ = [
     "CACHE_ENV",
     "STATUSES",
+    "AnswerCache",
     "ReviewCache",
     "TaskRecord",
     "TaskStore",

@@ -2,11 +2,14 @@
 
 The key is a sha256 over everything that decides the answer (model, prompt version, the unit's
 patch, the context text); an entry lives in `<cache root>/answers/<key[:2]>/<key>.json`.
-The cache is best effort: a corrupt entry is a miss (and is removed), a failed write is logged
-and forgotten, and nothing here ever fails a review. Its size is bounded: every
-`check_every` writes (and on an instance's first write) the directory is scanned and the least
-recently used entries are removed until it is under 90% of both `max_entries` and
-`max_bytes` (a read refreshes an entry's mtime, which is what "used" means).
+Entries are pydantic models: `put` stores one, `lookup(key, Schema)` reads one back as that
+type. The cache is best effort: a missing, unreadable, corrupt or stale (no longer valid for
+its schema) entry is a miss — decided in `lookup` alone, so callers never guard a read — and
+a corrupt or stale entry is removed; a failed write is logged and forgotten; nothing here ever
+fails a review. Its size is bounded: every `check_every` writes (and on an instance's first
+write) the directory is scanned and the least recently used entries are removed until it is
+under 90% of both `max_entries` and `max_bytes` (a read refreshes an entry's mtime, which is
+what "used" means).
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from redline.redaction import redact_data
 from redline.store._files import atomic_write, cache_root, private_dir
@@ -30,6 +35,25 @@ FORMAT = 1
 _KEY = re.compile(r"[0-9a-f]{64}")
 # Temp files older than this are left over from a crashed write.
 _STALE_TMP_SECONDS = 3600.0
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class AnswerCache(Protocol):
+    """What the review stages need of a cache: `ReviewCache`, or a stand-in in a test."""
+
+    def key(self, *parts: str) -> str: ...
+    def lookup(self, key: str, schema: type[M]) -> M | None: ...
+    def put(self, key: str, entry: BaseModel) -> None: ...
+
+
+class _Envelope(BaseModel):
+    """The file around an entry. The key is repeated inside so a file copied or renamed to
+    another key's place reads as a miss, not as that key's answer."""
+
+    format: int = FORMAT
+    key: str
+    value: dict[str, Any]
 
 
 class ReviewCache:
@@ -64,38 +88,42 @@ class ReviewCache:
             raise ValueError(f"not a cache key: {key!r}")
         return self.dir / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def lookup(self, key: str, schema: type[M]) -> M | None:
+        """The entry under `key` as a `schema`, or None (a miss) when there is none or it is
+        bad: unreadable, not JSON, not an entry for this key, or invalid for `schema` (written
+        by an older Redline, or damaged). A corrupt or stale entry is removed."""
         path = self._path(key)
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
             return None
-        except OSError as err:
+        except OSError as err:  # left in place: the file may be fine, the reader not
             log.warning("review cache: cannot read %s: %s", path, err)
             return None
         try:
-            entry = json.loads(raw)
-            if (
-                not isinstance(entry, dict)
-                or entry.get("key") != key
-                or not isinstance(entry.get("value"), dict)
-            ):
-                raise ValueError("not a cache entry")
-        except ValueError as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
-            log.warning("review cache: removing corrupt entry %s: %s", path, err)
-            with contextlib.suppress(OSError):
-                path.unlink()
-            return None
+            # pydantic reports bad JSON (and bad UTF-8), a bad envelope and a stale schema alike
+            # as a ValidationError: catching only that hides nothing else that goes wrong.
+            envelope = _Envelope.model_validate_json(raw)
+            if envelope.key != key:
+                log.debug("review cache: removing %s: written under another key", path)
+                return self._drop(path)
+            value = schema.model_validate(envelope.value)
+        except ValidationError as err:
+            log.debug("review cache: removing bad entry %s: %s", path, err)
+            return self._drop(path)
         with contextlib.suppress(OSError):
             os.utime(path)  # recently used: last to be evicted
-        value: dict[str, Any] = entry["value"]
         return value
 
-    def put(self, key: str, value: dict[str, Any]) -> None:
-        """Store `value`, secrets redacted (TypeError if it is not JSON-serializable; I/O errors
-        are logged)."""
+    @staticmethod
+    def _drop(path: Path) -> None:
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+    def put(self, key: str, entry: BaseModel) -> None:
+        """Store `entry`, secrets redacted (I/O errors are logged, not raised)."""
         path = self._path(key)
-        value = redact_data(value)
+        value = redact_data(entry.model_dump(mode="json"))
         data = json.dumps({"format": FORMAT, "key": key, "value": value}, ensure_ascii=False)
         try:
             if path.parent not in self._ready:
