@@ -655,8 +655,10 @@ async def test_model_reviews_cancel_supersede_and_offer_verified_fixes(
     assert done["findings"] == sum(done["counts"].values()) == len(rows)
     assert (await s.debug_info())["litellmLoaded"] is True
     assert 20 in s.lines_of(REPORTS)
-    # Results went out file by file before the end (the analyzers' first), not only at the end.
+    # Results went out file by file before the end (the analyzers' first), not only at the end,
+    # each list naming the review it belongs to.
     assert len(s.findings) > published_before_end + 1
+    assert {n["taskId"] for n in s.findings[published_before_end:]} == {second}
     # The unanchored finding has no diagnostic, but the sidebar lists it under its file.
     last = s.findings[-1]
     rows = [row for entry in last["files"] if entry["path"] == REPORTS for row in entry["findings"]]

@@ -83,12 +83,15 @@ def _send_findings(ls: RedlineServer, folder: Folder) -> None:
             files.append({"uri": uri, "path": path, "findings": rows})
     review = folder.review
     _add_unanchored(ls, folder, files)
+    # The list belongs to the review in progress (its early findings) if one runs, else the last.
+    running = ls.registry.current(folder.uri)
+    task_id = running.task_id if running is not None else review.task_id if review else None
     ls.protocol.notify(
         FINDINGS,
         redact_data(
             {
                 "folder": folder.uri,
-                "taskId": review.task_id if review else None,
+                "taskId": task_id,
                 "scopeLabel": review.scope_label if review else None,
                 "files": files,
             }
