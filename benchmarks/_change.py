@@ -33,7 +33,8 @@ from redline.config_models import (
 )
 from redline.model import Review
 from redline.requests import ScopeKind, ScopeRequest
-from redline.review.pipeline import Plan, plan_review, run_review
+from redline.review.pipeline import plan_review, run_review
+from redline.review.plan import Plan
 from redline.review.reviewer import FileReview
 
 from gitrepo import GitRepo

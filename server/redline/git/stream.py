@@ -20,11 +20,19 @@ from redline.git.process import decode
 from redline.model import DiffStats
 
 if TYPE_CHECKING:
-    # Only for annotations: repo.py imports this module to stream its diffs.
-    from redline.git.repo import Repo
+    from pathlib import Path
+
+    from redline.git.runner import GitRunner
 
 # A blob id as a diff's `index` line may abbreviate it.
 _ABBREV_RE: Final = re.compile(r"[0-9a-f]{4,64}")
+
+
+class GitAccess(Protocol):
+    """What a read-ahead needs of a `Repo` (which streams through this module)."""
+
+    root: Path
+    runner: GitRunner
 
 
 class DiffConsumer(Protocol):
@@ -113,7 +121,7 @@ class ReadAhead:
     and ScopeDiff.prefetch_new reads it the ordinary way, with the ordinary errors.
     """
 
-    def __init__(self, repo: Repo, rev: str, max_bytes: int) -> None:
+    def __init__(self, repo: GitAccess, rev: str, max_bytes: int) -> None:
         self.rev = rev
         self._repo = repo
         self._requested: list[tuple[str, str]] = []  # in the order written to cat-file

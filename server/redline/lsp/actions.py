@@ -19,7 +19,7 @@ from redline.lsp.tracking import Range, TrackedFinding, from_client_units
 from redline.redaction import redact
 
 if TYPE_CHECKING:
-    from redline.lsp.server import RedlineServer
+    from redline.lsp.language_server import RedlineServer
 
 HANDLERS = Handlers()
 

@@ -23,7 +23,7 @@ from redline.lsp.jobs import start_review
 from redline.lsp.reviews import EditorRequest, ask_command, review_command
 
 if TYPE_CHECKING:
-    from redline.lsp.server import RedlineServer
+    from redline.lsp.language_server import RedlineServer
 
 HANDLERS = Handlers()
 EXPORT_FORMATS = ("markdown", "json", "json-simple", "sarif")

@@ -1,6 +1,6 @@
 """What Redline shows in the editor, per workspace folder: diagnostics and the sidebar's list.
 
-A `Folder` holds the last finished review and the findings currently shown in each file
+A `Folder` (folders.py) holds the last finished review and the findings currently shown in each file
 (placed by `tracking.py`, which moves them with edits). `show_file` and `publish` turn them
 into `textDocument/publishDiagnostics` in the negotiated encoding; every change also schedules
 one `redline/findings` notification per loop turn, the list the sidebar draws (files, then
@@ -11,45 +11,20 @@ Dismissing or fixing a finding (`dismiss`, `forget`) removes it everywhere it is
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from redline.errors import UsageError
 from redline.lsp import publish as lsp_publish
+from redline.lsp.folders import Folder
 from redline.redaction import redact_data
 
 if TYPE_CHECKING:
-    from redline.lsp.server import RedlineServer
-    from redline.model import Finding, Review
-    from redline.requests import EngineRequest
+    from redline.lsp.language_server import RedlineServer
+    from redline.model import Finding
 
 FINDINGS = "redline/findings"
-
-
-@dataclass
-class Folder:
-    """A workspace folder and what Redline last showed in it."""
-
-    uri: str  # as the client spelled it (echoed back unchanged)
-    path: Path
-    root: Path | None = None  # the git working tree; resolved off the loop on first review
-    last_request: EngineRequest | None = None
-    review: Review | None = None  # the last finished review
-    findings: dict[str, list[Finding]] = field(default_factory=dict)  # uri → current findings
-    published: set[str] = field(default_factory=set)  # uris holding Redline diagnostics
-    save_timer: asyncio.TimerHandle | None = None
-
-
-@dataclass
-class Snapshot:
-    """An open document as it was when a review started: (uri, version, text)."""
-
-    uri: str
-    version: int | None
-    text: str
 
 
 def folder_of_uri(ls: RedlineServer, uri: str) -> Folder | None:

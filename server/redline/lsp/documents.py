@@ -21,7 +21,7 @@ from redline.lsp.tracking import Range
 from redline.requests import ReviewRequest, ScopeRequest
 
 if TYPE_CHECKING:
-    from redline.lsp.server import RedlineServer
+    from redline.lsp.language_server import RedlineServer
 
 HANDLERS = Handlers()
 

@@ -23,7 +23,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from redline.errors import RedlineError
 
 if TYPE_CHECKING:
-    from redline.lsp.server import RedlineServer
+    from redline.lsp.language_server import RedlineServer
 
 Parsed = TypeVar("Parsed")
 Handler = Callable[..., Any]

@@ -22,15 +22,15 @@ from lsprotocol import types
 
 from redline.errors import RedlineError
 from redline.lsp import display, engine, publish
-from redline.lsp.display import Folder, Snapshot
 from redline.lsp.engine import PathTexts
+from redline.lsp.folders import Folder, Snapshot
 from redline.lsp.handlers import Handlers
 from redline.lsp.reviews import ReviewJob, WorkerProgress
 from redline.progress import Cancelled, ProgressEvent
 from redline.redaction import redact_data
 
 if TYPE_CHECKING:
-    from redline.lsp.server import RedlineServer
+    from redline.lsp.language_server import RedlineServer
     from redline.model import Finding, Review
     from redline.requests import EngineRequest
 

@@ -23,128 +23,26 @@ used, so `initialize` is answered after little more than pygls' own import.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import logging
 import os
 import sys
-import sysconfig
 import uuid
-from pathlib import Path
 from typing import Any, BinaryIO
 
 from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 
-from redline.errors import UsageError
-from redline.lsp import actions, commands, display, documents, engine, jobs, publish
-from redline.lsp.display import Folder
+from redline.lsp import actions, commands, display, documents, engine, jobs
 from redline.lsp.handlers import Handlers
-from redline.lsp.reviews import ReviewRegistry
-from redline.lsp.settings import LspSettings, merge_settings
-from redline.lsp.tracking import FindingTracker
-from redline.redaction import get_redactor, redact
+from redline.lsp.language_server import RedlineServer, __version__
+from redline.lsp.settings import merge_settings
+from redline.redaction import get_redactor
 from redline.redaction.logfilter import protect
 
 log = logging.getLogger("redline.lsp")
 
 
-def _version() -> str:
-    # The initialize response carries the version, so it is looked up before the first answer.
-    # importlib.metadata costs ~17 ms to import (email, zipfile, csv, ...): a third of Redline's
-    # own start-up. The installed distribution's METADATA names the version in a one-line
-    # header. Only the environment's own site-packages is searched — never sys.path, whose
-    # first entry can be the working directory, i.e. the repository under review. Anything
-    # unusual falls back to importlib.metadata.
-    site = Path(sysconfig.get_paths()["purelib"])
-    with contextlib.suppress(OSError, UnicodeDecodeError):
-        for metadata in sorted(site.glob("redline-*.dist-info/METADATA")):
-            for line in metadata.read_text(encoding="utf-8").splitlines():
-                if not line:
-                    break  # end of the headers
-                if line.startswith("Version:"):
-                    return line.removeprefix("Version:").strip()
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("redline")
-    except PackageNotFoundError:
-        return "0+unknown"
-
-
-__version__ = _version()
-
 DEBUG_INFO = "redline/debugInfo"
-
-
-class RedlineServer(LanguageServer):
-    def __init__(self) -> None:
-        super().__init__(
-            "redline",
-            __version__,
-            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
-        )
-        self.settings = LspSettings()
-        self.registry = ReviewRegistry()
-        self.tracker = FindingTracker()
-        self.folders: dict[str, Folder] = {}
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.findings_pending: set[str] = set()  # folders whose redline/findings is due
-        self.last_folder: str | None = None  # the folder reviewed last (commands' default)
-
-    # -- folders and documents -----------------------------------------------------------
-
-    def folder_for(self, hint: str | None = None) -> Folder:
-        """The folder a command is about: the one containing `hint` (a folder or file URI),
-        else the last one reviewed, else the first workspace folder, else the root URI."""
-        candidates: list[str] = [f.uri for f in self.workspace.folders.values()]
-        if not candidates and self.workspace.root_uri:
-            candidates = [self.workspace.root_uri]
-        if not candidates:
-            raise UsageError("no workspace folder is open: open a folder inside a git repository")
-        chosen = None
-        if hint:
-            for uri in sorted(candidates, key=len, reverse=True):
-                if hint == uri or hint.startswith(uri.rstrip("/") + "/"):
-                    chosen = uri
-                    break
-        if chosen is None and self.last_folder in candidates:
-            chosen = self.last_folder
-        chosen = chosen or candidates[0]
-        folder = self.folders.get(chosen)
-        if folder is None:
-            path = publish.uri_path(chosen)
-            if path is None:
-                raise UsageError(f"{chosen} is not a local folder")
-            folder = self.folders[chosen] = Folder(uri=chosen, path=path)
-        return folder
-
-    def is_open(self, uri: str) -> bool:
-        return uri in self.workspace.text_documents
-
-    def current_text(self, uri: str) -> str | None:
-        """The open buffer's text, else the file on disk (None if gone)."""
-        if self.is_open(uri):
-            return self.workspace.get_text_document(uri).source
-        path = publish.uri_path(uri)
-        lines = publish.read_lines(path) if path is not None else None
-        return None if lines is None else "".join(lines)
-
-    @property
-    def encoding(self) -> publish.Encoding:
-        return publish.encoding_of(self.workspace.position_encoding)
-
-    # -- notifications -------------------------------------------------------------------
-
-    def log_message(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
-        message = redact(message)
-        log.info("%s", message)
-        self.window_log_message(types.LogMessageParams(type=kind, message=message))
-
-    def show_message(self, message: str, kind: types.MessageType = types.MessageType.Error) -> None:
-        message = redact(message)
-        log.warning("%s", message)
-        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
 
 HANDLERS = Handlers()  # the lifecycle's; the other modules declare their own

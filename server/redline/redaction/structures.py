@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from redline.redaction.redactor import Redactor
+
+class Redactor(Protocol):
+    """What these functions need of `redactor.Redactor` (which calls them: no import back)."""
+
+    def redact(self, text: str) -> str: ...
+
+    def redact_many(self, texts: list[str]) -> list[str]: ...
 
 
 def redact_data(redactor: Redactor, value: Any) -> Any:

@@ -21,7 +21,7 @@ from redline.review.prompts import load_prompt
 from redline.review.reviewer import MAX_EXTRA_ROUNDS
 
 if TYPE_CHECKING:
-    from redline.review.pipeline import Plan
+    from redline.review.plan import Plan
 
 # The default cap on model requests per run: room for every planned call twice (retries,
 # re-asks, context rounds, one re-review) plus a fixed margin. `llm.max_requests` replaces it.

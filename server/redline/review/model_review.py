@@ -22,6 +22,7 @@ from redline.model import Coverage, Finding, SkippedFile
 from redline.progress import CancelToken, NullProgress, Progress
 from redline.review.assemble import fill_usage
 from redline.review.estimate import planned_calls, request_cap
+from redline.review.plan import Plan
 from redline.review.planner import UnitPlan
 from redline.review.reviewer import FileReview
 from redline.review.supervisor import ModelUnavailable, StageInputs, run_model_stage
@@ -40,7 +41,7 @@ class ModelOutcome:
 
 
 async def run_model_review(
-    plan: Any,  # review.pipeline.Plan (not imported: pipeline imports this module)
+    plan: Plan,
     settings: Settings,
     analyzer_findings: list[Finding],
     coverage: Coverage,

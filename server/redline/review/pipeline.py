@@ -24,7 +24,7 @@ from redline.config_models import Settings
 from redline.diff import apply_rules, review_index
 from redline.diff.units import UnitBuilder
 from redline.errors import RedlineError
-from redline.git.scopes import ScopeDiff, ScopeRequest, resolve_scope
+from redline.git.scopes import ScopeRequest, resolve_scope
 from redline.model import (
     Coverage,
     Finding,
@@ -44,30 +44,11 @@ from redline.review.assemble import (
     report_done,
 )
 from redline.review.model_review import ModelOutcome, run_model_review_sync
+from redline.review.plan import Plan
 from redline.store import TaskRecord, TaskStore
 from redline.store.dismissals import filter_dismissed
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class Plan:
-    """What the review will look at, decided without calling any analyzer or model."""
-
-    scope: ScopeDiff
-    units: list[ReviewUnit]
-
-    @property
-    def reviewable(self) -> list[ReviewUnit]:
-        return [u for u in self.units if u.skip_reason is None]
-
-    @property
-    def skipped(self) -> list[ReviewUnit]:
-        return [u for u in self.units if u.skip_reason is not None]
-
-    @property
-    def empty(self) -> bool:
-        return not self.scope.diff_text.strip()
 
 
 @dataclass
