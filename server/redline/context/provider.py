@@ -60,7 +60,7 @@ from redline.model import ContextLevel, PatchType, ReviewUnit
 from redline.review.schemas import ContextRequest
 from redline.tools.code_tools import Definition, definitions
 from redline.tools.context import ToolContext
-from redline.tools.paths import check_names, is_git_name, is_secret_path, split_user_path
+from redline.tools.names import check_names, is_git_name, is_secret_path, split_user_path
 
 FILE_CONTEXT_MARGIN: Final = 40  # lines around each hunk at level file_context
 MAX_REQUESTS: Final = 8  # context requests honoured per bundle; the rest are listed as omitted

@@ -61,7 +61,7 @@ from redline.review.summary import render_summary
 from redline.review.verifier import BATCH
 from redline.store import TaskRecord, TaskStore
 from redline.tools.context import ToolContext, ToolLimits, make_visible
-from redline.tools.paths import is_secret_path
+from redline.tools.names import is_secret_path
 from redline.tools.registry import build_tool_registry
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,8 @@ from redline.git.process import decode
 from redline.git.repo import Repo
 from redline.tools.context import ToolContext
 from redline.tools.git_output import error_summary
-from redline.tools.paths import check_names, is_git_name, is_secret_path, read_repo_bytes, shown
+from redline.tools.names import check_names, is_git_name, is_secret_path, shown
+from redline.tools.paths import read_repo_bytes
 from redline.tools.read_file import decode_text, number_lines, select_lines
 
 _SYMBOL: Final = re.compile(

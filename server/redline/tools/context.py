@@ -24,6 +24,7 @@ import platformdirs
 from redline.agent.redact import MASK, redact
 from redline.errors import RepositoryError
 from redline.git.runner import GitRunner
+from redline.tools.names import is_env_file_name
 
 if TYPE_CHECKING:
     from redline.config_models import Settings
@@ -170,9 +171,6 @@ def make_visible(text: str) -> str:
 
 
 def _env_values(root: Path) -> set[str]:
-    # Imported here: paths.py imports this module for ToolContext.
-    from redline.tools.paths import is_env_file_name
-
     found: set[str] = set()
     candidates: list[Path] = []
     # The repository root and one level below cover .env, config/.env, services/x/.env is rare

@@ -23,7 +23,7 @@ from redline.git.process import decode, split_nul
 from redline.tools.context import ToolContext
 from redline.tools.git_command import tokenize
 from redline.tools.git_output import finish_output
-from redline.tools.paths import shown
+from redline.tools.names import shown
 
 GH_SUBCOMMANDS: Final = ("view", "diff", "list", "checks", "status")
 

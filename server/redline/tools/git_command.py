@@ -33,7 +33,8 @@ from redline.tools.git_policy import (
     Spec,
     check_revision,
 )
-from redline.tools.paths import check_names, check_pathspec, shown
+from redline.tools.names import check_names, shown
+from redline.tools.paths import check_pathspec
 
 # Any character that has no business in a git command line: controls, bidi, zero-width.
 _BAD_CHARS: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")

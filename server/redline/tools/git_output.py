@@ -12,7 +12,7 @@ from typing import Final
 
 from redline.git.process import decode
 from redline.tools.context import ToolContext
-from redline.tools.paths import is_git_name, is_secret_path
+from redline.tools.names import is_git_name, is_secret_path
 
 SECRET_OMITTED: Final = "[contents of a secret file omitted by Redline]"
 

@@ -18,7 +18,7 @@ from typing import Final
 from redline.agent.tools import ToolError
 from redline.errors import RedlineError
 from redline.git.names import validate_revision
-from redline.tools.paths import shown
+from redline.tools.names import shown
 
 ALLOWED_SUBCOMMANDS: Final = (
     "diff",

@@ -50,7 +50,8 @@ from redline.tools.git_policy import (
     check_revision,
     chooses_format,
 )
-from redline.tools.paths import check_pathspec, shown
+from redline.tools.names import shown
+from redline.tools.paths import check_pathspec
 
 __all__ = [
     "ALLOWED_SUBCOMMANDS",

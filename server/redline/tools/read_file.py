@@ -11,7 +11,8 @@ from typing import Final
 
 from redline.agent.tools import ToolError
 from redline.tools.context import ToolContext
-from redline.tools.paths import read_repo_bytes, shown
+from redline.tools.names import shown
+from redline.tools.paths import read_repo_bytes
 
 _BINARY_SNIFF: Final = 8192
 

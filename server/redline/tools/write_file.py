@@ -25,7 +25,7 @@ from typing import Final
 
 from redline.agent.tools import ToolError
 from redline.tools.context import ToolContext
-from redline.tools.paths import is_git_name, normalize_component, shown
+from redline.tools.names import is_git_name, normalize_component, shown
 
 ALLOWED_EXTENSIONS: Final = frozenset({".md", ".json", ".sarif", ".txt"})
 _COMPONENT: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
