@@ -10,11 +10,11 @@ import pytest
 from redline.context import ContextBundle, ContextProvider
 from redline.context.budget import merge_ranges, subtract_ranges
 from redline.context.format import format_patch, module_header_end, split_lines
+from redline.context.request import ContextRequest
 from redline.diff import build_units
 from redline.git.runner import GitRunner
 from redline.git.scopes import ScopeDiff, ScopeRequest, resolve_scope
 from redline.model import ContextLevel, ReviewUnit
-from redline.review.schemas import ContextRequest
 from redline.tools import ToolContext
 
 from gitrepo import GitRepo

@@ -50,6 +50,7 @@ from redline.context.format import (
     module_header_end,
     number_lines,
 )
+from redline.context.request import ContextRequest
 from redline.diff.functions import FunctionSpan, function_spans, has_grammar, language_for
 from redline.diff.parse import FileDiff
 from redline.errors import FileTooLargeError, RedlineError
@@ -57,7 +58,6 @@ from redline.git.pr import UNAVAILABLE_REV
 from redline.git.process import decode
 from redline.git.scopes import INDEX_REV, ScopeDiff
 from redline.model import ContextLevel, PatchType, ReviewUnit
-from redline.review.schemas import ContextRequest
 from redline.tools.code_tools import Definition, definitions
 from redline.tools.context import ToolContext
 from redline.tools.names import check_names, is_git_name, is_secret_path, split_user_path

@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from redline.agent.llm import LLMClient, LLMResponse
+from redline.context.request import ContextRequest
 from redline.diff import review_index
 from redline.diff.index import index_entry
 from redline.model import ContextLevel, ReviewUnit, Tag
 from redline.review.prompts import load_prompt, prompt_version
-from redline.review.schemas import ContextRequest, PlannedUnit, PlannerAnswer
+from redline.review.schemas import PlannedUnit, PlannerAnswer
 from redline.review.structured import ask_structured
 from redline.store.cache import AnswerCache
 

@@ -12,11 +12,12 @@ from pydantic import BaseModel
 
 from redline.agent.llm import LLMClient, LLMError, LLMResponse
 from redline.context.provider import ContextBundle, ContextProvider
+from redline.context.request import ContextRequest
 from redline.model import Finding
 from redline.review.anchoring import anchor_finding
 from redline.review.planner import UnitPlan
 from redline.review.prompts import load_prompt, prompt_version
-from redline.review.schemas import ContextRequest, ReviewerAnswer
+from redline.review.schemas import ReviewerAnswer
 from redline.review.structured import InvalidModelOutput, ask_structured
 from redline.store.cache import AnswerCache
 

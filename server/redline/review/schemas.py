@@ -7,22 +7,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from redline.context.request import ContextRequest
 from redline.model import Category, ContextLevel, Severity
 
 
 class _Lenient(BaseModel):
     # Models add keys we did not ask for; ignoring them is harmless, rejecting them is noise.
     model_config = ConfigDict(extra="ignore")
-
-
-ContextKind = Literal["function", "file", "callers", "previous_version", "search"]
-
-
-class ContextRequest(_Lenient):
-    kind: ContextKind
-    # a symbol for callers/search, a path for file/previous_version; "" means this unit
-    target: str = ""
-    reason: str = ""
 
 
 class ModelFinding(_Lenient):
