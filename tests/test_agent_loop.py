@@ -12,7 +12,7 @@ import pytest
 from redline.agent import Agent, LLMClient, Session, Tool, ToolError, ToolExecutor, ToolRegistry
 from redline.agent.loop import LOOP_STOP_AT
 from redline.agent.session import TRIMMED, estimate_tokens
-from redline.agent.tools import validate
+from redline.agent.tools import ToolResult, validate
 from redline.config_models import LLMSettings, ModelSettings, Settings
 
 from scripted_llm import Reply, ScriptedLLM
@@ -54,14 +54,34 @@ def registry() -> ToolRegistry:
     )
 
 
-def make_agent(llm: ScriptedLLM, max_steps: int = 10, **limits: Any) -> Agent:
+def make_agent(
+    llm: ScriptedLLM,
+    max_steps: int = 10,
+    *,
+    tools: ToolRegistry | None = None,
+    executor: ToolExecutor | None = None,
+    **limits: Any,
+) -> Agent:
     limits.setdefault("max_retries", 0)
     settings = Settings(
         models=ModelSettings(model="openai/scripted", api_base=llm.base_url, api_key="test-key"),
         llm=LLMSettings(**limits),
     )
     client = LLMClient(settings, backoff_base=0.01)
-    return Agent(client, "ask", registry(), "You add numbers.", max_steps=max_steps)
+    tools = tools if tools is not None else registry()
+    return Agent(client, "ask", tools, "You add numbers.", max_steps=max_steps, executor=executor)
+
+
+class RecordingExecutor(ToolExecutor):
+    """Notes each call's name before running it, as `redline ask` does for its progress."""
+
+    def __init__(self, registry: ToolRegistry) -> None:
+        super().__init__(registry)
+        self.names: list[str] = []
+
+    async def run(self, name: str, arguments: str | dict[str, Any] | None) -> ToolResult:
+        self.names.append(name)
+        return await super().run(name, arguments)
 
 
 # -- the loop ----------------------------------------------------------------------------------
@@ -131,6 +151,32 @@ async def test_max_steps() -> None:
     assert result.stop_reason == "max_steps"
     assert result.steps == 3 and len(llm.requests) == 3
     assert "3 steps" in (result.error or "")
+
+
+async def test_a_run_may_lower_the_step_limit_without_changing_the_agent() -> None:
+    with ScriptedLLM(
+        handler=lambda body: Reply.tool("add", {"a": len(body["messages"]), "b": 1})
+    ) as llm:
+        agent = make_agent(llm, max_steps=5)
+        result = await agent.run("count forever", max_steps=2)
+    assert result.stop_reason == "max_steps"
+    assert result.steps == 2 and len(llm.requests) == 2
+    assert agent.max_steps == 5
+
+
+async def test_calls_run_through_the_executor_the_agent_was_built_with() -> None:
+    tools = registry()
+    executor = RecordingExecutor(tools)
+    script = [Reply.tool("add", {"a": 1, "b": 2}), Reply.tool("nope", {}), Reply.text("3")]
+    with ScriptedLLM(script) as llm:
+        result = await make_agent(llm, tools=tools, executor=executor).run("1 + 2?")
+    assert result.stop_reason == "final_answer"
+    assert executor.names == ["add", "nope"]
+
+
+def test_an_executor_of_another_registry_is_refused() -> None:
+    with ScriptedLLM([]) as llm, pytest.raises(ValueError, match="registry"):
+        make_agent(llm, executor=ToolExecutor(registry()))
 
 
 async def test_loop_detection_warns_then_stops() -> None:

@@ -51,25 +51,40 @@ class AgentResult:
 
 
 class Agent:
+    """A model with tools, ready to run tasks; built whole, never adjusted afterwards.
+
+    `executor` runs the model's calls (default: a plain ToolExecutor of `registry`); a caller
+    that watches every call passes its own, which must serve the same registry — the loop
+    offers the model `registry`'s tools and asks it which of them are terminal.
+    """
+
     def __init__(
         self,
         client: LLMClient,
         role: str,
         registry: ToolRegistry,
         system_prompt: str,
-        max_steps: int = 50,
         *,
+        max_steps: int = 50,
         max_tokens: int | None = None,
+        executor: ToolExecutor | None = None,
     ) -> None:
+        if executor is not None and executor.registry is not registry:
+            raise ValueError("the agent's executor must run the agent's own tool registry")
         self.client = client
         self.role = role
         self.registry = registry
         self.system_prompt = system_prompt
         self.max_steps = max_steps
         self.max_tokens = max_tokens
-        self.executor = ToolExecutor(registry)
+        self.executor = executor if executor is not None else ToolExecutor(registry)
 
-    async def run(self, task: str | list[dict[str, Any]]) -> AgentResult:
+    async def run(
+        self, task: str | list[dict[str, Any]], *, max_steps: int | None = None
+    ) -> AgentResult:
+        """Run one task; `max_steps` lowers this run's limit (e.g. a follow-up that must stay
+        within what an earlier run left of a shared budget)."""
+        limit = self.max_steps if max_steps is None else max_steps
         session = Session.start(self.system_prompt, task)
         tools = self.registry.specs() or None
         usage = Usage()
@@ -87,7 +102,7 @@ class Agent:
                 reason, content, submitted, steps, n_calls, usage, error, session.messages
             )
 
-        while steps < self.max_steps:
+        while steps < limit:
             session.fit(self.client.context_limit(self.role))
             try:
                 response = await self.client.complete(
@@ -124,7 +139,7 @@ class Agent:
                     payload = result.value if result.value is not None else result.arguments
                     return stop("submitted", submitted=payload)
 
-        return stop("max_steps", f"no final answer after {self.max_steps} steps")
+        return stop("max_steps", f"no final answer after {limit} steps")
 
 
 def _canonical(arguments: str) -> str:

@@ -334,8 +334,9 @@ async def _run_agent(agent: Agent, request: str, accepted: list[SubmittedReview]
         return outcome
     # Once, and within the same step budget: the conversation so far plus the reminder.
     outcome.nudged = True
-    agent.max_steps = remaining
-    again = await agent.run([*result.messages, {"role": "user", "content": SUBMIT_NUDGE}])
+    again = await agent.run(
+        [*result.messages, {"role": "user", "content": SUBMIT_NUDGE}], max_steps=remaining
+    )
     outcome.result = again
     outcome.steps += again.steps
     outcome.tool_calls += again.tool_calls
@@ -413,8 +414,9 @@ async def _ask(
     registry = build_tool_registry(ctx)
     registry.register(submit_review_tool(accepted))
     calls = _CallLog(record, progress, client, frozenset(registry.names))
-    agent = Agent(client, ROLE, registry, load_prompt("system"), max_steps=max(1, max_steps))
-    agent.executor = _RecordingExecutor(registry, calls, cancel)
+    executor = _RecordingExecutor(registry, calls, cancel)
+    system = load_prompt("system")
+    agent = Agent(client, ROLE, registry, system, max_steps=max(1, max_steps), executor=executor)
 
     cancel.check()
     progress.report(client.ledger.event(Stage.ASKING, f"asking the agent: {label}"))
