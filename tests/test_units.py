@@ -450,3 +450,22 @@ def test_background_read_gives_the_same_units_as_reading_in_line(repo: GitRepo) 
     tags = {u.file_path: u.tags for u in background}
     assert Tag.GENERATED in tags["gen.py"] and Tag.LARGE in tags["big.py"]
     assert Tag.LARGE not in tags["m.py"] and Tag.GENERATED not in tags["m.py"]
+
+
+def test_a_failed_read_costs_only_metrics_but_a_bug_is_reported(repo: GitRepo) -> None:
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit()
+    repo.write("a.py", "def f():\n    return 2\n")
+    text = diff(repo)
+
+    def unreadable(path: str) -> bytes | None:
+        raise PermissionError(13, "Permission denied", path)
+
+    unit = only(build_units(text, unreadable))
+    assert unit.skip_reason is None and unit.added_lines == [2]
+
+    def broken(path: str) -> bytes | None:
+        raise TypeError("a bug in the reader")
+
+    unit = only(build_units(text, broken))
+    assert unit.skip_reason is not None and "TypeError: a bug in the reader" in unit.skip_reason

@@ -34,6 +34,7 @@ from redline.diff.tags import (
     security_sensitive_text,
     whitespace_only_change,
 )
+from redline.errors import RedlineError
 from redline.model import PatchType, ReviewUnit, Tag, UnitMetrics
 
 ReadNew = Callable[[str], bytes | None]
@@ -316,7 +317,11 @@ def _read(read_new: ReadNew | None, path: str) -> bytes | None:
         return None
     try:
         return read_new(path)
-    except Exception:  # an unreadable file only costs metrics, not the review
+    # An unreadable file only costs metrics, not the review. Only what a failed read raises
+    # (ScopeDiff.read_new: RepositoryError, FileTooLargeError, git failures; the file system:
+    # OSError; a path the file system cannot encode: UnicodeError). Anything else is a bug,
+    # which _units_or_fallback reports on a skipped unit instead of dropping the metrics.
+    except (RedlineError, OSError, UnicodeError):
         return None
 
 

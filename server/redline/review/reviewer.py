@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from redline.agent.llm import LLMClient, LLMError, LLMResponse
 from redline.context.provider import ContextBundle, ContextProvider
 from redline.context.request import ContextRequest
+from redline.errors import RedlineError
 from redline.model import Finding
 from redline.review.anchoring import anchor_finding
 from redline.review.planner import UnitPlan
@@ -97,7 +98,9 @@ def _anchor_all(
             # Only files of this change may be named; anything else is placed on this file.
             try:
                 texts.setdefault(target, _decode(inputs.read_new(target)))
-            except Exception:
+            # What a failed read raises (the model's path may not even encode: UnicodeError);
+            # a bug must not be mistaken for "no such file".
+            except (RedlineError, OSError, UnicodeError):
                 texts[target] = None
             if texts[target] is None:
                 target = path

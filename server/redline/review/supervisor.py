@@ -129,7 +129,8 @@ def _read_text(read_new: Callable[[str], bytes | None]) -> Callable[[str], str |
     def read(path: str) -> str | None:
         try:
             data = read_new(path)
-        except Exception:
+        # What a failed read raises (see ScopeDiff.read_new); a bug must not read as "no text".
+        except (RedlineError, OSError, UnicodeError):
             return None
         return None if data is None else data.decode("utf-8", errors="replace")
 
