@@ -12,7 +12,7 @@ import pytest
 from redline.agent import Agent, LLMClient, Session, Tool, ToolError, ToolExecutor, ToolRegistry
 from redline.agent.loop import LOOP_STOP_AT
 from redline.agent.session import TRIMMED, estimate_tokens
-from redline.agent.tools import ToolResult, validate
+from redline.agent.toolkit import ToolResult, validate
 from redline.config_models import LLMSettings, ModelSettings, Settings
 
 from scripted_llm import Reply, ScriptedLLM

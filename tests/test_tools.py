@@ -25,9 +25,9 @@ from redline.tools import (
     search_callers,
     write_file,
 )
-from redline.tools.context import make_visible
 from redline.tools.git_tool import SECRET_OMITTED, omit_secret_sections
 from redline.tools.names import is_git_name, is_secret_path, normalize_component
+from redline.tools.sandbox import make_visible
 
 from hostile_repos import APP_PY, APP_PY_V1, HostileRepo, build_plain_repo
 

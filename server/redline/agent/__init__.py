@@ -18,7 +18,7 @@ from redline.agent.llm import (
 from redline.agent.loop import Agent, AgentResult
 from redline.agent.redact import redact, redact_messages
 from redline.agent.session import Session
-from redline.agent.tools import Tool, ToolError, ToolExecutor, ToolRegistry, ToolResult
+from redline.agent.toolkit import Tool, ToolError, ToolExecutor, ToolRegistry, ToolResult
 from redline.agent.usage import CallRecord, Usage, UsageLedger
 
 __all__ = [

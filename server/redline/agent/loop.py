@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from redline.agent.llm import BudgetExceeded, LLMClient, LLMError, RequestCapReached, ToolCall
 from redline.agent.session import Session
-from redline.agent.tools import ToolExecutor, ToolRegistry
+from redline.agent.toolkit import ToolExecutor, ToolRegistry
 from redline.agent.usage import Usage
 
 log = logging.getLogger(__name__)

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Final
 
 from redline.agent.redact import redact
-from redline.agent.tools import ToolError
+from redline.agent.toolkit import ToolError
 from redline.errors import RedlineError
-from redline.tools.context import ToolContext, make_visible
 from redline.tools.paths import open_in_repo, resolve_repo_path
+from redline.tools.sandbox import ToolContext, make_visible
 
 INSTRUCTION_FILES: Final = (
     "AGENTS.md",

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from redline.agent.tools import ToolError
+from redline.agent.toolkit import ToolError
 from redline.context.budget import (
     Range,
     around,
@@ -59,8 +59,8 @@ from redline.git.process import decode
 from redline.git.scopes import INDEX_REV, ScopeDiff
 from redline.model import ContextLevel, PatchType, ReviewUnit
 from redline.tools.code_tools import Definition, definitions
-from redline.tools.context import ToolContext
 from redline.tools.names import check_names, is_git_name, is_secret_path, split_user_path
+from redline.tools.sandbox import ToolContext
 
 FILE_CONTEXT_MARGIN: Final = 40  # lines around each hunk at level file_context
 MAX_REQUESTS: Final = 8  # context requests honoured per bundle; the rest are listed as omitted

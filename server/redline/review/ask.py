@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from redline.agent.llm import LLMClient, LLMNotConfigured
 from redline.agent.loop import Agent, AgentResult
-from redline.agent.tools import ToolError, ToolExecutor, ToolRegistry, ToolResult
+from redline.agent.toolkit import ToolError, ToolExecutor, ToolRegistry, ToolResult
 from redline.config_models import Settings
 from redline.diff.parse import parse_git_diff
 from redline.errors import RedlineError
@@ -60,9 +60,9 @@ from redline.review.submission import (
 from redline.review.summary import render_summary
 from redline.review.verifier import BATCH
 from redline.store import TaskRecord, TaskStore
-from redline.tools.context import ToolContext, ToolLimits, make_visible
 from redline.tools.names import is_secret_path
 from redline.tools.registry import build_tool_registry
+from redline.tools.sandbox import ToolContext, ToolLimits, make_visible
 
 log = logging.getLogger(__name__)
 

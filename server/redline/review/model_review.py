@@ -27,7 +27,7 @@ from redline.review.planner import UnitPlan
 from redline.review.reviewer import FileReview
 from redline.review.supervisor import ModelUnavailable, StageInputs, run_model_stage
 from redline.store import ReviewCache
-from redline.tools.context import ToolContext, ToolLimits
+from redline.tools.sandbox import ToolContext, ToolLimits
 
 
 @dataclass

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from redline.agent.tools import Tool, ToolError
+from redline.agent.toolkit import Tool, ToolError
 from redline.model import Category, Severity
 from redline.review.schemas import SubmittedReview
 
@@ -24,7 +24,7 @@ _NULLABLE_INT: Final = {"type": ["integer", "null"], "minimum": 1}
 
 # Hand-written rather than SubmittedReview.model_json_schema(): pydantic emits $defs/$ref and
 # anyOf, which some providers behind litellm reject in tool parameters, and the executor's
-# validator (agent/tools.py) only speaks a plain subset. pydantic still has the last word.
+# validator (agent/toolkit.py) only speaks a plain subset. pydantic still has the last word.
 FINDING_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "properties": {

@@ -6,11 +6,11 @@ git_show_previous — each bounded by code, never by the prompt (see docs on sec
 """
 
 from redline.tools.code_tools import git_show_previous, read_function, search_callers
-from redline.tools.context import ToolContext, ToolLimits, default_report_dir
 from redline.tools.gh_tool import run_gh_tool
 from redline.tools.git_tool import run_git_tool
 from redline.tools.read_file import read_file
 from redline.tools.registry import READ_ONLY_TOOLS, TOOL_NAMES, build_tool_registry, build_tools
+from redline.tools.sandbox import ToolContext, ToolLimits, default_report_dir
 from redline.tools.write_file import write_file
 
 __all__ = [

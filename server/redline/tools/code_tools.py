@@ -16,17 +16,17 @@ from typing import Final
 
 from tree_sitter import Node, Parser
 
-from redline.agent.tools import ToolError
+from redline.agent.toolkit import ToolError
 from redline.diff.functions import function_spans, has_grammar, language_for, load_language
 from redline.errors import FileTooLargeError, RedlineError
 from redline.git.names import check_rel_path, validate_revision
 from redline.git.process import decode
 from redline.git.repo import Repo
-from redline.tools.context import ToolContext
 from redline.tools.git_output import error_summary
 from redline.tools.names import check_names, is_git_name, is_secret_path, shown
 from redline.tools.paths import read_repo_bytes
 from redline.tools.read_file import decode_text, number_lines, select_lines
+from redline.tools.sandbox import ToolContext
 
 _SYMBOL: Final = re.compile(
     r"[A-Za-z_$][A-Za-z0-9_$]{0,99}(?:\.[A-Za-z_$][A-Za-z0-9_$]{0,99}){0,4}"

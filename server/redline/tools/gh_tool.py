@@ -15,15 +15,15 @@ from collections.abc import Callable
 from typing import Final
 from urllib.parse import urlsplit
 
-from redline.agent.tools import ToolError
+from redline.agent.toolkit import ToolError
 from redline.errors import RedlineError, UsageError
 from redline.git.names import validate_revision
 from redline.git.pr import parse_pr_arg, parse_remote_url
 from redline.git.process import decode, split_nul
-from redline.tools.context import ToolContext
 from redline.tools.git_command import tokenize
 from redline.tools.git_output import finish_output
 from redline.tools.names import shown
+from redline.tools.sandbox import ToolContext
 
 GH_SUBCOMMANDS: Final = ("view", "diff", "list", "checks", "status")
 

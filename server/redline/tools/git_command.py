@@ -16,11 +16,10 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Final
 
-from redline.agent.tools import ToolError
+from redline.agent.toolkit import ToolError
 from redline.errors import RedlineError
 from redline.git.names import check_rel_path
 from redline.git.process import decode
-from redline.tools.context import ToolContext
 from redline.tools.git_output import error_summary
 from redline.tools.git_policy import (
     ALLOWED_SUBCOMMANDS,
@@ -35,6 +34,7 @@ from redline.tools.git_policy import (
 )
 from redline.tools.names import check_names, shown
 from redline.tools.paths import check_pathspec
+from redline.tools.sandbox import ToolContext
 
 # Any character that has no business in a git command line: controls, bidi, zero-width.
 _BAD_CHARS: Final = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")

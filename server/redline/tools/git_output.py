@@ -11,8 +11,8 @@ import re
 from typing import Final
 
 from redline.git.process import decode
-from redline.tools.context import ToolContext
 from redline.tools.names import is_git_name, is_secret_path
+from redline.tools.sandbox import ToolContext
 
 SECRET_OMITTED: Final = "[contents of a secret file omitted by Redline]"
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from redline.agent.tools import ToolError
+from redline.agent.toolkit import ToolError
 from redline.errors import RedlineError
 from redline.git.names import validate_revision
 from redline.tools.names import shown

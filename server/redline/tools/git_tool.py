@@ -19,10 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from redline.agent.tools import ToolError
+from redline.agent.toolkit import ToolError
 from redline.errors import RedlineError
 from redline.git.process import decode, split_nul
-from redline.tools.context import ToolContext
 from redline.tools.git_command import (
     ParsedCommand,
     classify_positionals,
@@ -52,6 +51,7 @@ from redline.tools.git_policy import (
 )
 from redline.tools.names import shown
 from redline.tools.paths import check_pathspec
+from redline.tools.sandbox import ToolContext
 
 __all__ = [
     "ALLOWED_SUBCOMMANDS",

@@ -4,7 +4,7 @@ A path from the model is attacker text. Each component is compared in every spel
 system might treat as the same name (`.GIT/config`, `git~1`, `.g\u200bit`, `.env::$DATA`), so
 these checks refuse it even on a file system where it would not alias anything. Nothing here
 touches the file system; tools/paths.py resolves and opens what passes (and checks again after
-resolving symlinks). Kept apart from paths.py so the tool sandbox (tools/context.py) can ask
+resolving symlinks). Kept apart from paths.py so the tool sandbox (tools/sandbox.py) can ask
 which files are `.env` files without importing the module that needs the sandbox.
 """
 
@@ -17,7 +17,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Final
 
-from redline.agent.tools import ToolError
+from redline.agent.toolkit import ToolError
 
 # Zero-width and bidi characters a path could hide in `.git`; removed before comparing.
 _INVISIBLE: Final = re.compile(

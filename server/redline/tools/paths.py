@@ -18,11 +18,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from redline.agent.tools import ToolError
+from redline.agent.toolkit import ToolError
 from redline.git.hardlinks import all_names_inside
 from redline.git.hardlinks import refusal as hardlink_refusal
-from redline.tools.context import ToolContext
 from redline.tools.names import check_names, is_git_name, is_secret_path, shown, split_user_path
+from redline.tools.sandbox import ToolContext
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from redline.agent.tools import ToolError
-from redline.tools.context import ToolContext
+from redline.agent.toolkit import ToolError
 from redline.tools.names import shown
 from redline.tools.paths import read_repo_bytes
+from redline.tools.sandbox import ToolContext
 
 _BINARY_SNIFF: Final = 8192
 

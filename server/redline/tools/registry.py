@@ -13,13 +13,13 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from redline.agent.tools import Tool, ToolError, ToolRegistry
+from redline.agent.toolkit import Tool, ToolError, ToolRegistry
 from redline.errors import RedlineError
 from redline.tools.code_tools import git_show_previous, read_function, search_callers
-from redline.tools.context import ToolContext
 from redline.tools.gh_tool import GH_TOOL_DESCRIPTION, run_gh_tool
 from redline.tools.git_tool import GIT_TOOL_DESCRIPTION, run_git_tool
 from redline.tools.read_file import read_file
+from redline.tools.sandbox import ToolContext
 from redline.tools.write_file import ALLOWED_EXTENSIONS, write_file
 
 log = logging.getLogger(__name__)

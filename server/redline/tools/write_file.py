@@ -23,9 +23,9 @@ import stat
 from pathlib import Path
 from typing import Final
 
-from redline.agent.tools import ToolError
-from redline.tools.context import ToolContext
+from redline.agent.toolkit import ToolError
 from redline.tools.names import is_git_name, normalize_component, shown
+from redline.tools.sandbox import ToolContext
 
 ALLOWED_EXTENSIONS: Final = frozenset({".md", ".json", ".sarif", ".txt"})
 _COMPONENT: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")

@@ -1,4 +1,5 @@
-"""What every tool needs to know about the review it serves: ToolContext.
+"""The tools' sandbox, ToolContext: the repository a tool call may touch, the limits it runs
+under, and the text hygiene its results pass through.
 
 One context per review (or ask/debate run); the per-run caps of `ToolLimits` are counted on
 it (`writes`). It is plain data plus two helpers shared by all tools: `redact` (key patterns
