@@ -38,7 +38,7 @@ def keyed_placeholder(key: bytes, value: str, kind: str) -> str:
 def stored_key() -> bytes:
     """The HMAC key kept in the cache directory (created on first use), else a random one."""
     try:
-        from redline.store._files import cache_root, private_dir
+        from redline.files import cache_root, private_dir  # on first use: not at start-up
 
         path = private_dir(cache_root()) / KEY_FILE
         for _ in range(2):

@@ -1,6 +1,6 @@
 """Redline's own files: task records and caches (on disk, private, never inside .git)."""
 
-from redline.store._files import CACHE_ENV, cache_root
+from redline.files import CACHE_ENV, cache_root
 from redline.store.cache import AnswerCache, ReviewCache
 from redline.store.tasks import (
     STATUSES,

@@ -26,8 +26,8 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from redline.files import atomic_write, cache_root, private_dir
 from redline.redaction import redact_data
-from redline.store._files import atomic_write, cache_root, private_dir
 
 log = logging.getLogger(__name__)
 

@@ -40,8 +40,8 @@ from pathlib import Path
 
 from redline.analyzers.rules import family
 from redline.errors import RedlineError
+from redline.files import atomic_write
 from redline.model import Finding, finding_id
-from redline.store._files import atomic_write
 
 DISMISSED_PATH = Path(".redline") / "dismissed.toml"
 _HEADER = (

@@ -33,8 +33,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from redline.errors import RedlineError
+from redline.files import atomic_write, cache_root, private_dir
 from redline.redaction import redact_data
-from redline.store._files import atomic_write, cache_root, private_dir
 
 log = logging.getLogger(__name__)
 
