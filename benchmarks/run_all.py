@@ -1,6 +1,6 @@
-"""Run the model-pipeline, language-server and redaction benchmarks one after another, each in
-its own process (so each pays its own imports, like a CLI run), then repeat their TARGET lines
-together.
+"""Run the model-pipeline, language-server, redaction and anchoring benchmarks one after
+another, each in its own process (so each pays its own imports, like a CLI run), then repeat
+their TARGET lines together.
 
     python benchmarks/run_all.py
 
@@ -21,6 +21,7 @@ BENCHMARKS = (
     "review_cost.py",
     "lsp_responsiveness.py",
     "redaction.py",
+    "anchoring.py",
 )
 
 

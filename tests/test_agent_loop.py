@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
+import threading
 from typing import Any
 
 import pytest
@@ -223,12 +223,22 @@ async def test_executor_turns_every_failure_into_a_result() -> None:
     def boom() -> str:
         raise RuntimeError("disk on fire")
 
+    # The hanging tools wait on events only the test sets, so the executor must answer at the
+    # timeout while they are still running; a wall-clock bound would race the machine's load.
+    cancelled: list[bool] = []
+    release, returned = threading.Event(), threading.Event()
+
     async def hang() -> str:
-        await asyncio.sleep(10)
+        try:
+            await asyncio.Event().wait()  # never set
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
         return "never"
 
     def hang_sync() -> str:
-        time.sleep(0.25)
+        release.wait(10)  # the bound only keeps a broken executor from hanging the suite
+        returned.set()
         return "never"
 
     reg = registry()
@@ -257,11 +267,17 @@ async def test_executor_turns_every_failure_into_a_result() -> None:
     raised = await ex.run("boom", "{}")
     assert raised.content == "error: boom failed: RuntimeError: disk on fire"
 
-    for name in ("hang", "hang_sync"):
-        start = time.monotonic()
-        timed_out = await ex.run(name, "")
-        assert timed_out.content == f"error: {name} timed out after 0.1 s"
-        assert time.monotonic() - start < 0.4
+    # An async tool is cancelled at its timeout; a sync one cannot be, so its thread is left to
+    # finish in the background and the executor answers without waiting for it.
+    try:
+        timed_out = await asyncio.wait_for(ex.run("hang", ""), 10)
+        assert timed_out.content == "error: hang timed out after 0.1 s"
+        assert cancelled == [True]
+        timed_out = await ex.run("hang_sync", "")
+        assert timed_out.content == "error: hang_sync timed out after 0.1 s"
+        assert not returned.is_set()
+    finally:
+        release.set()
 
     ok = await ex.run("add", {"a": 1, "b": 2.5})
     assert ok.ok and ok.content == "3.5"

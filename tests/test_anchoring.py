@@ -1,13 +1,18 @@
 from __future__ import annotations
 
-import time
+import difflib
+from types import SimpleNamespace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from redline.model import AnchorState, Category, Severity, finding_id
+from redline.review import anchoring
 from redline.review.anchoring import (
     FUZZY_THRESHOLD,
+    MAX_FUZZY_LINES,
+    MAX_FUZZY_WINDOWS,
     Anchor,
     anchor_finding,
     locate,
@@ -187,7 +192,7 @@ def test_empty_and_oversized_quotes_are_unanchored() -> None:
     assert locate(SOURCE + "extra = 1\n", SOURCE, 1).state is AnchorState.UNANCHORED
 
 
-# --- performance -------------------------------------------------------------------------
+# --- cost: work done, not wall-clock time (timings are in benchmarks/anchoring.py) ----------
 
 
 def _big_file(n: int = 5000) -> str:
@@ -196,26 +201,70 @@ def _big_file(n: int = 5000) -> str:
     )
 
 
-def test_exact_is_fast_on_a_big_file() -> None:
+class _CountingMatcher(difflib.SequenceMatcher[str]):
+    """SequenceMatcher that counts the fuzzy windows scored (each gets a real_quick_ratio) and
+    the full ratio() computations (the quadratic part)."""
+
+    windows = 0
+    ratios = 0
+
+    def real_quick_ratio(self) -> float:
+        _CountingMatcher.windows += 1
+        return super().real_quick_ratio()
+
+    def ratio(self) -> float:
+        _CountingMatcher.ratios += 1
+        return super().ratio()
+
+
+@pytest.fixture
+def matcher(monkeypatch: pytest.MonkeyPatch) -> type[_CountingMatcher]:
+    _CountingMatcher.windows = _CountingMatcher.ratios = 0
+    monkeypatch.setattr(anchoring, "difflib", SimpleNamespace(SequenceMatcher=_CountingMatcher))
+    return _CountingMatcher
+
+
+def test_exact_match_on_a_big_file_reuses_the_index_and_scores_nothing(
+    matcher: type[_CountingMatcher], monkeypatch: pytest.MonkeyPatch
+) -> None:
     text = _big_file()
     locate("warm-up", text)  # builds the cached line index once, as a review does per file
+    splits: list[str] = []
+    norms: list[str] = []
+    real_split, real_norm = anchoring.split_lines, anchoring._norm
+    monkeypatch.setattr(anchoring, "split_lines", lambda t: splits.append(t) or real_split(t))
+    monkeypatch.setattr(anchoring, "_norm", lambda line: norms.append(line) or real_norm(line))
+    matcher.windows = 0
     quote = "def f2400(x):\n    return x * 2400 + helper_72(x)"
-    t0 = time.perf_counter()
     a = locate(quote, text, 10)
-    assert time.perf_counter() - t0 < 0.005
-    assert a.start_line == 4801
+    assert (a.start_line, a.method) == (4801, "verbatim")
+    # The file is not split or normalised again, and no fuzzy window is scored: only the quote
+    # itself is split.
+    assert text not in splits and splits == [quote]
+    assert norms == []
+    assert matcher.windows == 0
 
 
-def test_fuzzy_is_bounded_on_a_big_file() -> None:
+def test_fuzzy_is_bounded_on_a_big_file(matcher: type[_CountingMatcher]) -> None:
     text = _big_file()
-    t0 = time.perf_counter()
     a = locate("def f2400(y):\n    return y * 2400 + helper_72(y)", text, 4801)
-    assert time.perf_counter() - t0 < 0.5
     assert (a.start_line, a.method) == (4801, "fuzzy")
-    # A quote made of lines that are everywhere still costs a bounded amount.
-    t0 = time.perf_counter()
-    locate("return x * 1 + helper_1(y)\nreturn x * 1 + helper_1(z)", text, 1)
-    assert time.perf_counter() - t0 < 0.5
+    # Only windows sharing a distinctive identifier are scored (helper_72 is on 1 line in 97).
+    assert 0 < matcher.windows < 100
+    # A quote made of lines that are everywhere scores at most MAX_FUZZY_WINDOWS windows (the
+    # cap bites on this file), and no more on a file four times the size.
+    counts = []
+    for size in (5000, 20000):
+        matcher.windows = matcher.ratios = 0
+        locate("return x * 1 + helper_1(y)\nreturn x * 1 + helper_1(z)", _big_file(size), 1)
+        assert matcher.ratios <= matcher.windows
+        counts.append(matcher.windows)
+    assert counts[0] == MAX_FUZZY_WINDOWS and counts[1] <= MAX_FUZZY_WINDOWS
+    # A quote longer than MAX_FUZZY_LINES is not fuzzy-matched at all (quadratic worst case).
+    matcher.windows = 0
+    long_quote = "changed\n" + "\n".join(text.splitlines()[1 : MAX_FUZZY_LINES + 1])
+    assert locate(long_quote, text, 1).method == "none"
+    assert matcher.windows == 0
 
 
 # --- property ------------------------------------------------------------------------------

@@ -206,13 +206,16 @@ async def test_timeout_then_fallback_succeeds() -> None:
 
 
 async def test_timeout_without_fallback_raises_llm_timeout() -> None:
-    with ScriptedLLM([Reply.slow(3), Reply.slow(3)]) as llm:
+    # Replies that would take an hour: the client can only raise LLMTimeout if it gives up on
+    # each attempt at its timeout. (The outer wait_for only keeps a broken client from hanging
+    # the suite. A wall-clock bound here also timed the first litellm import.)
+    with ScriptedLLM([Reply.slow(3600), Reply.slow(3600)]) as llm:
         client = make_client(make_settings(llm, timeout=0.3, max_retries=1))
-        start = time.monotonic()
         with pytest.raises(LLMTimeout) as info:
-            await client.complete("reviewer", USER)
-    assert time.monotonic() - start < 2.5
+            await asyncio.wait_for(client.complete("reviewer", USER), 60)
     assert "openai/scripted timed out after 0.3 s (2 attempts)" in str(info.value)
+    # (Not len(llm.requests): under load an attempt can time out before its request arrives.)
+    assert [rec.error for rec in client.ledger.records] == ["timeout", "timeout"]
 
 
 async def test_fallback_on_other_provider_does_not_inherit_api_base_or_key() -> None:

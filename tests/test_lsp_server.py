@@ -549,37 +549,57 @@ async def test_a_folder_that_is_not_a_git_repository(tmp_path: Path, cache: Path
         await stop_session(s)
 
 
-# -- a file deleted mid-review (held in the analyzer stage by a slow custom analyzer) ----------
+# -- a file deleted mid-review (held in the analyzer stage by a custom analyzer the test gates) --
 
 
 async def test_a_file_deleted_mid_review(demo_repo: Path, cache: Path) -> None:
     cache.mkdir(parents=True, exist_ok=True)
-    sarif = json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "slow"}}}]})
-    user = cache / "user.toml"
-    command = [sys.executable, "-c", f"import time; time.sleep(1.5); print({sarif!r})"]
-    user.write_text(
-        f'[[analyzers.custom]]\nname = "slow"\ncommand = {json.dumps(command)}\n',
+    sarif = json.dumps({"version": "2.1.0", "runs": [{"tool": {"driver": {"name": "held"}}}]})
+    # The analyzer says it has started, then waits until the test opens the gate: the file is
+    # deleted while the review is certainly in the analyzer stage, whatever the machine's load
+    # (a sleeping analyzer raced the test's own wait for that stage).
+    started, gate = cache / "analyzer-started", cache / "analyzer-gate"
+    script = cache / "held_analyzer.py"
+    script.write_text(
+        "import pathlib, time\n"
+        f"pathlib.Path({str(started)!r}).touch()\n"
+        "deadline = time.monotonic() + 60  # only if the test never opens the gate\n"
+        f"while not pathlib.Path({str(gate)!r}).exists() and time.monotonic() < deadline:\n"
+        "    time.sleep(0.01)\n"
+        f"print({sarif!r})\n",
         encoding="utf-8",
     )
+    user = cache / "user.toml"
+    command = [sys.executable, str(script)]
+    user.write_text(
+        f'[[analyzers.custom]]\nname = "held"\ncommand = {json.dumps(command)}\n',
+        encoding="utf-8",
+    )
+    gate.touch()  # the first review runs straight through
     s = await start_session(demo_repo, "vscode", server_env(cache, REDLINE_CONFIG=str(user)))
     try:
         await s.finished(await s.review(scope="branch", base="main"))
         assert s.lines_of(REPORTS) == DEMO_LINES
+        gate.unlink()
+        started.unlink()
         task = await s.review(scope="branch", base="main")
         await s.until(
             lambda: (
-                s.state_of(task, "stage")
+                started.exists()
                 and any(x.get("taskId") == task and x.get("stage") == "analyzing" for x in s.states)
             ),
-            what="the analyzer stage",
+            what="the analyzer stage, with the analyzer running",
         )
+        assert s.state_of(task, "finished") is None
         (demo_repo / REPORTS).unlink()
+        gate.touch()
         end = await s.finished(task)
         assert end["state"] == "finished", end
         # Nothing points into a file that is gone: its diagnostics were withdrawn.
         assert s.uri(REPORTS) in s.client.diagnostics and s.lines_of(REPORTS) == []
         assert (await s.debug_info())["running"] == []
     finally:
+        gate.touch()  # never leave the analyzer waiting
         await stop_session(s)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import random
 import time
 
@@ -381,11 +382,19 @@ def test_an_edit_in_a_10k_line_document_with_200_findings_takes_under_a_millisec
     tracker = FindingTracker()
     tracker.set_findings(URI, text, findings)
     assert len(tracker.visible(URI)) == 200
+    # The bound is the behaviour (an edit must not lag typing), so it is measured as a median
+    # with the collector off: a full collection in a process that has imported litellm takes
+    # hundreds of milliseconds and says nothing about the tracker.
     timings = []
-    for i in range(200):
-        line = 10 + i * 37
-        start = time.perf_counter()
-        tracker.apply_change(URI, Range(line, 0, line, 0), "x" if i % 2 else "# note\n")
-        timings.append(time.perf_counter() - start)
+    gc.collect()
+    gc.disable()
+    try:
+        for i in range(200):
+            line = 10 + i * 37
+            start = time.perf_counter()
+            tracker.apply_change(URI, Range(line, 0, line, 0), "x" if i % 2 else "# note\n")
+            timings.append(time.perf_counter() - start)
+    finally:
+        gc.enable()
     timings.sort()
     assert timings[len(timings) // 2] < 0.001, timings[len(timings) // 2]
