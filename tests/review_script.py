@@ -11,11 +11,19 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from scripted_llm import Reply
+from redline.agent.llm import LLMClient
+from redline.config_models import AnalyzerSettings, LLMSettings, ModelSettings, Settings
+from redline.model import Review
+from redline.requests import ScopeKind, ScopeRequest
+from redline.review.pipeline import plan_review, run_review
+
+from scripted_llm import Reply, ScriptedLLM
 
 _FILE = re.compile(r"^# File under review: `(.+?)`", re.MULTILINE)
 _FINDING_ID = re.compile(r"^## Finding (RL-[0-9a-f]+)", re.MULTILINE)
@@ -111,3 +119,17 @@ class ReviewScript:
 
     def count(self, role: str) -> int:
         return sum(1 for r, _ in self.calls if r == role)
+
+
+def review_branch(root: Path, llm: ScriptedLLM, base: str = "main") -> tuple[Review, Counter[str]]:
+    """A model review of the branch against `base` through `llm` (analyzers off, no retries),
+    and the model calls it made, by role."""
+    settings = Settings(
+        models=ModelSettings(model="openai/scripted", api_base=llm.base_url, api_key="k"),
+        llm=LLMSettings(max_retries=0, timeout=20),
+        analyzers=AnalyzerSettings(ruff=False, bandit=False),
+    )
+    before = len(llm.requests)
+    plan = plan_review(root, ScopeRequest(ScopeKind.BRANCH, base), settings)
+    result = run_review(plan, settings, model_hooks={"client": LLMClient(settings)})
+    return result, Counter(role_of(b) for b in llm.requests[before:])

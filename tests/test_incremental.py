@@ -8,23 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from redline.agent.llm import LLMClient
-from redline.config_models import AnalyzerSettings, LLMSettings, ModelSettings, Settings
-from redline.git.scopes import ScopeRequest
+from redline.config_models import LLMSettings, ModelSettings, Settings
 from redline.model import Category, Finding, Severity
-from redline.review.pipeline import plan_review, run_review
 from redline.review.summary import summarize
 from redline.review.verifier import verify
 from redline.store import ReviewCache
 
 from gitrepo import GitRepo
-from review_script import ReviewScript, role_of
+from review_script import ReviewScript, review_branch, role_of
 from scripted_llm import ScriptedLLM
 
 FILES = 6
@@ -81,27 +78,15 @@ def llm(script: ReviewScript) -> Any:
         yield server
 
 
-def review(repo: GitRepo, llm: ScriptedLLM) -> tuple[Any, Counter[str]]:
-    settings = Settings(
-        models=ModelSettings(model="openai/scripted", api_base=llm.base_url, api_key="k"),
-        llm=LLMSettings(max_retries=0, timeout=20),
-        analyzers=AnalyzerSettings(ruff=False, bandit=False),
-    )
-    before = len(llm.requests)
-    plan = plan_review(repo.root, ScopeRequest("branch", "main"), settings)
-    result = run_review(plan, settings, model_hooks={"client": LLMClient(settings)})
-    return result, Counter(role_of(b) for b in llm.requests[before:])
-
-
 def test_a_one_line_edit_in_place_asks_only_that_files_reviewer(
     change: GitRepo, llm: ScriptedLLM
 ) -> None:
-    first, calls = review(change, llm)
+    first, calls = review_branch(change.root, llm)
     assert calls == {"planner": 1, "reviewer": FILES, "verifier": 1, "summarizer": 1}
 
     change.write("src/mod_1.py", module(1, limit=30))  # the same line, another value
     change.commit("tweak")
-    again, calls = review(change, llm)
+    again, calls = review_branch(change.root, llm)
     assert calls == {"reviewer": 1}
     assert [f.id for f in again.findings] == [f.id for f in first.findings]
     assert all(f.verification and f.verification.verdict == "CORRECT" for f in again.findings)
@@ -114,11 +99,11 @@ def test_a_one_line_edit_in_place_asks_only_that_files_reviewer(
 def test_fixing_a_finding_costs_its_reviewer_and_a_new_summary(
     change: GitRepo, llm: ScriptedLLM, script: ReviewScript
 ) -> None:
-    review(change, llm)
+    review_branch(change.root, llm)
     change.write("src/mod_0.py", module(0, sign="+"))
     change.commit("fix")
     del script.findings["src/mod_0.py"]
-    again, calls = review(change, llm)
+    again, calls = review_branch(change.root, llm)
     assert calls == {"reviewer": 1, "summarizer": 1}
     assert [f.file for f in again.findings] == ["src/mod_3.py"]
     # The fixed unit changed shape (fewer changed lines): it gets the rule plan, said so.
@@ -128,11 +113,11 @@ def test_fixing_a_finding_costs_its_reviewer_and_a_new_summary(
 def test_a_larger_delta_plans_only_the_new_units(
     change: GitRepo, llm: ScriptedLLM, script: ReviewScript
 ) -> None:
-    review(change, llm)
+    review_branch(change.root, llm)
     for i in range(FILES, FILES + 3):
         change.write(f"src/mod_{i}.py", module(i))
     change.commit("three more modules")
-    _, calls = review(change, llm)
+    _, calls = review_branch(change.root, llm)
     assert calls["planner"] == 1 and calls["reviewer"] == 3
     planner = [b for b in llm.requests if role_of(b) == "planner"][-1]
     index = json.dumps(planner["messages"])
@@ -209,6 +194,6 @@ def test_without_a_cache_every_stage_asks_the_model(
     change: GitRepo, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("REDLINE_NO_CACHE", "1")
-    review(change, llm)
-    _, calls = review(change, llm)
+    review_branch(change.root, llm)
+    _, calls = review_branch(change.root, llm)
     assert calls == {"planner": 1, "reviewer": FILES, "verifier": 1, "summarizer": 1}

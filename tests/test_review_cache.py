@@ -13,11 +13,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from redline.agent.llm import LLMClient
-from redline.config_models import AnalyzerSettings, LLMSettings, ModelSettings, Settings
 from redline.errors import ConfigError
-from redline.git.scopes import ScopeRequest
-from redline.review.pipeline import plan_review, run_review
 from redline.review.planner import CachedPlan
 from redline.review.reviewer import CachedReview
 from redline.review.summary import CachedSummary
@@ -25,7 +21,7 @@ from redline.review.verifier import CachedVerdict
 from redline.store import CACHE_ENV, ReviewCache
 
 from gitrepo import GitRepo
-from review_script import ReviewScript, role_of
+from review_script import ReviewScript, review_branch
 from scripted_llm import ScriptedLLM
 
 
@@ -262,18 +258,6 @@ def _change(repo: GitRepo) -> GitRepo:
     return repo
 
 
-def _review(repo: GitRepo, llm: ScriptedLLM) -> tuple[Any, Counter[str]]:
-    settings = Settings(
-        models=ModelSettings(model="openai/scripted", api_base=llm.base_url, api_key="k"),
-        llm=LLMSettings(max_retries=0, timeout=20),
-        analyzers=AnalyzerSettings(ruff=False, bandit=False),
-    )
-    before = len(llm.requests)
-    plan = plan_review(repo.root, ScopeRequest("branch", "main"), settings)
-    result = run_review(plan, settings, model_hooks={"client": LLMClient(settings)})
-    return result, Counter(role_of(b) for b in llm.requests[before:])
-
-
 def _entries() -> list[Path]:
     # The pipeline's cache is the default one, under the per-test REDLINE_CACHE_DIR.
     return sorted((Path(os.environ[CACHE_ENV]) / "answers").rglob("*.json"))
@@ -316,20 +300,20 @@ def test_a_bad_entry_is_asked_again_and_the_fresh_answer_hits(
     every_stage = {"planner": 1, "reviewer": 2, "verifier": 1, "summarizer": 1}
     with ScriptedLLM(handler=script) as llm:
         _change(repo)
-        first, calls = _review(repo, llm)
+        first, calls = review_branch(repo.root, llm)
         assert calls == every_stage
         entries = _entries()
         assert len(entries) == 6  # 2 unit plans, 2 reviewer answers, 1 verdict, 1 summary
         for path in entries:
             damage(path)
 
-        again, calls = _review(repo, llm)
+        again, calls = review_branch(repo.root, llm)
         assert calls == every_stage  # every entry was a miss: every stage asked again
         assert [f.id for f in again.findings] == [f.id for f in first.findings]
         assert again.summary == first.summary
         assert not any("cached" in n or "reused" in n for n in again.coverage.notes)
 
-        third, calls = _review(repo, llm)
+        third, calls = review_branch(repo.root, llm)
         assert calls == Counter()  # the answers written back are good entries
         assert [f.id for f in third.findings] == [f.id for f in first.findings]
         assert third.summary == first.summary

@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from redline.errors import RedlineError
 from redline.model import Coverage, Finding, Review, Severity
 from redline.progress import Progress, ProgressEvent, Stage
 from redline.review.structured import InvalidModelOutput
-from redline.review.verifier import verify
+from redline.review.verifier import Verified, verify
 from redline.store import TaskRecord, TaskStore
 from redline.store.cache import AnswerCache
 from redline.store.dismissals import ReadText, filter_dismissed
@@ -86,17 +85,6 @@ def close_record(record: TaskRecord | None, review: Review, *, error: str | None
 # -- verification ------------------------------------------------------------------------------
 
 
-@dataclass
-class Checked:
-    """The verifier's outcome; `quality_score` None when it did not run."""
-
-    kept: list[Finding]
-    dropped: list[Finding] = field(default_factory=list)
-    quality_score: int | None = None
-    feedback: str = ""
-    cached: int = 0  # verdicts reused from the answer cache
-
-
 async def verify_or_keep(
     client: LLMClient,
     findings: list[Finding],
@@ -105,29 +93,22 @@ async def verify_or_keep(
     *,
     cache: AnswerCache | None = None,
     when: str = "",
-) -> Checked:
+) -> Verified:
     """The verifier on the model's findings. When no verifier is configured or it fails, every
     finding is kept unverified and a note says so (`when`: "in attempt 2", for the notes)."""
     if not findings:
-        return Checked(kept=[])
+        return Verified(kept=[])
     if not client.is_configured("verifier"):
         notes.append("no verifier model configured: findings are shown unverified")
-        return Checked(kept=list(findings))
+        return Verified(kept=list(findings))
     try:
-        verified = await verify(client, findings, read_text, cache=cache)
+        return await verify(client, findings, read_text, cache=cache)
     except (LLMError, InvalidModelOutput) as exc:
         where = f" {when}" if when else ""
         notes.append(
             f"verification failed{where} ({exc.message[:300]}); findings are shown unverified"
         )
-        return Checked(kept=list(findings))
-    return Checked(
-        kept=verified.kept,
-        dropped=verified.dropped,
-        quality_score=verified.quality_score,
-        feedback=verified.feedback,
-        cached=verified.cached,
-    )
+        return Verified(kept=list(findings))
 
 
 # -- the review --------------------------------------------------------------------------------
