@@ -725,7 +725,9 @@ def test_stdout_holds_nothing_but_framed_json_rpc(demo_repo: Path, cache: Path) 
         {"jsonrpc": "2.0", "method": "initialized", "params": {}},
         {"jsonrpc": "2.0", "id": 2, "method": "redline/debugInfo",
          "params": {"probeStdout": True}},
-        {"jsonrpc": "2.0", "id": 3, "method": "shutdown"},
+        {"jsonrpc": "2.0", "id": 3, "method": "workspace/executeCommand",
+         "params": {"command": "redline.review", "arguments": [{"scope": "everything"}]}},
+        {"jsonrpc": "2.0", "id": 4, "method": "shutdown"},
         {"jsonrpc": "2.0", "method": "exit"},
     ]  # fmt: skip
     proc = subprocess.run(
@@ -739,4 +741,9 @@ def test_stdout_holds_nothing_but_framed_json_rpc(demo_repo: Path, cache: Path) 
     by_id = {m.get("id"): m for m in messages}
     assert by_id[2]["result"]["litellmLoaded"] is False
     assert b"stdout probe (sys.stdout" in proc.stderr and b"stdout probe (fd 1)" in proc.stderr
+    # A command's invalid arguments: an InvalidParams answer, a line in the log, no traceback
+    # (pygls would log one, as for a crash).
+    assert by_id[3]["error"]["code"] == -32602
+    assert "unknown scope 'everything'" in by_id[3]["error"]["message"]
+    assert b"unknown scope 'everything'" in proc.stderr and b"Traceback" not in proc.stderr
     assert proc.returncode == 0

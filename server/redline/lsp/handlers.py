@@ -13,6 +13,7 @@ with `window/showMessage` for clients that do not surface command errors.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -31,11 +32,29 @@ Handler = Callable[..., Any]
 REQUEST_FAILED = types.LSPErrorCodes.RequestFailed.value
 
 
-class JsonRpcRequestFailed(JsonRpcException):
+class CommandError(JsonRpcException):
+    """An error a command answers on purpose: its message is the answer (and was shown)."""
+
+
+class InvalidArguments(CommandError, JsonRpcInvalidParams):
+    """JSON-RPC InvalidParams: the client's arguments are wrong."""
+
+
+class RequestFailed(CommandError):
     """LSP 3.17's RequestFailed: the request was well-formed but could not be done."""
 
     CODE = REQUEST_FAILED
     MESSAGE = "Request failed"
+
+
+class QuietCommandErrors(logging.Filter):
+    """For pygls' protocol logger: it logs every error answer with a traceback, as if the
+    server had crashed; a command's own answer is the user's mistake, already in the reply,
+    shown and logged in one line by the command."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, CommandError)
 
 
 @dataclass
@@ -51,12 +70,12 @@ class Command(Generic[Parsed]):
             parsed = self.parse(args)
         except RedlineError as exc:
             ls.show_message(f"Redline: {exc}")
-            raise JsonRpcInvalidParams(f"{self.name}: {exc}") from None
+            raise InvalidArguments(f"{self.name}: {exc}") from None
         try:
             return self.body(ls, parsed)
         except RedlineError as exc:
             ls.show_message(f"Redline: {exc}")
-            raise JsonRpcRequestFailed(f"{self.name}: {exc}") from None
+            raise RequestFailed(f"{self.name}: {exc}") from None
 
 
 @dataclass

@@ -33,7 +33,7 @@ from typing import Any, BinaryIO
 from lsprotocol import types
 
 from redline.lsp import actions, commands, display, documents, engine, jobs
-from redline.lsp.handlers import Handlers
+from redline.lsp.handlers import Handlers, QuietCommandErrors
 from redline.lsp.language_server import RedlineServer, __version__
 from redline.lsp.settings import merge_settings
 from redline.redaction import get_redactor
@@ -178,6 +178,7 @@ def _configure_logging() -> None:
     root.setLevel(getattr(logging, level, logging.INFO))
     # pygls logs every message body at INFO: code under review would end up in the log.
     logging.getLogger("pygls").setLevel(logging.WARNING)
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(QuietCommandErrors())
 
 
 def _private_stdout() -> BinaryIO:
