@@ -201,13 +201,9 @@ def cmd_export(ls: RedlineServer, export: Export) -> dict[str, Any]:
     from redline.report import render
 
     folder = ls.folder_for(export.folder)
-    review = folder.review
-    if review is None:
+    shown = display.shown_review(ls, folder)
+    if shown is None:
         raise UsageError("nothing to export yet: run a review first")
-    closed = {f.id for f in review.findings if ls.tracker.is_closed(f.id)}
-    shown = review.model_copy(
-        update={"findings": [f for f in review.findings if f.id not in closed]}
-    )
     text = render(shown, export.format)
     if export.path is None:
         return {"format": export.format, "content": text}

@@ -22,13 +22,22 @@ from redline.redaction import redact_data
 
 if TYPE_CHECKING:
     from redline.lsp.language_server import RedlineServer
-    from redline.model import Finding
+    from redline.model import Finding, Review
 
 FINDINGS = "redline/findings"
 
 
 def folder_of_uri(ls: RedlineServer, uri: str) -> Folder | None:
     return next((f for f in ls.folders.values() if uri in f.findings), None)
+
+
+def shown_review(ls: RedlineServer, folder: Folder) -> Review | None:
+    """The folder's last finished review without the findings fixed or dismissed since."""
+    review = folder.review
+    if review is None:
+        return None
+    kept = [f for f in review.findings if not ls.tracker.is_closed(f.id)]
+    return review.model_copy(update={"findings": kept})
 
 
 def schedule_findings(ls: RedlineServer, folder: Folder) -> None:

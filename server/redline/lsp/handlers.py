@@ -5,16 +5,17 @@ its LSP features and commands on a module-level `Handlers`; `server.py` register
 the one server object. So a feature is found in the module of its job, and the server is built
 without import-time side effects between modules.
 
-Commands share one contract (`Handlers.command`): the client's arguments are parsed first; a
-`RedlineError` while parsing is the client's mistake and answers a JSON-RPC `InvalidParams`
-error, one in the body answers `RequestFailed`; both carry the message, which is also shown
-with `window/showMessage` for clients that do not surface command errors.
+Commands (`Handlers.command`) and custom requests (`Handlers.request`) share one contract: the
+client's arguments are parsed first; a `RedlineError` while parsing is the client's mistake and
+answers a JSON-RPC `InvalidParams` error, one in the body answers `RequestFailed`; both carry
+the message, which is also shown with `window/showMessage` for clients that do not surface
+command errors.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -57,6 +58,19 @@ class QuietCommandErrors(logging.Filter):
         return not isinstance(exc, CommandError)
 
 
+def _parse(ls: Any, name: str, parse: Callable[[Any], Parsed], raw: Any) -> Parsed:
+    try:
+        return parse(raw)
+    except RedlineError as exc:
+        ls.show_message(f"Redline: {exc}")
+        raise InvalidArguments(f"{name}: {exc}") from None
+
+
+def _failed(ls: Any, name: str, exc: RedlineError) -> RequestFailed:
+    ls.show_message(f"Redline: {exc}")
+    return RequestFailed(f"{name}: {exc}")
+
+
 @dataclass
 class Command(Generic[Parsed]):
     name: str
@@ -66,22 +80,46 @@ class Command(Generic[Parsed]):
     def __call__(self, ls: Any, *args: Any) -> Any:
         # The annotations here are what pygls reads to structure the arguments: Any, so the
         # client's JSON reaches `parse` as it was sent.
-        try:
-            parsed = self.parse(args)
-        except RedlineError as exc:
-            ls.show_message(f"Redline: {exc}")
-            raise InvalidArguments(f"{self.name}: {exc}") from None
+        parsed = _parse(ls, self.name, self.parse, args)
         try:
             return self.body(ls, parsed)
         except RedlineError as exc:
-            ls.show_message(f"Redline: {exc}")
-            raise RequestFailed(f"{self.name}: {exc}") from None
+            raise _failed(ls, self.name, exc) from None
+
+
+@dataclass
+class Request(Generic[Parsed]):
+    """A custom request (`redline/report`, ...) under the commands' error contract. Its params
+    arrive as pygls' namedtuples; `parse` gets them as plain JSON (a dict, or None)."""
+
+    name: str
+    parse: Callable[[Any], Parsed]
+    body: Callable[[RedlineServer, Parsed], Awaitable[Any]]
+
+    async def __call__(self, ls: Any, params: Any) -> Any:
+        parsed = _parse(ls, self.name, self.parse, plain_json(params))
+        try:
+            return await self.body(ls, parsed)
+        except RedlineError as exc:
+            raise _failed(ls, self.name, exc) from None
+
+
+def plain_json(value: Any) -> Any:
+    """pygls' params of a method lsprotocol does not know (namedtuples, recursively) as JSON."""
+    if hasattr(value, "_asdict"):
+        return {k: plain_json(v) for k, v in value._asdict().items()}
+    if isinstance(value, dict):
+        return {k: plain_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_json(v) for v in value]
+    return value
 
 
 @dataclass
 class Handlers:
     features: list[tuple[str, Any, Handler]] = field(default_factory=list)
     commands: list[Command[Any]] = field(default_factory=list)
+    requests: list[Request[Any]] = field(default_factory=list)
 
     def feature(self, method: str, options: Any = None) -> Callable[[Handler], Handler]:
         def declare(fn: Handler) -> Handler:
@@ -104,9 +142,27 @@ class Handlers:
 
         return declare
 
+    def request(
+        self, name: str, parse: Callable[[Any], Parsed]
+    ) -> Callable[
+        [Callable[[RedlineServer, Parsed], Awaitable[Any]]],
+        Callable[[RedlineServer, Parsed], Awaitable[Any]],
+    ]:
+        """A custom request `name` (async body), with the same contract as `command`."""
+
+        def declare(
+            body: Callable[[RedlineServer, Parsed], Awaitable[Any]],
+        ) -> Callable[[RedlineServer, Parsed], Awaitable[Any]]:
+            self.requests.append(Request(name, parse, body))
+            return body
+
+        return declare
+
     def register(self, server: RedlineServer) -> None:
         for method, options, fn in self.features:
             server.feature(method, options)(fn)
+        for request in self.requests:
+            server.feature(request.name)(_bound_request(request))
         for command in self.commands:
             server.command(command.name)(_bound(command))
 
@@ -117,4 +173,12 @@ def _bound(command: Command[Any]) -> Handler:
         return command(ls, *args)
 
     handler.__name__ = handler.__qualname__ = command.name.replace(".", "_")
+    return handler
+
+
+def _bound_request(request: Request[Any]) -> Handler:
+    async def handler(ls: Any, params: Any) -> Any:
+        return await request(ls, params)
+
+    handler.__name__ = handler.__qualname__ = request.name.replace("/", "_")
     return handler

@@ -8,7 +8,9 @@ Features live in the module of their job, each declaring its handlers on a `Hand
 - jobs.py: running a review in a worker thread, its work-done progress and
   `redline/reviewState` notifications, cancel from the progress indicator;
 - display.py: what is shown per folder: diagnostics and the sidebar's `redline/findings`;
-- actions.py: code actions and hovers; documents.py: open, edit, save, close, watched files.
+- actions.py: code actions and hovers; documents.py: open, edit, save, close, watched files;
+- queries.py: requests for an editor's views (`redline/report`, `redline/refs` for the
+  pickers, `redline/userConfig`).
 The modules they use: reviews.py (editor requests, the registry of running reviews), engine.py
 (the engine in a worker thread), publish.py (findings → diagnostics in the negotiated
 encoding), tracking.py (findings that follow edits), fixes.py and hover.py, settings.py (editor
@@ -32,7 +34,7 @@ from typing import Any, BinaryIO
 
 from lsprotocol import types
 
-from redline.lsp import actions, commands, display, documents, engine, jobs
+from redline.lsp import actions, commands, display, documents, engine, jobs, queries
 from redline.lsp.handlers import Handlers, QuietCommandErrors
 from redline.lsp.language_server import RedlineServer, __version__
 from redline.lsp.settings import merge_settings
@@ -203,6 +205,7 @@ def build_server() -> RedlineServer:
         jobs.HANDLERS,
         actions.HANDLERS,
         documents.HANDLERS,
+        queries.HANDLERS,
     ):
         handlers.register(ls)
     return ls
