@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 UV     := $(BIN)/uv
 UV_ENV := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON=$(BIN)/python UV_NO_PROGRESS=1
 
-.PHONY: run test lint typecheck pytest test-deps nvim node bench setup setup-dev clean
+.PHONY: run test lint typecheck pytest test-deps nvim node bench setup setup-dev clean vsix client-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -76,11 +76,15 @@ $(NODE_DIR)/node_modules/.install-stamp: $(NODE_DIR)/package.json $(NODE_DIR)/pa
 	npm ci --prefix $(NODE_DIR) --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
-test: lint typecheck pytest
+test: lint typecheck pytest client-check
+
+# The VS Code extension: client-check, vsix.
+include editor-client/client.mk
 
 bench: setup-dev
 	$(BIN)/python benchmarks/pipeline_overhead.py
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache $(NODE_DIR)/node_modules
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache $(NODE_DIR)/node_modules \
+	  editor-client/node_modules editor-client/dist editor-client/out editor-client/*.vsix

@@ -1,0 +1,124 @@
+// Every palette, title-bar and context-menu command of the extension (ids `redlineClient.*`; the
+// server's own `redline.*` commands are registered by vscode-languageclient).
+import * as vscode from 'vscode';
+import { RedlineClient } from './client';
+import { Session } from './session';
+import { FindingsView, openFinding } from './findingsView';
+import { FindingNode } from './findingsModel';
+import { ReviewArgs } from './protocol';
+import {
+  askArgs, branchArgs, chooseFixAction, chooseFolder, findingClipboardText, stagedArgs, uncommittedArgs,
+} from './args';
+import { askPullRequest, pickBranch, pickCommit } from './pickers';
+import { exportReport } from './export';
+import { openUserConfig } from './userConfig';
+
+export interface CommandDeps {
+  client: RedlineClient;
+  session: Session;
+  tree: FindingsView;
+  output: vscode.OutputChannel;
+  onStatusBarClick(): Promise<void>;
+}
+
+function currentFolder(): string | undefined {
+  const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.toString());
+  return chooseFolder(vscode.window.activeTextEditor?.document.uri.toString(), folders);
+}
+
+export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
+  const { client, session, tree, output } = deps;
+
+  const review = async (args: ReviewArgs | undefined) => {
+    if (!args) return;
+    const started = await client.command<{ taskId: string }>('redline.review', args);
+    if (started) output.appendLine(`Review ${started.taskId} started: ${JSON.stringify(args)}`);
+  };
+
+  const register = (id: string, fn: (...args: never[]) => unknown) =>
+    vscode.commands.registerCommand(`redlineClient.${id}`, fn as (...args: unknown[]) => unknown);
+
+  return [
+    register('reviewUncommitted', () => review(uncommittedArgs(currentFolder()))),
+    register('reviewStaged', () => review(stagedArgs(currentFolder()))),
+    register('reviewBranch', () => {
+      const base = vscode.workspace.getConfiguration('redline').get<string>('baseBranch');
+      return review(branchArgs(base, currentFolder()));
+    }),
+    register('reviewBranchAgainst', async () => review(await pickBranch(client, currentFolder()))),
+    register('reviewCommit', async () => review(await pickCommit(client, currentFolder()))),
+    register('reviewPullRequest', async () => review(await askPullRequest(currentFolder()))),
+    register('ask', async () => {
+      const request = await vscode.window.showInputBox({
+        title: 'Ask Redline…',
+        prompt: 'What should Redline review?',
+        placeHolder: 'e.g. review the error handling in the last two commits',
+        ignoreFocusOut: true,
+        validateInput: (text) => (text.trim() ? undefined : 'Say what to review.'),
+      });
+      if (request === undefined) return;
+      await client.command('redline.ask', askArgs(request, currentFolder()));
+    }),
+    register('cancel', () => client.command('redline.cancel', session.status.taskId ? { taskId: session.status.taskId } : {})),
+    register('rerun', () => client.command('redline.rerun', {})),
+    register('clear', () => client.command('redline.clear', {})),
+    register('export', () => exportReport(client, currentFolder())),
+    register('openUserConfig', () => openUserConfig(client)),
+    register('showOutput', () => output.show()),
+    register('restartServer', async () => {
+      session.reset();
+      await client.restart();
+    }),
+    register('showReport', () => session.showReport()),
+    register('groupByFile', () => tree.setGroupBy('file')),
+    register('groupBySeverity', () => tree.setGroupBy('severity')),
+    register('openFinding', (node: FindingNode) => openFinding(node)),
+    register('statusBarClick', () => deps.onStatusBarClick()),
+    register('copy', async (node: FindingNode) => {
+      if (!node || node.kind !== 'finding') return;
+      await vscode.env.clipboard.writeText(findingClipboardText(node.finding));
+      vscode.window.setStatusBarMessage('Redline: finding copied', 2000);
+    }),
+    register('dismiss', async (node: FindingNode) => {
+      if (!node || node.kind !== 'finding') return;
+      const reason = await vscode.window.showInputBox({
+        title: `Dismiss “${node.finding.title}”`,
+        prompt: 'Why is this not a problem? (recorded in .redline/dismissed.toml)',
+        placeHolder: 'e.g. the input is validated by the caller',
+        ignoreFocusOut: true,
+      });
+      if (reason === undefined) return;
+      await client.command('redline.dismiss', { id: node.finding.id, reason });
+    }),
+    register('applyFix', (node: FindingNode) => applyFix(node)),
+  ];
+}
+
+/** Apply the quick fix the server offers for this finding: the same code action the light bulb
+ *  shows, found among the actions at the finding's range by its `redline.fixApplied [uri, id]`. */
+async function applyFix(node: FindingNode): Promise<void> {
+  if (!node || node.kind !== 'finding') return;
+  await openFinding(node); // the server computes actions for open documents only
+  const uri = vscode.Uri.parse(node.uri);
+  const line = Math.max(0, (node.finding.line ?? 1) - 1);
+  const end = Math.max(line, (node.finding.end_line ?? node.finding.line ?? 1) - 1);
+  const actions = (await vscode.commands.executeCommand<vscode.CodeAction[]>(
+    'vscode.executeCodeActionProvider', uri, new vscode.Range(line, 0, end, 0), vscode.CodeActionKind.QuickFix.value,
+  )) ?? [];
+  const choice = chooseFixAction(actions, node.finding.id);
+  if (choice.kind === 'none') {
+    void vscode.window.showWarningMessage('Redline: no fix is offered for this finding any more (its code changed?).');
+    return;
+  }
+  if (choice.kind === 'suggested') {
+    void vscode.window.showWarningMessage('Redline: the fix cannot be applied automatically here; showing the suggested code.');
+  }
+  const action = choice.action;
+  if (action.edit && !(await vscode.workspace.applyEdit(action.edit))) {
+    void vscode.window.showErrorMessage('Redline: the fix could not be applied (the file changed?).');
+    return;
+  }
+  if (action.command) {
+    await vscode.commands.executeCommand(action.command.command, ...(action.command.arguments ?? []));
+  }
+}

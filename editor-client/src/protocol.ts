@@ -1,0 +1,105 @@
+// The shapes the Redline language server sends and answers (docs/ARCHITECTURE.md, "LSP surface").
+// Types only: no runtime code, so the pure modules and their tests can import it.
+
+export type Severity = 'Critical' | 'High' | 'Medium' | 'Low' | 'Info';
+
+export const SEVERITIES: readonly Severity[] = ['Critical', 'High', 'Medium', 'Low', 'Info'];
+
+/** A finding as `redline/findings` carries it: the server's Finding JSON plus its current place. */
+export interface Finding {
+  id: string;
+  file: string;
+  line: number | null; // 1-based current line; null when unanchored
+  end_line?: number | null;
+  severity: Severity;
+  category: string;
+  title: string;
+  comment: string;
+  existing_code?: string;
+  improved_code?: string | null;
+  confidence?: number;
+  sources?: string[]; // ["model:gpt-4o-mini"], ["ruff:B006"]
+  rule_id?: string | null;
+  verification?: { verdict: string; evidence?: string; model?: string | null } | null;
+  stale?: boolean;
+  unanchored?: boolean;
+}
+
+export interface FindingsFile {
+  uri: string;
+  path: string;
+  findings: Finding[];
+}
+
+/** `redline/findings`: the whole current list of one workspace folder. */
+export interface FindingsPayload {
+  folder: string;
+  taskId: string | null;
+  scopeLabel: string | null;
+  files: FindingsFile[];
+}
+
+export type ReviewStateName = 'started' | 'stage' | 'progress' | 'finished' | 'cancelled' | 'failed';
+
+/** `redline/reviewState`. */
+export interface ReviewStateEvent {
+  folder: string;
+  state: ReviewStateName;
+  taskId?: string;
+  scope?: string;
+  request?: string;
+  elapsed?: number;
+  stage?: string;
+  message?: string;
+  done?: number;
+  total?: number;
+  tokens?: number;
+  costUsd?: number;
+  counts?: Partial<Record<Severity, number>>;
+  findings?: number;
+  summary?: string | null;
+  label?: string;
+  reason?: string;
+  error?: string;
+}
+
+/** `redline.review` arguments. */
+export interface ReviewArgs {
+  scope: 'uncommitted' | 'staged' | 'branch' | 'commit' | 'range' | 'pr';
+  base?: string;
+  ref?: string;
+  range?: string;
+  pr?: string;
+  folder?: string;
+}
+
+export interface ReportResult {
+  taskId: string | null;
+  scopeLabel: string | null;
+  markdown: string | null;
+  running: boolean;
+}
+
+export interface RefsResult {
+  current: string | null;
+  defaultBase: string | null;
+  branches: { name: string; remote: boolean; current: boolean }[];
+  commits: { sha: string; short: string; subject: string; author: string; date: string }[];
+}
+
+export interface UserConfigResult {
+  path: string;
+  exists: boolean;
+  created: boolean;
+}
+
+export const REQUESTS = {
+  report: 'redline/report',
+  refs: 'redline/refs',
+  userConfig: 'redline/userConfig',
+} as const;
+
+export const NOTIFICATIONS = {
+  findings: 'redline/findings',
+  reviewState: 'redline/reviewState',
+} as const;

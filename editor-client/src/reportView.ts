@@ -1,0 +1,52 @@
+// The report webview: the last review's whole report (summary, findings, coverage) from the
+// `redline/report` request. `show` replaces the content, `appendSection` adds to it, so a later
+// mode (the debate) can post its turns into the same panel.
+import * as vscode from 'vscode';
+import { randomBytes } from 'crypto';
+import { ReportSection, reportPage } from './reportHtml';
+
+export class ReportView implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | undefined;
+  private sections: ReportSection[] = [];
+
+  get visible(): boolean {
+    return this.panel !== undefined;
+  }
+
+  /** Replace the report and reveal the panel. */
+  show(markdown: string | null, title?: string): void {
+    this.sections = markdown ? [{ markdown }] : [];
+    this.ensurePanel(title);
+    this.render();
+  }
+
+  /** Add a section below what is shown (opens the panel if needed). */
+  appendSection(title: string, markdown: string): void {
+    this.sections.push({ title, markdown });
+    this.ensurePanel();
+    this.render();
+  }
+
+  private ensurePanel(title?: string): void {
+    if (this.panel === undefined) {
+      this.panel = vscode.window.createWebviewPanel('redline.report', 'Redline Report', vscode.ViewColumn.Beside, {
+        enableScripts: false,
+        enableCommandUris: false,
+        localResourceRoots: [],
+      });
+      this.panel.onDidDispose(() => (this.panel = undefined));
+    } else {
+      this.panel.reveal(undefined, true);
+    }
+    this.panel.title = title ? `Redline: ${title}` : 'Redline Report';
+  }
+
+  private render(): void {
+    if (this.panel === undefined) return;
+    this.panel.webview.html = reportPage(this.sections, randomBytes(16).toString('base64'));
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+  }
+}

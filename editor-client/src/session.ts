@@ -1,0 +1,61 @@
+// The review state the UI shows: the findings list and the status, updated from the server's
+// notifications and pushed to the tree, the status bar and the report view.
+import * as vscode from 'vscode';
+import { FindingsStore, countFindings } from './findingsModel';
+import { FindingsPayload, ReportResult, REQUESTS, ReviewStateEvent } from './protocol';
+import { IDLE, ReviewStatus, reduce, withCurrentCounts } from './statusText';
+import { FindingsView } from './findingsView';
+import { StatusBar } from './statusBar';
+import { ReportView } from './reportView';
+import { RedlineClient } from './client';
+
+export class Session {
+  status: ReviewStatus = IDLE;
+
+  constructor(
+    readonly store: FindingsStore,
+    private readonly tree: FindingsView,
+    private readonly statusBar: StatusBar,
+    private readonly report: ReportView,
+    private readonly client: () => RedlineClient,
+  ) {
+    this.update();
+  }
+
+  onFindings(payload: FindingsPayload): void {
+    this.store.update(payload);
+    this.status = withCurrentCounts(this.status, countFindings(this.store.payloads()));
+    this.tree.refresh();
+    this.update();
+  }
+
+  onReviewState(event: ReviewStateEvent): void {
+    this.status = reduce(this.status, event);
+    this.update();
+    if (event.state === 'finished' && this.report.visible) void this.showReport(false);
+  }
+
+  /** The server stopped or restarted: what it showed is gone with it. */
+  reset(): void {
+    this.store.clear();
+    this.status = IDLE;
+    this.tree.refresh();
+    this.update();
+  }
+
+  async showReport(reveal = true): Promise<void> {
+    const result = await this.client().request<ReportResult>(REQUESTS.report, {});
+    if (!result) return;
+    if (!reveal && !this.report.visible) return;
+    const markdown = result.markdown ?? (result.running ? '_A review is running; the report appears when it finishes._' : null);
+    this.report.show(markdown, result.scopeLabel ?? undefined);
+  }
+
+  private update(): void {
+    this.statusBar.show(this.status);
+    this.tree.describe(this.status);
+    const hasReview = this.status.phase !== 'idle' || !this.store.isEmpty() || this.store.scopeLabel() !== null;
+    void vscode.commands.executeCommand('setContext', 'redlineClient.hasReview', hasReview);
+    void vscode.commands.executeCommand('setContext', 'redlineClient.running', this.status.phase === 'running');
+  }
+}

@@ -1,0 +1,171 @@
+// What the status bar and the view's description line say, from `redline/reviewState` events and
+// the current findings. Pure (no `vscode`): every state's text is unit-tested.
+import { ReviewStateEvent, Severity } from './protocol';
+import { SeverityCounts, emptyCounts } from './findingsModel';
+
+export type Phase = 'idle' | 'running' | 'finished' | 'cancelled' | 'failed';
+
+export interface ReviewStatus {
+  phase: Phase;
+  folder?: string;
+  taskId?: string;
+  request?: string; // "branch against main", as the server describes it
+  label?: string; // the finished review's scope label
+  stage?: string;
+  message?: string;
+  done?: number;
+  total?: number;
+  tokens?: number;
+  costUsd?: number;
+  counts?: SeverityCounts;
+  error?: string;
+  reason?: string;
+}
+
+export const IDLE: ReviewStatus = { phase: 'idle' };
+
+function toCounts(raw: Partial<Record<Severity, number>> | undefined): SeverityCounts {
+  return { ...emptyCounts(), ...(raw ?? {}) };
+}
+
+/** The status after one event. Progress numbers are kept until a later event replaces them, so
+ *  a stage event ("verifying") does not make the file count flicker away. */
+export function reduce(status: ReviewStatus, event: ReviewStateEvent): ReviewStatus {
+  const base = { folder: event.folder, taskId: event.taskId, request: event.request };
+  switch (event.state) {
+    case 'started':
+      return { phase: 'running', ...base, stage: undefined };
+    case 'stage':
+    case 'progress': {
+      const prev = status.phase === 'running' && status.taskId === event.taskId ? status : undefined;
+      const sameStage = prev !== undefined && prev.stage === event.stage;
+      return {
+        phase: 'running',
+        ...base,
+        stage: event.stage ?? prev?.stage,
+        message: event.message,
+        done: event.done ?? (sameStage ? prev?.done : undefined),
+        total: event.total ?? (sameStage ? prev?.total : undefined),
+        tokens: event.tokens ?? prev?.tokens,
+        costUsd: event.costUsd ?? prev?.costUsd,
+      };
+    }
+    case 'finished':
+      return {
+        phase: 'finished',
+        ...base,
+        label: event.label,
+        tokens: event.tokens,
+        costUsd: event.costUsd,
+        counts: toCounts(event.counts),
+      };
+    case 'cancelled':
+      return { phase: 'cancelled', ...base, reason: event.reason };
+    case 'failed':
+      return { phase: 'failed', ...base, error: event.error };
+    default:
+      return status;
+  }
+}
+
+/** After a review finished, the counts follow the list the sidebar shows (dismissed and fixed
+ *  findings leave it; the minimum severity filters it). */
+export function withCurrentCounts(status: ReviewStatus, counts: SeverityCounts): ReviewStatus {
+  return status.phase === 'finished' ? { ...status, counts } : status;
+}
+
+export function blocking(counts: SeverityCounts): number {
+  return counts.Critical + counts.High;
+}
+
+export function warnings(counts: SeverityCounts): number {
+  return counts.Medium + counts.Low + counts.Info;
+}
+
+/** "3 ⚠ 1 ⛔": ⛔ = Critical + High, ⚠ = Medium + Low + Info; zero parts are left out. */
+export function countsText(counts: SeverityCounts): string {
+  const parts: string[] = [];
+  if (warnings(counts) > 0) parts.push(`${warnings(counts)} ⚠`);
+  if (blocking(counts) > 0) parts.push(`${blocking(counts)} ⛔`);
+  return parts.length > 0 ? parts.join(' ') : 'no findings';
+}
+
+function runningText(status: ReviewStatus): string {
+  const stage = status.stage;
+  if (!stage) return 'starting…';
+  if (status.done !== undefined && status.total !== undefined && status.total > 0) {
+    if (stage === 'reviewing') return `reviewing ${status.done}/${status.total} files…`;
+    return `${stage} ${status.done}/${status.total}…`;
+  }
+  return `${stage}…`;
+}
+
+export function formatTokens(tokens: number): string {
+  return tokens.toLocaleString('en-US');
+}
+
+export function formatCost(costUsd: number): string {
+  return costUsd < 0.01 ? `$${costUsd.toFixed(4)}` : `$${costUsd.toFixed(2)}`;
+}
+
+function spend(status: ReviewStatus): string[] {
+  const parts: string[] = [];
+  if (status.tokens !== undefined && status.tokens > 0) parts.push(`${formatTokens(status.tokens)} tokens`);
+  if (status.costUsd !== undefined && status.costUsd !== null) parts.push(formatCost(status.costUsd));
+  return parts;
+}
+
+export interface StatusBarView {
+  text: string;
+  tooltip: string;
+  /** What a click does: focus the sidebar, or offer to cancel the running review. */
+  click: 'focus' | 'cancel';
+}
+
+export function statusBarView(status: ReviewStatus): StatusBarView {
+  switch (status.phase) {
+    case 'running':
+      return {
+        text: `$(sync~spin) Redline: ${runningText(status)}`,
+        tooltip: [`Redline is reviewing: ${status.request ?? ''}`.trim(), status.message, ...spend(status), 'Click to cancel.']
+          .filter((s) => !!s).join('\n'),
+        click: 'cancel',
+      };
+    case 'finished':
+      return {
+        text: `Redline: ${countsText(status.counts ?? emptyCounts())}`,
+        tooltip: [status.label ?? status.request, ...spend(status), 'Click to show the findings.']
+          .filter((s) => !!s).join('\n'),
+        click: 'focus',
+      };
+    case 'failed':
+      return {
+        text: '$(error) Redline: failed',
+        tooltip: `The review failed: ${status.error ?? 'unknown error'}\nClick to show the findings.`,
+        click: 'focus',
+      };
+    case 'cancelled':
+      return {
+        text: '$(circle-slash) Redline: cancelled',
+        tooltip: `The review was cancelled${status.reason ? `: ${status.reason}` : ''}.`,
+        click: 'focus',
+      };
+    default:
+      return { text: '$(eye) Redline', tooltip: 'Redline: no review yet. Click to open the sidebar.', click: 'focus' };
+  }
+}
+
+/** The findings view's description line: scope, counts, tokens and cost ("" when no review). */
+export function viewDescription(status: ReviewStatus, scopeLabel: string | null, counts: SeverityCounts): string {
+  const total = blocking(counts) + warnings(counts);
+  if (status.phase === 'running') {
+    return [`reviewing ${status.request ?? ''}`.trim(), `${total} so far`, ...spend(status)].join(' · ');
+  }
+  const scope = status.label ?? scopeLabel;
+  if (!scope && status.phase === 'idle' && total === 0) return '';
+  const parts = [scope ?? 'last review'];
+  parts.push(total === 0 ? 'no findings' : `${total} ${total === 1 ? 'finding' : 'findings'} (${countsText(counts)})`);
+  if (status.phase === 'failed') parts.push('failed');
+  if (status.phase === 'cancelled') parts.push('cancelled');
+  return [...parts, ...spend(status)].join(' · ');
+}

@@ -1,0 +1,70 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FindingsStore, buildTree, countFindings, findingNodes } from '../src/findingsModel';
+import { FOLDER, payload } from './fixtures';
+
+test('grouped by file: files in path order, findings by line, unanchored last without a line', () => {
+  const tree = buildTree([payload()], 'file');
+  assert.deepEqual(tree.map((g) => [g.label, g.description]), [['app/api.py', '1 finding'], ['app/users.py', '3 findings']]);
+  const users = tree[1];
+  assert.deepEqual(users.children.map((n) => [n.label, n.description]), [
+    ['Mutable default argument', 'line 7 · ruff'],
+    ['SQL built from user input', 'line 42 · model'],
+    ['Secret in the code', 'unanchored · model'],
+  ]);
+  assert.equal(users.uri, `${FOLDER}/app/users.py`);
+});
+
+test('grouped by severity: most serious first, empty severities left out', () => {
+  const tree = buildTree([payload()], 'severity');
+  assert.deepEqual(tree.map((g) => [g.label, g.description]), [
+    ['Critical', '1 finding'], ['High', '1 finding'], ['Medium', '1 finding'], ['Low', '1 finding'],
+  ]);
+  assert.equal(tree[0].children[0].label, 'Secret in the code');
+});
+
+test('a stale finding says so and offers no fix; several sources are listed once each', () => {
+  const stale = findingNodes([payload()]).find((n) => n.finding.id === 'RL-4')!;
+  assert.equal(stale.description, 'line 3 · model, bandit · may be stale');
+  assert.equal(stale.fixable, false);
+});
+
+test('Apply Fix only where the server can offer one: improved code, anchored, fresh', () => {
+  const fixable = Object.fromEntries(findingNodes([payload()]).map((n) => [n.finding.id, n.fixable]));
+  assert.deepEqual(fixable, { 'RL-1': true, 'RL-2': false, 'RL-3': false, 'RL-4': false });
+});
+
+test('an empty improved code is a deletion, still a fix', () => {
+  const p = payload();
+  p.files[0].findings[1].improved_code = '';
+  assert.equal(findingNodes([p]).find((n) => n.finding.id === 'RL-2')!.fixable, true);
+});
+
+test('tooltip: severity, title, rule and comment, as plain text', () => {
+  const node = findingNodes([payload()]).find((n) => n.finding.id === 'RL-2')!;
+  assert.equal(node.tooltip, 'Low: Mutable default argument (B006)\n\nWhy it matters.');
+  assert.equal(node.icon.id, 'info');
+});
+
+test('each notification replaces its folder\'s list; an empty list empties the tree', () => {
+  const store = new FindingsStore();
+  store.update(payload());
+  assert.equal(store.isEmpty(), false);
+  assert.deepEqual(countFindings(store.payloads()), { Critical: 1, High: 1, Medium: 1, Low: 1, Info: 0 });
+  store.update({ folder: FOLDER, taskId: 'abc123def456', scopeLabel: 'branch feature against main', files: [] });
+  assert.equal(store.isEmpty(), true);
+  assert.deepEqual(buildTree(store.payloads(), 'file'), []);
+  assert.equal(store.scopeLabel(), 'branch feature against main');
+});
+
+test('two workspace folders keep their own lists', () => {
+  const store = new FindingsStore();
+  store.update(payload());
+  const other = payload();
+  other.folder = 'file:///work/other';
+  other.files = [{ ...other.files[1], uri: 'file:///work/other/app/api.py' }];
+  store.update(other);
+  assert.equal(findingNodes(store.payloads()).length, 5);
+  assert.equal(store.find('file:///work/other', 'RL-4')?.uri, 'file:///work/other/app/api.py');
+  assert.equal(buildTree(store.payloads(), 'file').length, 3);
+});

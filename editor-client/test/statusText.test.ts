@@ -1,0 +1,64 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { IDLE, ReviewStatus, countsText, reduce, statusBarView, viewDescription, withCurrentCounts } from '../src/statusText';
+import { emptyCounts } from '../src/findingsModel';
+import { ReviewStateEvent } from '../src/protocol';
+
+const F = 'file:///work/demo';
+const base = { folder: F, taskId: 't1', scope: 'branch', request: 'branch against main', elapsed: 1 };
+const run = (...events: Partial<ReviewStateEvent>[]): ReviewStatus =>
+  events.reduce<ReviewStatus>((s, e) => reduce(s, { ...base, state: 'stage', ...e } as ReviewStateEvent), IDLE);
+
+test('idle', () => {
+  assert.equal(statusBarView(IDLE).text, '$(eye) Redline');
+  assert.equal(statusBarView(IDLE).click, 'focus');
+  assert.equal(viewDescription(IDLE, null, emptyCounts()), '');
+});
+
+test('started, then a stage, then file progress; a click offers Cancel', () => {
+  assert.equal(statusBarView(run({ state: 'started' })).text, '$(sync~spin) Redline: starting…');
+  assert.equal(statusBarView(run({ state: 'started' }, { state: 'stage', stage: 'analyzing' })).text, '$(sync~spin) Redline: analyzing…');
+  const s = run({ state: 'started' }, { state: 'progress', stage: 'reviewing', done: 12, total: 40, tokens: 1234, costUsd: 0.5 });
+  assert.equal(statusBarView(s).text, '$(sync~spin) Redline: reviewing 12/40 files…');
+  assert.equal(statusBarView(s).click, 'cancel');
+  assert.match(statusBarView(s).tooltip, /1,234 tokens/);
+  assert.equal(viewDescription(s, null, emptyCounts()), 'reviewing branch against main · 0 so far · 1,234 tokens · $0.50');
+});
+
+test('a stage event without numbers keeps the count of the same stage, drops another stage\'s', () => {
+  const same = run({ state: 'progress', stage: 'reviewing', done: 3, total: 7 }, { state: 'stage', stage: 'reviewing' });
+  assert.equal(statusBarView(same).text, '$(sync~spin) Redline: reviewing 3/7 files…');
+  const next = run({ state: 'progress', stage: 'reviewing', done: 7, total: 7 }, { state: 'stage', stage: 'verifying' });
+  assert.equal(statusBarView(next).text, '$(sync~spin) Redline: verifying…');
+});
+
+test('finished: ⚠ = Medium+Low+Info, ⛔ = Critical+High; none', () => {
+  const done = run({ state: 'finished', label: 'branch feature against main', counts: { Medium: 2, Low: 1, High: 1 }, tokens: 5000, costUsd: 0.0042 });
+  assert.equal(statusBarView(done).text, 'Redline: 3 ⚠ 1 ⛔');
+  assert.equal(statusBarView(done).click, 'focus');
+  const none = run({ state: 'finished', counts: {} });
+  assert.equal(statusBarView(none).text, 'Redline: no findings');
+  assert.equal(countsText({ ...emptyCounts(), Critical: 2 }), '2 ⛔');
+  assert.equal(
+    viewDescription(done, null, { ...emptyCounts(), Medium: 2, Low: 1, High: 1 }),
+    'branch feature against main · 4 findings (3 ⚠ 1 ⛔) · 5,000 tokens · $0.0042',
+  );
+});
+
+test('after a dismissal the counts follow the list the sidebar shows', () => {
+  const done = run({ state: 'finished', counts: { High: 1, Low: 1 } });
+  const after = withCurrentCounts(done, { ...emptyCounts(), Low: 1 });
+  assert.equal(statusBarView(after).text, 'Redline: 1 ⚠');
+  // While running, a findings list (early findings) does not turn the status into a result.
+  const running = run({ state: 'started' });
+  assert.equal(withCurrentCounts(running, { ...emptyCounts(), Low: 1 }), running);
+});
+
+test('failed and cancelled', () => {
+  const failed = run({ state: 'failed', error: 'no model configured' });
+  assert.equal(statusBarView(failed).text, '$(error) Redline: failed');
+  assert.match(statusBarView(failed).tooltip, /no model configured/);
+  const cancelled = run({ state: 'started' }, { state: 'cancelled', reason: 'cancelled by the user' });
+  assert.equal(statusBarView(cancelled).text, '$(circle-slash) Redline: cancelled');
+  assert.equal(statusBarView(cancelled).click, 'focus');
+});
