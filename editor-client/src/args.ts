@@ -120,7 +120,11 @@ export function chooseFixAction<T extends CodeActionLike>(actions: readonly T[],
 
 /** The message of a JSON-RPC error answer, without the "redline.review: " prefix the server adds
  *  (the user asked for the command; the prefix is for logs). */
-export function serverErrorMessage(error: unknown): string {
+export function serverErrorMessage(error: unknown, method?: string): string {
+  if (method && typeof error === 'object' && error !== null && (error as { code?: unknown }).code === -32601) {
+    // MethodNotFound: an older server without this request.
+    return `this Redline server does not support ${method}: update Redline (uv tool upgrade redline)`;
+  }
   const raw = error instanceof Error ? error.message : typeof error === 'object' && error !== null && 'message' in error
     ? String((error as { message: unknown }).message)
     : String(error);

@@ -120,8 +120,8 @@ export class RedlineClient implements vscode.Disposable {
   }
 
   /** Show a server error to the user, unless the server has just shown the same text itself. */
-  showError(error: unknown): void {
-    const text = `Redline: ${serverErrorMessage(error)}`;
+  showError(error: unknown, method?: string): void {
+    const text = `Redline: ${serverErrorMessage(error, method)}`;
     const at = this.shown.get(text);
     this.output.appendLine(text);
     if (at !== undefined && Date.now() - at < SHOWN_WINDOW_MS) return;
@@ -150,7 +150,7 @@ export class RedlineClient implements vscode.Disposable {
     try {
       return await this.require().sendRequest<T>(method, params);
     } catch (error) {
-      this.showError(error);
+      this.showError(error, method);
       return undefined;
     }
   }

@@ -93,6 +93,7 @@ export function countsText(counts: SeverityCounts): string {
 function runningText(status: ReviewStatus): string {
   const stage = status.stage;
   if (!stage) return 'starting…';
+  if (stage === 'done') return 'finishing…'; // the engine's last event, just before "finished"
   if (status.done !== undefined && status.total !== undefined && status.total > 0) {
     if (stage === 'reviewing') return `reviewing ${status.done}/${status.total} files…`;
     return `${stage} ${status.done}/${status.total}…`;

@@ -51,4 +51,6 @@ test('Apply Fix picks the server\'s apply action for this finding, else its sugg
 test('server error messages lose the command prefix', () => {
   assert.equal(serverErrorMessage(new Error("redline.review: unknown scope 'x'")), "unknown scope 'x'");
   assert.equal(serverErrorMessage({ code: -32602, message: 'redline.export: bad' }), 'bad');
+  assert.match(serverErrorMessage({ code: -32601, message: 'Method Not Found: redline/refs' }, 'redline/refs'),
+    /does not support redline\/refs: update Redline/);
 });

@@ -21,6 +21,7 @@ test('started, then a stage, then file progress; a click offers Cancel', () => {
   const s = run({ state: 'started' }, { state: 'progress', stage: 'reviewing', done: 12, total: 40, tokens: 1234, costUsd: 0.5 });
   assert.equal(statusBarView(s).text, '$(sync~spin) Redline: reviewing 12/40 files…');
   assert.equal(statusBarView(s).click, 'cancel');
+  assert.equal(statusBarView(run({ state: 'stage', stage: 'done' })).text, '$(sync~spin) Redline: finishing…');
   assert.match(statusBarView(s).tooltip, /1,234 tokens/);
   assert.equal(viewDescription(s, null, emptyCounts()), 'reviewing branch against main · 0 so far · 1,234 tokens · $0.50');
 });
