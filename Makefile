@@ -9,7 +9,8 @@ BIN    := $(VENV)/bin
 UV     := $(BIN)/uv
 UV_ENV := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON=$(BIN)/python UV_NO_PROGRESS=1
 
-.PHONY: run test lint typecheck pytest test-deps nvim node bench setup setup-dev clean
+.PHONY: run test lint typecheck pytest test-deps nvim node bench setup setup-dev clean \
+	e2e e2e-screenshot e2e-debs e2e-clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -76,11 +77,13 @@ $(NODE_DIR)/node_modules/.install-stamp: $(NODE_DIR)/package.json $(NODE_DIR)/pa
 	npm ci --prefix $(NODE_DIR) --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
-test: lint typecheck pytest
+test: lint typecheck pytest e2e
 
 bench: setup-dev
 	$(BIN)/python benchmarks/pipeline_overhead.py
 	$(BIN)/python benchmarks/run_all.py
+
+include editor-client/e2e/e2e.mk
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache $(NODE_DIR)/node_modules
