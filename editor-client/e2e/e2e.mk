@@ -2,14 +2,14 @@
 # browser) driven by Debian's Chromium through playwright-core (editor-client/e2e/run.mjs).
 # The tools are pinned in editor-client/e2e/package-lock.json and installed into
 # editor-client/e2e/node_modules, including Node 24 (npm's `node` package: code-server needs it).
-# Debian packages: chromium, and libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config for
+# Debian packages: chromium and fonts-noto-color-emoji (the status bar's ⛔), and libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config for
 # code-server's native modules; a missing one is installed when running as root, else the rule
 # says how. `make e2e-screenshot` also refreshes docs/images/vscode-sidebar.png.
 
 E2E          := editor-client/e2e
 E2E_NODE     := $(E2E)/node_modules/node/bin/node
 E2E_VSIX     := editor-client/redline-0.1.0.vsix
-E2E_DEBS     := chromium libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config
+E2E_DEBS     := chromium fonts-noto-color-emoji libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config
 
 .PHONY: e2e e2e-screenshot e2e-debs e2e-clean
 

@@ -327,6 +327,11 @@ async function main() {
         2,
       ),
     );
+    // `redline.server.path` has scope machine: VS Code reads such settings from the machine's
+    // own settings in a remote window, and code-server's window is one — its "Remote" settings
+    // file is <user-data-dir>/Machine/settings.json ("Preferences: Open Remote Settings").
+    mkdirSync(path.join(userData, 'Machine'), { recursive: true });
+    writeFileSync(path.join(userData, 'Machine', 'settings.json'), JSON.stringify({ 'redline.server.path': redline }, null, 2));
     const out = run(process.execPath, [codeServerBin, '--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], 'code-server --install-extension');
     log(`  ${out.trim().split('\n').pop()}`);
     const fd = openSync(serverLog, 'a');
@@ -436,6 +441,14 @@ async function main() {
 
   await step('the Redline sidebar lists the findings', async () => {
     await page.locator(`${sel.activitybar} [aria-label^="Redline"]`).first().click();
+    // A wider sidebar, so that the screenshot shows whole titles: drag the sash at its edge.
+    const bar = await page.locator(sel.sidebar).boundingBox();
+    if (bar) {
+      await page.mouse.move(bar.x + bar.width + 1, bar.y + bar.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(bar.x + bar.width + 180, bar.y + bar.height / 2, { steps: 5 });
+      await page.mouse.up();
+    }
     await page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: EXPECTED[0].title }).first().waitFor({ timeout: STEP_TIMEOUT });
     const rows = await treeRows();
     for (const r of rows) log(`  sidebar: ${r.text}   [aria-label: ${r.aria}]`);
@@ -500,14 +513,17 @@ async function main() {
     const reason = 'e2e: the caller logs and re-raises';
     const row = await findingRow(target.title);
     await row.click({ button: 'right' });
-    const item = page.locator('.context-view .monaco-menu .action-item', { hasText: 'Dismiss' }).first();
+    const item = page.locator('.context-view .monaco-menu .action-item a.action-menu-item', { hasText: 'Dismiss' }).first();
     try {
       await item.waitFor({ timeout: STEP_TIMEOUT });
     } catch {
       const seen = await page.locator('.context-view .monaco-menu .action-item').allTextContents();
       throw new Failure(`no "Dismiss…" in the finding's context menu; it shows ${JSON.stringify(seen)}`);
     }
-    await item.click();
+    // VS Code's menus act on mouse up after a hover; the keyboard is the dependable way.
+    await item.hover();
+    await page.waitForFunction(() => document.querySelector('.context-view .monaco-menu .action-item.focused')?.textContent.includes('Dismiss'), null, { timeout: STEP_TIMEOUT });
+    await page.keyboard.press('Enter');
     const box = page.locator(sel.quickInputBox);
     await box.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
     await box.fill(reason);
