@@ -558,10 +558,12 @@ async function main() {
 async function cleanup() {
   if (browser) await Promise.race([browser.close().catch(() => {}), new Promise((r) => setTimeout(r, 5000))]);
   if (codeServer && codeServer.exitCode === null) {
+    // The whole process group: code-server, its extension host and the `redline lsp` it started.
     try {
-      process.kill(-codeServer.pid, 'SIGTERM'); // the whole group: extension host, redline lsp
+      process.kill(-codeServer.pid, 'SIGTERM');
     } catch {}
-    await new Promise((r) => setTimeout(r, 1000));
+    const deadline = Date.now() + 3000;
+    while (codeServer.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     try {
       process.kill(-codeServer.pid, 'SIGKILL');
     } catch {}
@@ -576,38 +578,42 @@ function saveLogs() {
   } catch {}
 }
 
+// One way out, whoever gets there first (the test, its failure, the overall timeout).
+let exiting = null;
+function exit(code) {
+  exiting ??= (async () => {
+    await cleanup();
+    if (!opts.keep) rmSync(tmp, { recursive: true, force: true });
+    else log(`kept ${tmp}`);
+    process.exit(code);
+  })();
+  return exiting;
+}
+
+let timedOut = false;
 const timer = setTimeout(async () => {
-  if (finished) return;
-  finished = true;
-  console.error(`e2e: FAILED — overall timeout of ${opts.timeout} s exceeded (step ${stepNo})`);
+  timedOut = true;
+  console.error(`e2e: FAILED — the overall timeout of ${opts.timeout} s was exceeded in step ${stepNo}; killing code-server and Chromium`);
   await shot('TIMEOUT');
   saveLogs();
-  console.error(`e2e: screenshots in ${stepsDir}; logs in ${artifacts}`);
-  await cleanup();
-  process.exit(2);
+  console.error(`e2e: screenshots in ${stepsDir}; code-server log and VS Code logs in ${artifacts}`);
+  await exit(2);
 }, Number(opts.timeout) * 1000);
 
-let code = 0;
 try {
   await main();
+  clearTimeout(timer);
   console.log('e2e: summary');
   for (const r of results) console.log(`  ${r.ok ? 'PASS' : 'WARN'} ${r.check}: ${r.detail}`);
   for (const f of figures) console.log(`  ${f}`);
   console.log(`  total: ${secs(Date.now() - started)} s; sidebar screenshot: ${path.join(artifacts, 'sidebar.png')}`);
+  await exit(0);
 } catch (err) {
-  code = 1;
-  if (!finished) {
+  if (!timedOut) {
+    clearTimeout(timer);
     console.error(`e2e: FAILED in step "${err.step ?? '?'}": ${err instanceof Failure ? err.message : err.stack}`);
     saveLogs();
     console.error(`e2e: screenshots in ${stepsDir}; code-server log and VS Code logs in ${artifacts}`);
-  }
-} finally {
-  if (!finished) {
-    finished = true;
-    clearTimeout(timer);
-    await cleanup();
-    if (!opts.keep) rmSync(tmp, { recursive: true, force: true });
-    else log(`kept ${tmp}`);
+    await exit(1);
   }
 }
-process.exit(code);
