@@ -9,8 +9,7 @@ BIN    := $(VENV)/bin
 UV     := $(BIN)/uv
 UV_ENV := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON=$(BIN)/python UV_NO_PROGRESS=1
 
-.PHONY: run test lint typecheck pytest test-deps nvim node bench setup setup-dev clean \
-	e2e e2e-screenshot e2e-debs e2e-clean
+.PHONY: run test lint typecheck pytest test-deps nvim node bench setup setup-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -83,6 +82,7 @@ bench: setup-dev
 	$(BIN)/python benchmarks/pipeline_overhead.py
 	$(BIN)/python benchmarks/run_all.py
 
+# The VS Code extension's end-to-end test in a real VS Code: e2e, e2e-screenshot.
 include editor-client/e2e/e2e.mk
 
 clean:

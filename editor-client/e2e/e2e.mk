@@ -2,10 +2,12 @@
 # browser) driven by Debian's Chromium through playwright-core (editor-client/e2e/run.mjs).
 # The tools are pinned in editor-client/e2e/package-lock.json and installed into
 # editor-client/e2e/node_modules, including Node 24 (npm's `node` package: code-server needs it).
-# Debian packages: chromium and fonts-noto-color-emoji (the status bar's ⛔), and libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config for
-# code-server's native modules; a missing one is installed when running as root, else the rule
-# says how. `make e2e-screenshot` also refreshes docs/images/vscode-sidebar.png.
-
+# Debian packages: chromium, fonts-noto-color-emoji (the status bar's ⛔), and libkrb5-dev
+# libxkbfile-dev libsecret-1-dev pkg-config for code-server's native modules; a missing one is
+# installed when running as root, else the rule says how.
+#   make e2e             the test (prints each check, palette → first squiggle; exit 1 on failure,
+#                        with a screenshot per step and the logs in editor-client/e2e/artifacts/)
+#   make e2e-screenshot  the test, then docs/images/vscode-sidebar.png from its sidebar shot
 E2E          := editor-client/e2e
 E2E_NODE     := $(E2E)/node_modules/node/bin/node
 E2E_VSIX     := editor-client/redline-0.1.0.vsix
