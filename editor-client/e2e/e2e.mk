@@ -8,6 +8,7 @@
 #   make e2e             the test (prints each check, palette → first squiggle; exit 1 on failure,
 #                        with a screenshot per step and the logs in editor-client/e2e/artifacts/)
 #   make e2e-screenshot  the test, then docs/images/vscode-sidebar.png from its sidebar shot
+
 E2E          := editor-client/e2e
 E2E_NODE     := $(E2E)/node_modules/node/bin/node
 E2E_VSIX     := editor-client/redline-0.1.0.vsix
