@@ -490,14 +490,20 @@ async function main() {
     });
     const text = await editorText();
     check(text.includes('import subprocess') && text.includes('import json'), `the fix removed more than \`import os\`:\n${text}`);
+    // Save, and wait until the file on disk is the editor's text (a save may be caught half
+    // written): `import os` gone, the rest there.
+    const original = readFileSync(path.join(repo, FILE), 'utf-8'); // not saved yet
+    check(/^import os\n/m.test(original), `${FILE} was saved before Ctrl+S`);
+    const expected = original.replace(/^import os\n/m, '');
     await page.keyboard.press('Control+s');
     const deadline = Date.now() + STEP_TIMEOUT;
-    while (/^import os$/m.test(readFileSync(path.join(repo, FILE), 'utf-8'))) {
-      check(Date.now() < deadline, `${FILE} on disk still has \`import os\` after the fix and Ctrl+S`);
+    let disk;
+    while ((disk = readFileSync(path.join(repo, FILE), 'utf-8')) !== expected) {
+      check(Date.now() < deadline, `${FILE} on disk is not the file without \`import os\` after the fix and Ctrl+S:\n${disk}`);
       await page.waitForTimeout(100);
     }
-    const disk = readFileSync(path.join(repo, FILE), 'utf-8');
-    check(/^import subprocess$/m.test(disk), `${FILE} on disk lost more than \`import os\``);
+    await page.locator('.tabs-container .tab.active.dirty').waitFor({ state: 'detached', timeout: STEP_TIMEOUT })
+      .catch(() => { throw new Failure(`the editor of ${FILE} is still dirty after Ctrl+S`); });
     await page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: EXPECTED[0].title }).first()
       .waitFor({ state: 'detached', timeout: STEP_TIMEOUT })
       .catch(async () => {
