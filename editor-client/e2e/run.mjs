@@ -511,6 +511,19 @@ async function main() {
       });
     const rows = await problemRows();
     check(!rows.some((r) => r.includes(EXPECTED[0].title)), `the Problems panel still lists "${EXPECTED[0].title}" after the fix: ${JSON.stringify(rows)}`);
+    // The quick-fix menu on line 4 (now `import subprocess`) no longer offers the fixed finding.
+    await page.locator(`${sel.editor} .view-lines`).first().click();
+    await quickInput(':', '4');
+    await page.keyboard.press('Enter');
+    await waitStatus(/Ln 4, Col/, STEP_TIMEOUT, 'the cursor on line 4');
+    await page.keyboard.press('Control+.');
+    await page.locator('.action-widget .monaco-list-row, .action-widget, .monaco-editor-overlaymessage').first().waitFor({ timeout: 5_000 }).catch(() => {});
+    await page.waitForTimeout(300);
+    const after = (await page.locator('.action-widget .monaco-list-row').allTextContents()).map((t) => t.trim()).filter(Boolean);
+    const message = (await page.locator('.monaco-editor-overlaymessage').allTextContents()).join(' ').trim();
+    log(`  quick-fix menu on line 4 after the fix: ${after.length ? JSON.stringify(after) : `none (${message || 'no menu'})`}`);
+    await page.keyboard.press('Escape');
+    check(!after.some((t) => t.includes(EXPECTED[0].title)), `the quick-fix menu on line 4 still offers the fixed finding: ${JSON.stringify(after)}`);
     const left = (await treeRows()).map((r) => r.text);
     for (const r of left) log(`  sidebar after the fix: ${r}`);
     pass('quick fix', `"${label}" removed \`import os\` (editor and, after Ctrl+S, disk); the finding left the sidebar and Problems`);
