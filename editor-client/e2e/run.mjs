@@ -588,6 +588,12 @@ async function main() {
     if (status) pass('status bar after fix + dismiss', `"${status}"`);
     else warn('status bar after fix + dismiss', `expected "Redline: 1 ⚠ 1 ⛔" (2 findings left), it shows ${JSON.stringify(await statusTexts())}`);
   });
+
+  await step('no error on screen', async () => {
+    const errors = await errorsShown();
+    check(!errors.length, `error dialogs or notifications on screen: ${JSON.stringify(errors)}`);
+    pass('no error on screen', 'no error dialog or error notification at the end of the run');
+  });
 }
 
 // ---------------------------------------------------------------------------- run, clean up
