@@ -76,7 +76,7 @@ $(NODE_DIR)/node_modules/.install-stamp: $(NODE_DIR)/package.json $(NODE_DIR)/pa
 	npm ci --prefix $(NODE_DIR) --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
-test: lint typecheck pytest client-check
+test: lint typecheck pytest client-check e2e
 
 # The VS Code extension: client-check, vsix.
 include editor-client/client.mk
@@ -84,6 +84,9 @@ include editor-client/client.mk
 bench: setup-dev
 	$(BIN)/python benchmarks/pipeline_overhead.py
 	$(BIN)/python benchmarks/run_all.py
+
+# The VS Code extension's end-to-end test in a real VS Code: e2e, e2e-screenshot.
+include editor-client/e2e/e2e.mk
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache $(NODE_DIR)/node_modules \

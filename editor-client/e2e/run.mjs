@@ -1,0 +1,662 @@
+#!/usr/bin/env node
+// End-to-end test of the Redline VS Code extension in a real VS Code: code-server (VS Code in
+// the browser) driven by Debian's Chromium through playwright-core, against the demo repository
+// of scripts/demo.py reviewed offline (ruff + bandit, no model).
+//
+//   node run.mjs --vsix editor-client/redline-0.1.0.vsix --redline .venv/bin/redline
+//
+// Everything lives in a fresh temporary directory (HOME, XDG_*, REDLINE_CACHE_DIR, the VS Code
+// user data and extensions); REDLINE_CONFIG points at a file that does not exist, so a user's
+// cache and configuration are never read or written. Asserts what a user sees: squiggles and
+// Problems rows at the planted lines, the Redline sidebar, a quick fix, Dismiss… from the
+// sidebar (and .redline/dismissed.toml), the status-bar counts. Prints the time from Enter on the
+// palette command to the first squiggle. On failure: a screenshot per step, the code-server and
+// extension-host logs in editor-client/e2e/artifacts/, exit 1.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, openSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { chromium } from 'playwright-core';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '..', '..');
+const { values: opts } = parseArgs({
+  options: {
+    vsix: { type: 'string', default: path.join(ROOT, 'editor-client', 'redline-0.1.0.vsix') },
+    redline: { type: 'string', default: path.join(ROOT, '.venv', 'bin', 'redline') },
+    chromium: { type: 'string', default: '/usr/bin/chromium' },
+    artifacts: { type: 'string', default: path.join(HERE, 'artifacts') },
+    timeout: { type: 'string', default: '240' }, // seconds, the whole run
+    keep: { type: 'boolean', default: false }, // keep the temporary directory
+    headed: { type: 'boolean', default: false },
+    // Reproduce what a code-server user meets: redline.server.path only in the User settings.
+    'server-path-in-user-settings-only': { type: 'boolean', default: false },
+  },
+});
+
+const FILE = 'app/reports.py';
+// The planted problems (scripts/demo.py EXPECTED) and what the offline review calls them.
+const EXPECTED = [
+  { key: 'unused import', line: 4, title: 'Unused import `os`', severity: 'Low' },
+  { key: 'shell injection', line: 21, title: 'Shell command built from non-constant input', severity: 'Critical' },
+  { key: 'bare except', line: 27, title: 'Bare `except`', severity: 'Medium' },
+  { key: 'mutable default', line: 31, title: 'Mutable default argument', severity: 'Medium' },
+];
+const STEP_TIMEOUT = 30_000;
+const REVIEW_TIMEOUT = 90_000;
+
+const started = Date.now();
+const secs = (ms) => (ms / 1000).toFixed(2);
+const log = (msg) => console.log(`e2e [${secs(Date.now() - started).padStart(6)} s] ${msg}`);
+const results = [];
+const figures = [];
+
+const vsix = path.resolve(opts.vsix);
+const redline = path.resolve(opts.redline);
+const artifacts = path.resolve(opts.artifacts);
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'redline-e2e-'));
+const stepsDir = path.join(artifacts, 'steps');
+rmSync(artifacts, { recursive: true, force: true });
+mkdirSync(stepsDir, { recursive: true });
+
+let codeServer = null;
+let browser = null;
+let page = null;
+let stepNo = 0;
+let finished = false;
+
+class Failure extends Error {}
+function check(cond, msg) {
+  if (!cond) throw new Failure(msg);
+}
+
+// ---------------------------------------------------------------------------- environment
+
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('REDLINE_') && !k.startsWith('VSCODE_')));
+Object.assign(env, {
+  HOME: path.join(tmp, 'home'),
+  XDG_CONFIG_HOME: path.join(tmp, 'config'),
+  XDG_CACHE_HOME: path.join(tmp, 'cache'),
+  XDG_DATA_HOME: path.join(tmp, 'data'),
+  XDG_STATE_HOME: path.join(tmp, 'state'),
+  REDLINE_CACHE_DIR: path.join(tmp, 'redline-cache'),
+  REDLINE_CONFIG: '/nonexistent/redline-e2e/config.toml',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  // code-server and its extension host run on the Node this script runs on (Node 24).
+  PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`,
+});
+for (const k of ['HOME', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME', 'XDG_STATE_HOME']) mkdirSync(env[k], { recursive: true });
+const userData = path.join(tmp, 'user-data');
+const extensions = path.join(tmp, 'extensions');
+const repo = path.join(tmp, 'demo');
+const serverLog = path.join(tmp, 'code-server.log');
+const codeServerBin = path.join(HERE, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+
+function run(cmd, args, what) {
+  const r = spawnSync(cmd, args, { env, encoding: 'utf-8', timeout: 120_000 });
+  if (r.status !== 0) throw new Failure(`${what} failed (${r.status ?? r.signal}): ${r.stderr || r.stdout}`);
+  return r.stdout;
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------- steps
+
+async function shot(name) {
+  if (!page) return null;
+  const file = path.join(stepsDir, `${String(stepNo).padStart(2, '0')}-${name}.png`);
+  try {
+    await page.screenshot({ path: file, fullPage: true, timeout: 10_000 });
+    return file;
+  } catch {
+    return null;
+  }
+}
+
+async function step(name, fn) {
+  stepNo += 1;
+  const t = Date.now();
+  log(`step ${stepNo}: ${name}`);
+  try {
+    const out = await fn();
+    await shot(name.replace(/[^a-z0-9]+/gi, '-').toLowerCase());
+    log(`  ok (${secs(Date.now() - t)} s)`);
+    return out;
+  } catch (err) {
+    await shot(`FAILED-${name.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`);
+    err.step = name;
+    throw err;
+  }
+}
+
+function warn(check, detail) {
+  results.push({ check, ok: false, detail });
+  log(`WARN ${check}: ${detail}`);
+}
+
+function pass(check, detail) {
+  results.push({ check, ok: true, detail });
+  log(`PASS ${check}: ${detail}`);
+}
+
+// ---------------------------------------------------------------------------- UI helpers
+
+const sel = {
+  workbench: '.monaco-workbench',
+  quickInput: '.quick-input-widget',
+  quickInputBox: '.quick-input-widget .quick-input-box input',
+  quickRows: '.quick-input-widget .quick-input-list .monaco-list-row',
+  statusbar: '#workbench\\.parts\\.statusbar',
+  sidebar: '#workbench\\.parts\\.sidebar',
+  activitybar: '#workbench\\.parts\\.activitybar',
+  problemsRows: '.markers-panel .monaco-list-row',
+  editor: '.editor-instance .monaco-editor',
+  squiggle: '.monaco-editor .squiggly-error, .monaco-editor .squiggly-warning, .monaco-editor .squiggly-info',
+  errorShown: '.monaco-dialog-box, .notifications-toasts .notification-list-item .codicon-error',
+};
+
+// Error dialogs and error notifications on screen (their text), to fail with what a user reads.
+async function errorsShown() {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.monaco-dialog-box, .notifications-toasts .notification-list-item')]
+      .filter((e) => e.classList.contains('monaco-dialog-box') || e.querySelector('.codicon-error'))
+      .map((e) => e.innerText.replace(/\s+/g, ' ').trim()),
+  );
+}
+
+// Open the quick input with `prefix` (">" = commands, "" = files, ":" = go to line) and type.
+async function quickInput(prefix, text) {
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('F1');
+  const box = page.locator(sel.quickInputBox);
+  await box.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  await box.fill(prefix + text);
+}
+
+// Run a command from the palette: F1, type its title, wait until the focused row is that
+// command, Enter. Returns the time Enter was pressed.
+async function palette(title) {
+  await quickInput('>', title);
+  const focused = page.locator(`${sel.quickRows}.focused`);
+  await page.waitForFunction(
+    ({ rows, title }) => {
+      const row = document.querySelector(rows + '.focused');
+      return row && (row.getAttribute('aria-label') || row.textContent || '').includes(title);
+    },
+    { rows: sel.quickRows, title },
+    { timeout: STEP_TIMEOUT },
+  ).catch(async () => {
+    const seen = await page.locator(sel.quickRows).allTextContents();
+    throw new Failure(`command "${title}" not found in the command palette; rows: ${JSON.stringify(seen.slice(0, 8))}`);
+  });
+  void focused;
+  const t = Date.now();
+  await page.keyboard.press('Enter');
+  return t;
+}
+
+async function statusTexts() {
+  return page.locator(`${sel.statusbar} .statusbar-item`).evaluateAll((els) => els.map((e) => e.textContent.trim()).filter(Boolean));
+}
+
+async function waitStatus(re, timeout, what) {
+  try {
+    await page.waitForFunction(
+      ({ bar, src }) => [...document.querySelectorAll(bar + ' .statusbar-item')].some((e) => new RegExp(src).test(e.textContent.trim())),
+      { bar: sel.statusbar, src: re.source },
+      { timeout, polling: 100 },
+    );
+  } catch {
+    throw new Failure(`status bar never showed ${what} (${re}); it shows ${JSON.stringify(await statusTexts())}`);
+  }
+  return (await statusTexts()).find((t) => re.test(t));
+}
+
+async function editorText() {
+  return page.locator(`${sel.editor} .view-lines`).first().evaluate((el) =>
+    [...el.querySelectorAll('.view-line')]
+      .map((l) => ({ top: parseFloat(l.style.top) || 0, text: l.textContent.replace(/\u00a0/g, ' ') }))
+      .sort((a, b) => a.top - b.top)
+      .map((l) => l.text)
+      .join('\n'),
+  );
+}
+
+// Ctrl+. (the quick-fix menu) until `row` shows: a keypress that lands while the editor is
+// still computing its code actions can be dropped; the lightbulb is clicked as a fallback.
+async function openQuickFix(row) {
+  const deadline = Date.now() + STEP_TIMEOUT;
+  for (let attempt = 0; ; attempt++) {
+    if (attempt % 2 === 0) await page.keyboard.press('Control+.');
+    else await page.locator('.lightBulbWidget').first().click({ timeout: 2_000 }).catch(() => page.keyboard.press('Control+.'));
+    try {
+      await row.waitFor({ timeout: 4_000 });
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await page.keyboard.press('Escape');
+    }
+  }
+}
+
+// The squiggles in the editor, as {line, kind}: each decoration's top matched to a line number.
+async function squiggleLines() {
+  return page.locator(sel.editor).first().evaluate((ed) => {
+    const numbers = [...ed.querySelectorAll('.margin-view-overlays .line-numbers')].map((n) => ({
+      line: Number(n.textContent.trim()),
+      top: n.getBoundingClientRect().top,
+    }));
+    const out = [];
+    for (const sq of ed.querySelectorAll('[class*="squiggly-"]')) {
+      const top = sq.getBoundingClientRect().top;
+      const n = numbers.reduce((best, x) => (Math.abs(x.top - top) < Math.abs(best.top - top) ? x : best), { top: Infinity, line: 0 });
+      const kind = [...sq.classList].find((c) => c.startsWith('squiggly-')).replace('squiggly-', '');
+      if (!out.some((o) => o.line === n.line && o.kind === kind)) out.push({ line: n.line, kind });
+    }
+    return out.sort((a, b) => a.line - b.line);
+  });
+}
+
+async function problemRows() {
+  return page.locator(sel.problemsRows).evaluateAll((els) => els.map((e) => e.innerText.replace(/\s+/g, ' ').trim()));
+}
+
+async function treeRows() {
+  return page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`).evaluateAll((els) =>
+    els.map((e) => ({ aria: e.getAttribute('aria-label'), text: e.innerText.replace(/\s+/g, ' ').trim() })),
+  );
+}
+
+async function findingRow(title) {
+  return page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: title }).first();
+}
+
+// ---------------------------------------------------------------------------- the test
+
+async function main() {
+  log(`temporary directory ${tmp}`);
+  check(existsSync(vsix), `no extension package at ${vsix} (make vsix)`);
+  check(existsSync(redline), `no redline at ${redline} (make setup)`);
+  check(existsSync(codeServerBin), `no code-server at ${codeServerBin} (make ${path.relative(ROOT, HERE)}/node_modules/.install-stamp)`);
+  check(Number(process.versions.node.split('.')[0]) >= 20, `Node ${process.version}: run with editor-client/e2e/node_modules/node/bin/node (v24)`);
+
+  const ids = await step('build the demo repository and review it with the CLI (finding ids)', async () => {
+    const python = path.join(path.dirname(redline), 'python');
+    run(python, ['-c', 'import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); import demo; demo.build_demo_repo(Path(sys.argv[2]))', path.join(ROOT, 'scripts'), repo], 'building the demo repository');
+    // The CLI's own offline review of the same change, in a separate cache: the ids the editor
+    // must show (and write to dismissed.toml).
+    const cliEnv = { ...env, REDLINE_CACHE_DIR: path.join(tmp, 'cli-cache') };
+    const r = spawnSync(redline, ['review', '--branch', 'main', '--repo', repo, '--format', 'json', '--quiet'], { env: cliEnv, encoding: 'utf-8', timeout: 120_000 });
+    check(r.status === 0, `redline review failed: ${r.stderr}`);
+    const findings = JSON.parse(r.stdout).findings;
+    const byKey = {};
+    for (const e of EXPECTED) {
+      const f = findings.find((x) => x.file === FILE && x.line === e.line && x.title.startsWith(e.title));
+      check(f, `the CLI review has no "${e.title}" at ${FILE}:${e.line}: ${JSON.stringify(findings.map((x) => [x.file, x.line, x.title]))}`);
+      byKey[e.key] = f.id;
+    }
+    return byKey;
+  });
+
+  const port = await freePort();
+  await step('configure and start code-server', async () => {
+    mkdirSync(path.join(userData, 'User'), { recursive: true });
+    writeFileSync(
+      path.join(userData, 'User', 'settings.json'),
+      JSON.stringify(
+        {
+          'security.workspace.trust.enabled': false,
+          'redline.server.path': redline, // a user (machine) setting: never read from the workspace
+          'redline.baseBranch': 'main', // deterministic: the demo repository has no origin
+          'workbench.startupEditor': 'none',
+          'workbench.welcomePage.walkthroughs.openOnInstall': false,
+          'workbench.tips.enabled': false,
+          'workbench.enableExperiments': false,
+          'workbench.editor.enablePreview': false,
+          'workbench.secondarySideBar.defaultVisibility': 'hidden',
+          'chat.disableAIFeatures': true,
+          'chat.commandCenter.enabled': false,
+          'telemetry.telemetryLevel': 'off',
+          'update.mode': 'none',
+          'extensions.ignoreRecommendations': true,
+          'extensions.autoCheckUpdates': false,
+          'extensions.autoUpdate': false,
+          'git.openRepositoryInParentFolders': 'never',
+          'editor.hover.enabled': false,
+          'editor.minimap.enabled': false,
+          'files.autoSave': 'off',
+          'window.restoreWindows': 'none',
+        },
+        null,
+        2,
+      ),
+    );
+    // `redline.server.path` has scope machine: VS Code reads such settings from the machine's
+    // own settings in a remote window, and code-server's window is one — its "Remote" settings
+    // file is <user-data-dir>/Machine/settings.json ("Preferences: Open Remote Settings").
+    mkdirSync(path.join(userData, 'Machine'), { recursive: true });
+    if (!opts['server-path-in-user-settings-only']) writeFileSync(path.join(userData, 'Machine', 'settings.json'), JSON.stringify({ 'redline.server.path': redline }, null, 2));
+    const out = run(process.execPath, [codeServerBin, '--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], 'code-server --install-extension');
+    log(`  ${out.trim().split('\n').pop()}`);
+    const fd = openSync(serverLog, 'a');
+    codeServer = spawn(
+      process.execPath,
+      [codeServerBin, '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--bind-addr', `127.0.0.1:${port}`, '--user-data-dir', userData, '--extensions-dir', extensions, repo],
+      { env, stdio: ['ignore', fd, fd], detached: true },
+    );
+    const deadline = Date.now() + STEP_TIMEOUT;
+    for (;;) {
+      check(codeServer.exitCode === null, `code-server exited (${codeServer.exitCode}); see ${serverLog}`);
+      try {
+        const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+        if (res.ok) break;
+      } catch {}
+      check(Date.now() < deadline, `code-server did not answer on 127.0.0.1:${port}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  });
+
+  await step('open the folder in Chromium', async () => {
+    browser = await chromium.launch({
+      executablePath: opts.chromium,
+      headless: !opts.headed,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+    });
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    page = await context.newPage();
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURI(repo)}`);
+    await page.locator(sel.workbench).waitFor({ timeout: 60_000 });
+    await page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: 'app' }).first().waitFor({ timeout: 60_000 });
+  });
+
+  await step(`open ${FILE}; the extension activates`, async () => {
+    await quickInput('', FILE);
+    await page.locator(`${sel.quickRows}.focused`, { hasText: 'reports.py' }).waitFor({ timeout: STEP_TIMEOUT });
+    await page.keyboard.press('Enter');
+    await page.locator(`${sel.editor} .view-lines`, { hasText: 'def export_report' }).waitFor({ timeout: STEP_TIMEOUT });
+    const idle = await waitStatus(/Redline/, 60_000, 'the Redline item (the extension active)');
+    log(`  status bar: "${idle}"`);
+  });
+
+  let t0;
+  await step('run "Redline: Review Current Branch" from the palette', async () => {
+    t0 = await palette('Redline: Review Current Branch');
+  });
+
+  await step('wait for the first squiggle in the editor', async () => {
+    // A squiggle, or an error the user would see (a dialog, an error notification): fail fast.
+    try {
+      await page.waitForFunction(
+        ({ squiggle, errors }) => document.querySelector(squiggle) || document.querySelector(errors),
+        { squiggle: sel.squiggle, errors: sel.errorShown },
+        { timeout: REVIEW_TIMEOUT, polling: 20 },
+      );
+    } catch {
+      throw new Failure(`no squiggle in ${FILE} ${REVIEW_TIMEOUT / 1000} s after the command; status bar ${JSON.stringify(await statusTexts())}`);
+    }
+    const dt = Date.now() - t0;
+    const errors = await errorsShown();
+    check(!errors.length || (await page.locator(sel.squiggle).count()) > 0, `the command showed an error: ${JSON.stringify(errors)}`);
+    figures.push(`palette → first squiggle: ${secs(dt)} s`);
+    console.log(`e2e: palette → first squiggle: ${secs(dt)} s`);
+  });
+
+  await step('squiggles at the planted lines', async () => {
+    // Which editor lines carry a squiggle (the whole file fits in the editor here).
+    let found = [];
+    const deadline = Date.now() + STEP_TIMEOUT;
+    for (;;) {
+      found = await squiggleLines();
+      if (EXPECTED.every((e) => found.some((f) => f.line === e.line))) break;
+      check(Date.now() < deadline, `squiggles at ${JSON.stringify(found)}, expected lines ${EXPECTED.map((e) => e.line).join(', ')}`);
+      await page.waitForTimeout(100);
+    }
+    pass('squiggles', found.map((f) => `line ${f.line} ${f.kind}`).join(', '));
+  });
+
+  await step('status bar shows the counts', async () => {
+    // 1 Critical (⛔ = Critical + High), 2 Medium + 1 Low (⚠ = Medium + Low + Info).
+    const text = await waitStatus(/Redline: \d+ ⚠ \d+ ⛔/, REVIEW_TIMEOUT, 'the finished counts');
+    check(/Redline: 3 ⚠ 1 ⛔/.test(text), `status bar "${text}", expected "Redline: 3 ⚠ 1 ⛔"`);
+    figures.push(`palette → review finished (status bar counts): ${secs(Date.now() - t0)} s`);
+    pass('status bar', `"${text}"`);
+  });
+
+  await step('squiggles and Problems rows at the planted lines', async () => {
+    await palette('Problems: Focus on Problems View');
+    await page.locator(sel.problemsRows).first().waitFor({ timeout: STEP_TIMEOUT });
+    let rows = [];
+    const deadline = Date.now() + STEP_TIMEOUT;
+    for (;;) {
+      rows = await problemRows();
+      if (EXPECTED.every((e) => rows.some((r) => r.includes(`[Ln ${e.line},`)))) break;
+      if (Date.now() > deadline) break;
+      await page.waitForTimeout(200);
+    }
+    for (const r of rows) log(`  problems: ${r.slice(0, 150)}`);
+    for (const e of EXPECTED) {
+      const row = rows.find((r) => r.includes(`[Ln ${e.line},`));
+      check(row, `no Problems row at [Ln ${e.line} (${e.key}); rows: ${JSON.stringify(rows)}`);
+      check(row.includes(e.title), `the Problems row at line ${e.line} does not name "${e.title}": ${row}`);
+      check(/redline/i.test(row), `the Problems row at line ${e.line} has no source "redline": ${row}`);
+    }
+    pass('Problems', `rows at lines ${EXPECTED.map((e) => e.line).join(', ')} of ${FILE}, each with its title and source redline`);
+  });
+
+  await step('the Redline sidebar lists the findings', async () => {
+    await page.locator(`${sel.activitybar} [aria-label^="Redline"]`).first().click();
+    // A wider sidebar, so that the screenshot shows whole titles: drag the sash at its edge.
+    const bar = await page.locator(sel.sidebar).boundingBox();
+    if (bar) {
+      await page.mouse.move(bar.x + bar.width + 1, bar.y + bar.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(bar.x + bar.width + 180, bar.y + bar.height / 2, { steps: 5 });
+      await page.mouse.up();
+    }
+    await page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: EXPECTED[0].title }).first().waitFor({ timeout: STEP_TIMEOUT });
+    const rows = await treeRows();
+    for (const r of rows) log(`  sidebar: ${r.text}   [aria-label: ${r.aria}]`);
+    for (const e of EXPECTED) {
+      const row = rows.find((r) => r.text.includes(e.title));
+      check(row, `no sidebar row "${e.title}"; rows: ${JSON.stringify(rows.map((r) => r.text))}`);
+      check(new RegExp(`line ${e.line}\\b`).test(row.text), `sidebar row "${e.title}" does not say "line ${e.line}": ${row.text}`);
+    }
+    await page.mouse.move(900, 300); // off the sash (it stays highlighted under the pointer)
+    await page.waitForTimeout(500); // the sash's hover highlight fades out
+    await page.screenshot({ path: path.join(artifacts, 'sidebar.png') });
+    pass('sidebar', `${EXPECTED.length} findings with their titles and "line N": ${EXPECTED.map((e) => `${e.line}`).join(', ')}`);
+  });
+
+  await step('quick fix on line 4 removes `import os` and its finding', async () => {
+    const editor = page.locator(`${sel.editor} .view-lines`).first();
+    await editor.click();
+    await quickInput(':', '4');
+    await page.keyboard.press('Enter');
+    await waitStatus(/Ln 4, Col/, STEP_TIMEOUT, 'the cursor on line 4');
+    const fix = page.locator('.action-widget .monaco-list-row', { hasText: 'Redline: apply fix' });
+    try {
+      await openQuickFix(fix.first());
+    } catch {
+      const seen = await page.locator('.action-widget .monaco-list-row').allTextContents();
+      throw new Failure(`no "Redline: apply fix" in the quick-fix menu on line 4; it shows ${JSON.stringify(seen)}`);
+    }
+    const label = (await fix.first().textContent()).trim();
+    log(`  quick fix: "${label}"`);
+    check(label.includes(EXPECTED[0].title), `the quick fix on line 4 is not for "${EXPECTED[0].title}": ${label}`);
+    await fix.first().click();
+    await page.waitForFunction(
+      (sel) => ![...document.querySelectorAll(sel + ' .view-line')].some((l) => l.textContent.replace(/\u00a0/g, ' ') === 'import os'),
+      `${sel.editor} .view-lines`,
+      { timeout: STEP_TIMEOUT },
+    ).catch(() => {
+      throw new Failure('the editor still has `import os` after the quick fix');
+    });
+    const text = await editorText();
+    check(text.includes('import subprocess') && text.includes('import json'), `the fix removed more than \`import os\`:\n${text}`);
+    // Save, and wait until the file on disk is the editor's text (a save may be caught half
+    // written): `import os` gone, the rest there.
+    const original = readFileSync(path.join(repo, FILE), 'utf-8'); // not saved yet
+    check(/^import os\n/m.test(original), `${FILE} was saved before Ctrl+S`);
+    const expected = original.replace(/^import os\n/m, '');
+    await page.keyboard.press('Control+s');
+    const deadline = Date.now() + STEP_TIMEOUT;
+    let disk;
+    while ((disk = readFileSync(path.join(repo, FILE), 'utf-8')) !== expected) {
+      check(Date.now() < deadline, `${FILE} on disk is not the file without \`import os\` after the fix and Ctrl+S:\n${disk}`);
+      await page.waitForTimeout(100);
+    }
+    await page.locator('.tabs-container .tab.active.dirty').waitFor({ state: 'detached', timeout: STEP_TIMEOUT })
+      .catch(() => { throw new Failure(`the editor of ${FILE} is still dirty after Ctrl+S`); });
+    await page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: EXPECTED[0].title }).first()
+      .waitFor({ state: 'detached', timeout: STEP_TIMEOUT })
+      .catch(async () => {
+        throw new Failure(`the sidebar still lists "${EXPECTED[0].title}" after the fix: ${JSON.stringify((await treeRows()).map((r) => r.text))}`);
+      });
+    const rows = await problemRows();
+    check(!rows.some((r) => r.includes(EXPECTED[0].title)), `the Problems panel still lists "${EXPECTED[0].title}" after the fix: ${JSON.stringify(rows)}`);
+    // The quick-fix menu on line 4 (now `import subprocess`) no longer offers the fixed finding.
+    await page.locator(`${sel.editor} .view-lines`).first().click();
+    await quickInput(':', '4');
+    await page.keyboard.press('Enter');
+    await waitStatus(/Ln 4, Col/, STEP_TIMEOUT, 'the cursor on line 4');
+    await page.keyboard.press('Control+.');
+    await page.locator('.action-widget .monaco-list-row, .action-widget, .monaco-editor-overlaymessage').first().waitFor({ timeout: 5_000 }).catch(() => {});
+    await page.waitForTimeout(300);
+    const after = (await page.locator('.action-widget .monaco-list-row').allTextContents()).map((t) => t.trim()).filter(Boolean);
+    const message = (await page.locator('.monaco-editor-overlaymessage').allTextContents()).join(' ').trim();
+    log(`  quick-fix menu on line 4 after the fix: ${after.length ? JSON.stringify(after) : `none (${message || 'no menu'})`}`);
+    await page.keyboard.press('Escape');
+    check(!after.some((t) => t.includes(EXPECTED[0].title)), `the quick-fix menu on line 4 still offers the fixed finding: ${JSON.stringify(after)}`);
+    const left = (await treeRows()).map((r) => r.text);
+    for (const r of left) log(`  sidebar after the fix: ${r}`);
+    pass('quick fix', `"${label}" removed \`import os\` (editor and, after Ctrl+S, disk); the finding left the sidebar and Problems`);
+  });
+
+  await step('Dismiss… from the sidebar context menu', async () => {
+    const target = EXPECTED.find((e) => e.key === 'bare except');
+    const reason = 'e2e: the caller logs and re-raises';
+    const row = await findingRow(target.title);
+    await row.click({ button: 'right' });
+    const item = page.locator('.context-view .monaco-menu .action-item a.action-menu-item', { hasText: 'Dismiss' }).first();
+    try {
+      await item.waitFor({ timeout: STEP_TIMEOUT });
+    } catch {
+      const seen = await page.locator('.context-view .monaco-menu .action-item').allTextContents();
+      throw new Failure(`no "Dismiss…" in the finding's context menu; it shows ${JSON.stringify(seen)}`);
+    }
+    // VS Code's menus act on mouse up after a hover; the keyboard is the dependable way.
+    await item.hover();
+    await page.waitForFunction(() => document.querySelector('.context-view .monaco-menu .action-item.focused')?.textContent.includes('Dismiss'), null, { timeout: STEP_TIMEOUT });
+    await page.keyboard.press('Enter');
+    const box = page.locator(sel.quickInputBox);
+    await box.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+    await box.fill(reason);
+    await page.keyboard.press('Enter');
+    await page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: target.title }).first()
+      .waitFor({ state: 'detached', timeout: STEP_TIMEOUT })
+      .catch(async () => {
+        throw new Failure(`"${target.title}" is still in the sidebar after Dismiss…: ${JSON.stringify((await treeRows()).map((r) => r.text))}`);
+      });
+    const file = path.join(repo, '.redline', 'dismissed.toml');
+    const deadline = Date.now() + STEP_TIMEOUT;
+    while (!existsSync(file)) {
+      check(Date.now() < deadline, `${file} was not written`);
+      await page.waitForTimeout(100);
+    }
+    const toml = readFileSync(file, 'utf-8');
+    log(`  dismissed.toml:\n${toml.replace(/^/gm, '    ')}`);
+    check(toml.includes(ids[target.key]), `dismissed.toml does not hold the id ${ids[target.key]} of "${target.title}"`);
+    check(toml.includes(reason), `dismissed.toml does not hold the reason "${reason}"`);
+    pass('dismiss', `"${target.title}" left the sidebar; .redline/dismissed.toml has id ${ids[target.key]} and the reason "${reason}"`);
+    // Not in the contract, but what a user expects: the counts follow the list (2 left).
+    const status = await waitStatus(/Redline: 1 ⚠ 1 ⛔/, 5_000, 'the counts of the two findings left').catch(async () => null);
+    if (status) pass('status bar after fix + dismiss', `"${status}"`);
+    else warn('status bar after fix + dismiss', `expected "Redline: 1 ⚠ 1 ⛔" (2 findings left), it shows ${JSON.stringify(await statusTexts())}`);
+  });
+
+  await step('no error on screen', async () => {
+    const errors = await errorsShown();
+    check(!errors.length, `error dialogs or notifications on screen: ${JSON.stringify(errors)}`);
+    pass('no error on screen', 'no error dialog or error notification at the end of the run');
+  });
+}
+
+// ---------------------------------------------------------------------------- run, clean up
+
+async function cleanup() {
+  if (browser) await Promise.race([browser.close().catch(() => {}), new Promise((r) => setTimeout(r, 5000))]);
+  if (codeServer && codeServer.exitCode === null) {
+    // The whole process group: code-server, its extension host and the `redline lsp` it started.
+    try {
+      process.kill(-codeServer.pid, 'SIGTERM');
+    } catch {}
+    const deadline = Date.now() + 3000;
+    while (codeServer.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    try {
+      process.kill(-codeServer.pid, 'SIGKILL');
+    } catch {}
+  }
+}
+
+function saveLogs() {
+  try {
+    if (existsSync(serverLog)) cpSync(serverLog, path.join(artifacts, 'code-server.log'));
+    const logs = path.join(userData, 'logs');
+    if (existsSync(logs)) cpSync(logs, path.join(artifacts, 'vscode-logs'), { recursive: true });
+  } catch {}
+}
+
+// One way out, whoever gets there first (the test, its failure, the overall timeout).
+let exiting = null;
+function exit(code) {
+  exiting ??= (async () => {
+    await cleanup();
+    if (!opts.keep) rmSync(tmp, { recursive: true, force: true });
+    else log(`kept ${tmp}`);
+    process.exit(code);
+  })();
+  return exiting;
+}
+
+let timedOut = false;
+const timer = setTimeout(async () => {
+  timedOut = true;
+  console.error(`e2e: FAILED — the overall timeout of ${opts.timeout} s was exceeded in step ${stepNo}; killing code-server and Chromium`);
+  await shot('TIMEOUT');
+  saveLogs();
+  console.error(`e2e: screenshots in ${stepsDir}; code-server log and VS Code logs in ${artifacts}`);
+  await exit(2);
+}, Number(opts.timeout) * 1000);
+
+try {
+  await main();
+  clearTimeout(timer);
+  console.log('e2e: summary');
+  for (const r of results) console.log(`  ${r.ok ? 'PASS' : 'WARN'} ${r.check}: ${r.detail}`);
+  for (const f of figures) console.log(`  ${f}`);
+  console.log(`  total: ${secs(Date.now() - started)} s; sidebar screenshot: ${path.join(artifacts, 'sidebar.png')}`);
+  await exit(0);
+} catch (err) {
+  if (!timedOut) {
+    clearTimeout(timer);
+    console.error(`e2e: FAILED in step "${err.step ?? '?'}": ${err instanceof Failure ? err.message : err.stack}`);
+    saveLogs();
+    console.error(`e2e: screenshots in ${stepsDir}; code-server log and VS Code logs in ${artifacts}`);
+    await exit(1);
+  }
+}
