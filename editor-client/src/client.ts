@@ -20,6 +20,8 @@ export interface ClientEvents {
   onFindings(payload: FindingsPayload): void;
   onReviewState(event: ReviewStateEvent): void;
   onRunningChanged(running: boolean): void;
+  /** There is no server (not found, did not start, stopped): why, for the status bar. */
+  onServerDown(reason: string): void;
 }
 
 /** How long a message the server showed counts as "already shown" for the error answer that
@@ -48,7 +50,10 @@ export class RedlineClient implements vscode.Disposable {
 
   private async doStart(): Promise<void> {
     const server = findServer(this.output);
-    if (server === undefined) return;
+    if ('problem' in server) {
+      this.events.onServerDown(server.problem);
+      return;
+    }
     this.output.appendLine(`Starting ${server.command} ${server.args.join(' ')} (from ${server.source})`);
     const serverOptions: ServerOptions = { command: server.command, args: server.args, options: { env: process.env } };
     const clientOptions: LanguageClientOptions = {
@@ -78,6 +83,7 @@ export class RedlineClient implements vscode.Disposable {
       await client.start();
     } catch (error) {
       this.output.appendLine(`The Redline server did not start: ${serverErrorMessage(error)}`);
+      this.events.onServerDown(`The Redline server did not start: ${serverErrorMessage(error)}`);
       void vscode.window.showErrorMessage(`Redline: the server did not start: ${serverErrorMessage(error)}`, 'Show Output')
         .then((choice) => choice && this.output.show());
       return;
@@ -105,6 +111,7 @@ export class RedlineClient implements vscode.Disposable {
 
   private async offerRestart(): Promise<void> {
     this.output.appendLine('The Redline server stopped unexpectedly.');
+    this.events.onServerDown('The Redline server stopped unexpectedly.');
     const choice = await vscode.window.showWarningMessage(
       'The Redline server stopped unexpectedly.', 'Restart Server', 'Show Output');
     if (choice === 'Restart Server') await this.restart();

@@ -20,8 +20,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     onFindings: (p) => session.onFindings(p),
     onReviewState: (e) => session.onReviewState(e),
     onRunningChanged: (running) => {
-      if (!running) session.reset(); // what a stopped server showed is gone with it
+      if (running) session.serverUp();
+      else session.reset(); // what a stopped server showed is gone with it
     },
+    onServerDown: (reason) => session.serverDown(reason),
   });
   const session = new Session(store, tree, statusBar, report, () => redline);
   client = redline;

@@ -37,6 +37,10 @@ export class FindingsView implements vscode.TreeDataProvider<Node>, vscode.Dispo
   describe(status: ReviewStatus): void {
     const text = viewDescription(status, this.store.scopeLabel(), countFindings(this.store.payloads()));
     this.view.description = text || undefined;
+    // A single view's description is hidden where VS Code merges its header into the container's
+    // title: the same line also goes above the findings (not when the tree is empty, where the
+    // welcome view's buttons show instead).
+    this.view.message = this.store.isEmpty() ? undefined : text || undefined;
   }
 
   getChildren(node?: Node): Node[] {

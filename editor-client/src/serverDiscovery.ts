@@ -33,6 +33,8 @@ export interface DiscoveryInput {
   platform: NodeJS.Platform;
   home: string | undefined;
   fs: FsProbe;
+  /** The window is remote (`vscode.env.remoteName`): settings advice names the Remote settings. */
+  remote?: boolean;
 }
 
 export type Discovery =
@@ -41,8 +43,12 @@ export type Discovery =
 
 export const DEFAULT_ARGS = ['lsp'];
 
-export const INSTALL_HINT =
-  'Install it with `uv tool install redline` or `pipx install redline`, or set "redline.server.path" in your user settings.';
+/** How to fix a missing server. In a remote window (Remote-SSH, WSL, code-server) VS Code reads
+ *  machine-scoped settings from the Remote settings only, so the path goes there. */
+export function installHint(remote: boolean): string {
+  const where = remote ? 'your Remote settings (this window is remote)' : 'your user settings';
+  return `Install it with \`uv tool install redline\` or \`pipx install redline\`, or set "redline.server.path" in ${where}.`;
+}
 
 function pathApi(platform: NodeJS.Platform): path.PlatformPath {
   return platform === 'win32' ? path.win32 : path.posix;
@@ -67,6 +73,7 @@ function expandHome(value: string, home: string | undefined): string {
 export function discoverServer(input: DiscoveryInput): Discovery {
   const p = pathApi(input.platform);
   const notes: string[] = [];
+  const INSTALL_HINT = installHint(input.remote ?? false);
   const folders = input.workspaceFolders.map((f) => input.fs.realpath(f));
   const inWorkspace = (real: string) => folders.find((f) => isInside(real, f, input.platform));
 

@@ -3,7 +3,11 @@
 import * as vscode from 'vscode';
 import { discoverServer, nodeFsProbe } from './serverDiscovery';
 
-export function findServer(output: vscode.OutputChannel): { command: string; args: string[]; source: string } | undefined {
+export type FoundServer = { command: string; args: string[]; source: string };
+
+/** The server to start, or (shown to the user already) why there is none. */
+export function findServer(output: vscode.OutputChannel): FoundServer | { problem: string } {
+  const remote = vscode.env.remoteName !== undefined;
   const config = vscode.workspace.getConfiguration('redline');
   const result = discoverServer({
     serverPath: config.inspect<string>('server.path') ?? {},
@@ -13,14 +17,16 @@ export function findServer(output: vscode.OutputChannel): { command: string; arg
     platform: process.platform,
     home: process.env.HOME ?? process.env.USERPROFILE,
     fs: nodeFsProbe(),
+    remote,
   });
   for (const note of result.notes) output.appendLine(note);
   if (result.kind === 'found') return result;
   output.appendLine(result.message);
   void vscode.window.showErrorMessage(result.message, 'Open Settings').then((choice) => {
-    if (choice === 'Open Settings') {
-      void vscode.commands.executeCommand('workbench.action.openSettings', 'redline.server.path');
-    }
+    if (choice !== 'Open Settings') return;
+    // Remote windows read machine-scoped settings from the Remote settings file.
+    const command = remote ? 'workbench.action.openRemoteSettings' : 'workbench.action.openSettings';
+    void vscode.commands.executeCommand(command, remote ? undefined : 'redline.server.path');
   });
-  return undefined;
+  return { problem: result.message };
 }

@@ -41,9 +41,24 @@ export class Session {
   /** The server stopped or restarted: what it showed is gone with it. */
   reset(): void {
     this.store.clear();
-    this.status = IDLE;
+    // A server that is down stays reported as down until one runs again (serverUp).
+    if (this.status.phase !== 'noServer') this.status = IDLE;
     this.tree.refresh();
     this.update();
+  }
+
+  /** No server: the status bar says so until one runs (a notification alone goes away). */
+  serverDown(reason: string): void {
+    this.store.clear();
+    this.status = { phase: 'noServer', error: reason };
+    this.tree.refresh();
+    this.update();
+  }
+
+  serverUp(): void {
+    if (this.status.phase !== 'noServer') return;
+    this.status = IDLE;
+    this.reset();
   }
 
   async showReport(reveal = true): Promise<void> {
@@ -57,8 +72,10 @@ export class Session {
   private update(): void {
     this.statusBar.show(this.status);
     this.tree.describe(this.status);
-    const hasReview = this.status.phase !== 'idle' || !this.store.isEmpty() || this.store.scopeLabel() !== null;
+    const phase = this.status.phase;
+    const hasReview = (phase !== 'idle' && phase !== 'noServer') || !this.store.isEmpty() || this.store.scopeLabel() !== null;
     void vscode.commands.executeCommand('setContext', 'redlineClient.hasReview', hasReview);
     void vscode.commands.executeCommand('setContext', 'redlineClient.running', this.status.phase === 'running');
+    void vscode.commands.executeCommand('setContext', 'redlineClient.noServer', this.status.phase === 'noServer');
   }
 }

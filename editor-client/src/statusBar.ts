@@ -13,7 +13,7 @@ export class StatusBar implements vscode.Disposable {
     this.item.show();
   }
 
-  private click: 'focus' | 'cancel' = 'focus';
+  private click: 'focus' | 'cancel' | 'output' = 'focus';
 
   show(status: ReviewStatus): void {
     const view = statusBarView(status);
@@ -23,6 +23,10 @@ export class StatusBar implements vscode.Disposable {
   }
 
   async onClick(cancel: () => Promise<void>): Promise<void> {
+    if (this.click === 'output') {
+      await vscode.commands.executeCommand('redlineClient.showOutput');
+      return;
+    }
     if (this.click === 'cancel') {
       const choice = await vscode.window.showInformationMessage('Redline is reviewing.', 'Cancel Review', 'Show Findings');
       if (choice === 'Cancel Review') await cancel();

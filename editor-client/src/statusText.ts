@@ -3,7 +3,7 @@
 import { ReviewStateEvent, Severity } from './protocol';
 import { SeverityCounts, emptyCounts } from './findingsModel';
 
-export type Phase = 'idle' | 'running' | 'finished' | 'cancelled' | 'failed';
+export type Phase = 'idle' | 'running' | 'finished' | 'cancelled' | 'failed' | 'noServer';
 
 export interface ReviewStatus {
   phase: Phase;
@@ -119,8 +119,9 @@ function spend(status: ReviewStatus): string[] {
 export interface StatusBarView {
   text: string;
   tooltip: string;
-  /** What a click does: focus the sidebar, or offer to cancel the running review. */
-  click: 'focus' | 'cancel';
+  /** What a click does: focus the sidebar, offer to cancel the running review, or (no server)
+   *  show the output with what went wrong. */
+  click: 'focus' | 'cancel' | 'output';
 }
 
 export function statusBarView(status: ReviewStatus): StatusBarView {
@@ -151,6 +152,13 @@ export function statusBarView(status: ReviewStatus): StatusBarView {
         tooltip: `The review was cancelled${status.reason ? `: ${status.reason}` : ''}.`,
         click: 'focus',
       };
+    case 'noServer':
+      // Stays on screen after the notification is gone: nothing works until this is fixed.
+      return {
+        text: '$(debug-disconnect) Redline: no server',
+        tooltip: `${status.error ?? 'The Redline server is not running.'}\nClick to show the output.`,
+        click: 'output',
+      };
     default:
       return { text: '$(eye) Redline', tooltip: 'Redline: no review yet. Click to open the sidebar.', click: 'focus' };
   }
@@ -159,6 +167,7 @@ export function statusBarView(status: ReviewStatus): StatusBarView {
 /** The findings view's description line: scope, counts, tokens and cost ("" when no review). */
 export function viewDescription(status: ReviewStatus, scopeLabel: string | null, counts: SeverityCounts): string {
   const total = blocking(counts) + warnings(counts);
+  if (status.phase === 'noServer') return 'the Redline server is not running';
   if (status.phase === 'running') {
     return [`reviewing ${status.request ?? ''}`.trim(), `${total} so far`, ...spend(status)].join(' · ');
   }

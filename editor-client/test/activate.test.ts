@@ -82,6 +82,7 @@ test('activate registers every contributed command and reports a missing server'
     assert.match(errors[0].message, /uv tool install redline/);
     assert.deepEqual(errors[0].items, ['Open Settings']);
     assert.equal(contexts.get('redlineClient.hasReview'), false);
+    assert.equal(contexts.get('redlineClient.noServer'), true); // the sidebar says so, with buttons
     assert.equal(contexts.get('redlineClient.groupBy'), 'file');
     await extension.deactivate();
     context.subscriptions.forEach((d) => d.dispose());

@@ -97,3 +97,11 @@ test('Windows: redline.exe on PATH, case-insensitive workspace check', () => {
   }));
   assert.equal(r.kind === 'found' && r.command, 'C:\\Tools\\redline.exe');
 });
+
+test('in a remote window the advice names the Remote settings, where VS Code reads machine settings', () => {
+  const local = discoverServer(input({ pathEnv: '/usr/bin' }));
+  const remote = discoverServer(input({ pathEnv: '/usr/bin', remote: true }));
+  assert.ok(local.kind === 'notFound' && remote.kind === 'notFound');
+  assert.match(local.message, /in your user settings\.$/);
+  assert.match(remote.message, /in your Remote settings \(this window is remote\)\.$/);
+});

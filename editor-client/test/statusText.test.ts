@@ -63,3 +63,11 @@ test('failed and cancelled', () => {
   assert.equal(statusBarView(cancelled).text, '$(circle-slash) Redline: cancelled');
   assert.equal(statusBarView(cancelled).click, 'focus');
 });
+
+test('no server: the status bar says so until one runs, and a click shows the output', () => {
+  const down: ReviewStatus = { phase: 'noServer', error: 'The Redline language server (redline) was not found on PATH.' };
+  assert.equal(statusBarView(down).text, '$(debug-disconnect) Redline: no server');
+  assert.equal(statusBarView(down).click, 'output');
+  assert.match(statusBarView(down).tooltip, /not found on PATH/);
+  assert.equal(viewDescription(down, 'branch x', emptyCounts()), 'the Redline server is not running');
+});
