@@ -5,21 +5,13 @@ import { SeverityCounts, emptyCounts } from './findingsModel';
 
 export type Phase = 'idle' | 'running' | 'finished' | 'cancelled' | 'failed' | 'noServer';
 
-export interface ReviewStatus {
+/** What the UI knows of the review: the fields of the last `redline/reviewState` events that
+ *  still apply, and the phase they put it in. */
+export interface ReviewStatus
+  extends Partial<Pick<ReviewStateEvent,
+    'folder' | 'taskId' | 'request' | 'label' | 'stage' | 'message' | 'done' | 'total' | 'tokens' | 'costUsd' | 'error' | 'reason'>> {
   phase: Phase;
-  folder?: string;
-  taskId?: string;
-  request?: string; // "branch against main", as the server describes it
-  label?: string; // the finished review's scope label
-  stage?: string;
-  message?: string;
-  done?: number;
-  total?: number;
-  tokens?: number;
-  costUsd?: number;
   counts?: SeverityCounts;
-  error?: string;
-  reason?: string;
 }
 
 export const IDLE: ReviewStatus = { phase: 'idle' };
