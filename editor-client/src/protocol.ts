@@ -47,7 +47,7 @@ export interface ReviewStateEvent {
   state: ReviewStateName;
   taskId?: string;
   scope?: string;
-  request?: string;
+  request?: string; // "branch against main", as the server describes it
   elapsed?: number;
   stage?: string;
   message?: string;
@@ -58,7 +58,7 @@ export interface ReviewStateEvent {
   counts?: Partial<Record<Severity, number>>;
   findings?: number;
   summary?: string | null;
-  label?: string;
+  label?: string; // the finished review's scope label
   reason?: string;
   error?: string;
 }
