@@ -84,7 +84,8 @@ Object.assign(env, {
   XDG_DATA_HOME: path.join(tmp, 'data'),
   XDG_STATE_HOME: path.join(tmp, 'state'),
   REDLINE_CACHE_DIR: path.join(tmp, 'redline-cache'),
-  REDLINE_CONFIG: '/nonexistent/redline-e2e/config.toml',
+  // Does not exist yet: "Redline: Open User Configuration" creates it (and nothing else).
+  REDLINE_CONFIG: path.join(tmp, 'config', 'redline', 'config.toml'),
   GIT_CONFIG_NOSYSTEM: '1',
   GIT_CONFIG_GLOBAL: '/dev/null',
   // code-server and its extension host run on the Node this script runs on (Node 24).
@@ -284,6 +285,110 @@ async function treeRows() {
 
 async function findingRow(title) {
   return page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: title }).first();
+}
+
+// The rows of the open quick pick as a user reads them: label, description, detail.
+async function quickPickRows() {
+  return page.locator(sel.quickRows).evaluateAll((els) =>
+    els.map((e) => ({
+      label: (e.querySelector('.label-name')?.textContent ?? '').replace(/\s+/g, ' ').trim(),
+      description: (e.querySelector('.label-description')?.textContent ?? '').replace(/\s+/g, ' ').trim(),
+      detail: (e.querySelector('.quick-input-list-label-meta, .monaco-icon-label-container + *')?.textContent ?? '').replace(/\s+/g, ' ').trim(),
+      aria: e.getAttribute('aria-label') ?? '',
+      focused: e.classList.contains('focused'),
+    })),
+  );
+}
+
+// Wait for the quick pick titled `title` to list rows (the extension fills it after a request).
+async function waitQuickPick(title) {
+  try {
+    await page.waitForFunction(
+      ({ title, rows }) => {
+        const t = document.querySelector('.quick-input-widget .quick-input-title');
+        return t && t.textContent.includes(title) && document.querySelectorAll(rows).length > 0;
+      },
+      { title, rows: sel.quickRows },
+      { timeout: STEP_TIMEOUT },
+    );
+  } catch {
+    const t = await page.locator('.quick-input-widget .quick-input-title').allTextContents().catch(() => []);
+    throw new Failure(`no quick pick "${title}" with rows; title ${JSON.stringify(t)}, errors ${JSON.stringify(await errorsShown())}`);
+  }
+  return quickPickRows();
+}
+
+// Record every text the Redline status bar item shows from now on (a fast offline review may be
+// "starting…" for a few milliseconds only): proof that a review ran, not the last one's counts.
+async function recordStatus() {
+  await page.evaluate((bar) => {
+    window.__redlineStatusSeen = [];
+    window.__redlineStatusObserver?.disconnect();
+    const note = () => {
+      for (const e of document.querySelectorAll(bar + ' .statusbar-item')) {
+        const t = e.textContent.trim();
+        if (t.startsWith('Redline') && window.__redlineStatusSeen.at(-1) !== t) window.__redlineStatusSeen.push(t);
+      }
+    };
+    window.__redlineStatusObserver = new MutationObserver(note);
+    window.__redlineStatusObserver.observe(document.querySelector(bar), { subtree: true, childList: true, characterData: true });
+  }, sel.statusbar);
+}
+
+async function statusSeen() {
+  return page.evaluate(() => window.__redlineStatusSeen ?? []);
+}
+
+// After recordStatus(): the status bar showed a running review, then settles on `expected`
+// (the counts of what the sidebar lists). Returns the texts it showed meanwhile.
+async function waitReviewRan(what, expected) {
+  try {
+    await page.waitForFunction(
+      ({ bar, expected }) => {
+        const seen = window.__redlineStatusSeen ?? [];
+        const ran = seen.some((t) => /^Redline: .*…$/.test(t)); // "starting…", "reviewing 1/3 files…"
+        const now = [...document.querySelectorAll(bar + ' .statusbar-item')].map((e) => e.textContent.trim());
+        return ran && now.includes(expected);
+      },
+      { bar: sel.statusbar, expected },
+      { timeout: REVIEW_TIMEOUT, polling: 50 },
+    );
+  } catch {
+    throw new Failure(`${what}: the status bar never went from a running review to "${expected}"; it showed ${JSON.stringify(await statusSeen())}; errors ${JSON.stringify(await errorsShown())}`);
+  }
+  const seen = (await statusSeen()).filter((t) => /^Redline: /.test(t)); // not the progress item
+  return seen.slice(seen.findIndex((t) => /…$/.test(t)));
+}
+
+// Counts the status bar showed after the review ran that are not the settled ones.
+function transientCounts(seen, expected) {
+  return [...new Set(seen.filter((t) => !/…$/.test(t) && t !== expected))];
+}
+
+// The frame (code-server nests a webview in two iframes) whose body has `text`; null if none.
+async function frameWith(text) {
+  for (const f of page.frames()) {
+    if (f === page.mainFrame()) continue;
+    const body = await f.evaluate(() => (document.body ? document.body.innerText : '')).catch(() => '');
+    if (body.includes(text)) return f;
+  }
+  return null;
+}
+
+async function waitFrameWith(text, timeout, what) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const f = await frameWith(text);
+    if (f) return f;
+    if (Date.now() > deadline) throw new Failure(`${what}: no webview frame shows "${text}" after ${timeout / 1000} s; errors ${JSON.stringify(await errorsShown())}`);
+    await page.waitForTimeout(50);
+  }
+}
+
+async function tabLabels() {
+  return page.locator('.tabs-container .tab').evaluateAll((els) =>
+    els.map((e) => ({ text: e.textContent.replace(/\s+/g, ' ').trim(), aria: e.getAttribute('aria-label') ?? '', active: e.classList.contains('active') })),
+  );
 }
 
 // ---------------------------------------------------------------------------- the test
@@ -587,6 +692,161 @@ async function main() {
     const status = await waitStatus(/Redline: 1 ⚠ 1 ⛔/, 5_000, 'the counts of the two findings left').catch(async () => null);
     if (status) pass('status bar after fix + dismiss', `"${status}"`);
     else warn('status bar after fix + dismiss', `expected "Redline: 1 ⚠ 1 ⛔" (2 findings left), it shows ${JSON.stringify(await statusTexts())}`);
+  });
+
+  await step('"Redline: Show Report" opens the report panel', async () => {
+    const t = await palette('Redline: Show Report');
+    // Content first (what the user waits for), then the panel's title and the report's text.
+    const frame = await waitFrameWith('Redline review:', STEP_TIMEOUT, 'Show Report');
+    const dt = Date.now() - t;
+    figures.push(`palette → report panel content: ${secs(dt)} s`);
+    console.log(`e2e: palette → report panel content: ${secs(dt)} s`);
+    const tab = page.locator('.tabs-container .tab', { hasText: 'Redline: branch feature/export vs main' }).first();
+    await tab.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Failure(`no editor tab "Redline: branch feature/export vs main …"; tabs ${JSON.stringify(await tabLabels())}`);
+    });
+    const title = (await tab.textContent()).replace(/\s+/g, ' ').trim();
+    log(`  report tab: "${title}"`);
+    const report = await frame.evaluate(() => ({
+      h1: document.querySelector('h1')?.innerText ?? '',
+      h2: [...document.querySelectorAll('h2')].map((e) => e.innerText.trim()),
+      h3: [...document.querySelectorAll('h3')].map((e) => e.innerText.trim()),
+      text: document.body.innerText,
+    }));
+    log(`  report: ${report.h1}`);
+    for (const h of report.h3) log(`  report finding: ${h}`);
+    check(title.startsWith(`Redline: ${report.h1.replace(/^Redline review: /, '')}`.slice(0, 40)), `the panel title "${title}" is not "Redline: <the report's scope>" (${report.h1})`);
+    // The findings left: the report lists each under a "### `file:line` — title" heading.
+    for (const key of ['shell injection', 'mutable default']) {
+      const e = EXPECTED.find((x) => x.key === key);
+      check(report.h3.some((h) => h.includes(`${FILE}:${e.line}`) && h.includes(e.title)), `the report has no finding "${FILE}:${e.line} — ${e.title}": ${JSON.stringify(report.h3)}`);
+    }
+    // Dismissed and fixed since the review: not among the findings (the Markdown report has no
+    // "dismissed" section: it leaves them out entirely), and the summary counts what is left.
+    for (const key of ['bare except', 'unused import']) {
+      const e = EXPECTED.find((x) => x.key === key);
+      const plain = e.title.replace(/`/g, '');
+      check(!report.h3.some((h) => h.includes(plain)), `the report still lists the ${key === 'bare except' ? 'dismissed' : 'fixed'} finding "${e.title}": ${JSON.stringify(report.h3)}`);
+      check(!report.text.includes(plain), `the report still mentions the ${key === 'bare except' ? 'dismissed' : 'fixed'} finding "${e.title}"`);
+    }
+    check(report.h3.length === 2, `the report lists ${report.h3.length} findings, expected the 2 left: ${JSON.stringify(report.h3)}`);
+    check(/2 findings: 1 Critical, 1 Medium\./.test(report.text), `the report's summary line does not count the 2 findings left: ${report.text.split('\n').slice(0, 4).join(' | ')}`);
+    // The coverage: what was reviewed and what was skipped (the lockfile), with why.
+    check(report.h2.includes('Coverage'), `the report has no Coverage section: ${JSON.stringify(report.h2)}`);
+    const coverage = report.text.slice(report.text.lastIndexOf('Coverage'));
+    check(/Skipped: 1\b/.test(coverage) && /poetry\.lock: lockfile/.test(coverage), `the coverage does not name the skipped poetry.lock:\n${coverage}`);
+    check(coverage.includes(FILE), `the coverage does not list ${FILE} as reviewed:\n${coverage}`);
+    await page.mouse.move(900, 300);
+    await page.screenshot({ path: path.join(artifacts, 'report.png') });
+    pass('Show Report', `panel "${title.slice(0, 60)}…" shows ${report.h3.length} findings (${report.h3.map((h) => h.replace(/^.* — /, '')).join('; ')}), the coverage with the skipped poetry.lock, not the dismissed "Bare \`except\`" nor the fixed "Unused import \`os\`"`);
+  });
+
+  await step('"Redline: Review Branch Against…": pick main', async () => {
+    await recordStatus();
+    await palette('Redline: Review Branch Against…');
+    const rows = await waitQuickPick('Review feature/export against');
+    for (const r of rows) log(`  quick pick: ${r.label} — ${r.description}`);
+    const main = rows.find((r) => r.label === 'main');
+    check(main, `the branch quick pick has no "main": ${JSON.stringify(rows)}`);
+    check(/default base/.test(main.description), `"main" is not marked as the default base: "${main.description}"`);
+    // The current branch is the one reviewed (the title names it), not a base to pick.
+    check(!rows.some((r) => r.label === 'feature/export'), `the branch quick pick offers the current branch feature/export: ${JSON.stringify(rows)}`);
+    check(rows.length === 1, `the demo repository has two branches, the quick pick lists ${JSON.stringify(rows)}`);
+    const title = (await page.locator('.quick-input-widget .quick-input-title').textContent()).trim();
+    await page.locator(sel.quickInputBox).fill('main');
+    await page.locator(`${sel.quickRows}.focused`, { hasText: 'main' }).waitFor({ timeout: STEP_TIMEOUT });
+    await page.keyboard.press('Enter');
+    // `import os` fixed, the bare except dismissed: 2 findings left, 1 Critical + 1 Medium.
+    const status = 'Redline: 1 ⚠ 1 ⛔';
+    const seen = await waitReviewRan('Review Branch Against… main', status);
+    log(`  status bar: ${seen.join(' → ')}`);
+    await page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: 'Mutable default argument' }).first().waitFor({ timeout: STEP_TIMEOUT });
+    const tree = (await treeRows()).map((r) => r.text);
+    for (const r of tree) log(`  sidebar: ${r}`);
+    check(tree.some((r) => r.includes('Shell command built from non-constant input')), `the sidebar lacks the shell finding: ${JSON.stringify(tree)}`);
+    check(!tree.some((r) => r.includes('Bare') || r.includes('Unused import')), `the sidebar lists a dismissed or fixed finding: ${JSON.stringify(tree)}`);
+    pass('Review Branch Against…', `quick pick "${title}" offers ${rows.map((r) => `${r.label} (${r.description})`).join(', ')}; picked main; the status bar went "${seen[0]}" … "${status}"; the sidebar lists the 2 findings left`);
+    const flicker = transientCounts(seen, status);
+    if (flicker.length) warn('status bar counts after Review Branch Against…', `showed ${JSON.stringify(flicker)} before "${status}": the "finished" event counts the findings fixed in the editor since`);
+  });
+
+  await step('"Redline: Review Commit…": pick the latest commit', async () => {
+    // What the server should report for HEAD: the CLI's review of the same commit, now (with
+    // .redline/dismissed.toml in the working tree), in a separate cache.
+    const cliEnv = { ...env, REDLINE_CACHE_DIR: path.join(tmp, 'cli-cache') };
+    const r = spawnSync(redline, ['review', '--commit', 'HEAD', '--repo', repo, '--format', 'json', '--quiet'], { env: cliEnv, encoding: 'utf-8', timeout: 120_000 });
+    check(r.status === 0, `redline review --commit HEAD failed: ${r.stderr}`);
+    const cli = JSON.parse(r.stdout);
+    // The commit still has `import os`, fixed in the working tree earlier in this run: the editor
+    // shows a finding only while its code is there (the same id: the fix closed it).
+    const fixedId = ids['unused import'];
+    check(cli.findings.some((f) => f.id === fixedId), `the CLI's review of HEAD has no "${EXPECTED[0].title}" (${fixedId}): ${JSON.stringify(cli.findings.map((f) => [f.id, f.title]))}`);
+    const shown = cli.findings.filter((f) => f.id !== fixedId);
+    const bad = shown.filter((f) => f.severity === 'Critical' || f.severity === 'High').length;
+    const notBlocking = shown.length - bad;
+    const expectedStatus = `Redline: ${[notBlocking ? `${notBlocking} ⚠` : '', bad ? `${bad} ⛔` : ''].filter(Boolean).join(' ') || 'no findings'}`;
+    log(`  the CLI's review of HEAD: ${cli.scope_label}: ${JSON.stringify(cli.findings.map((f) => `${f.line} ${f.severity} ${f.title}`))}; without the fixed one → "${expectedStatus}"`);
+    await recordStatus();
+    await palette('Redline: Review Commit…');
+    const rows = await waitQuickPick('Review Commit');
+    for (const row of rows) log(`  quick pick: ${row.label} — ${row.description} — ${row.aria}`);
+    const subjects = ['Export reports as zip archives', 'Reporting service'];
+    check(rows.length === 2, `the commit quick pick lists ${rows.length} rows, expected the 2 commits: ${JSON.stringify(rows)}`);
+    subjects.forEach((s, i) => check(new RegExp(`^[0-9a-f]{7,} ${s}$`).test(rows[i].label), `row ${i + 1} of the commit quick pick is not "<sha> ${s}": ${JSON.stringify(rows[i])}`));
+    check(rows[0].focused, `the first commit is not the focused row: ${JSON.stringify(rows)}`);
+    const head = run('git', ['-C', repo, 'rev-parse', '--short=7', 'HEAD'], 'git rev-parse').trim();
+    check(rows[0].label.startsWith(head.slice(0, 7)), `the first row "${rows[0].label}" is not HEAD (${head})`);
+    await page.keyboard.press('Enter');
+    const seen = await waitReviewRan('Review Commit… HEAD', expectedStatus);
+    const status = expectedStatus;
+    log(`  status bar: ${seen.join(' → ')}`);
+    // The open report follows the finished review: its tab is now the commit's.
+    const tab = page.locator('.tabs-container .tab', { hasText: 'Redline: commit ' }).first();
+    await tab.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Failure(`the report panel did not follow the commit review; tabs ${JSON.stringify(await tabLabels())}`);
+    });
+    const frame = await waitFrameWith('Redline review: commit', STEP_TIMEOUT, 'the report after Review Commit…');
+    const h3 = await frame.evaluate(() => [...document.querySelectorAll('h3')].map((e) => e.innerText.trim()));
+    for (const h of h3) log(`  report finding: ${h}`);
+    for (const f of shown) check(h3.some((h) => h.includes(`${f.file}:${f.line}`) && h.includes(f.title.replace(/`/g, ''))), `the report of HEAD lacks "${f.file}:${f.line} — ${f.title}": ${JSON.stringify(h3)}`);
+    check(h3.length === shown.length, `the report of HEAD lists ${h3.length} findings, expected ${shown.length}: ${JSON.stringify(h3)}`);
+    const tree = (await treeRows()).map((x) => x.text);
+    for (const x of tree) log(`  sidebar: ${x}`);
+    for (const f of shown) check(tree.some((x) => x.startsWith(f.title)), `the sidebar lacks "${f.title}" after reviewing HEAD: ${JSON.stringify(tree)}`);
+    pass('Review Commit…', `quick pick lists ${rows.map((x) => `"${x.label}"`).join(', ')}; picked the first; status bar "${status}" (the CLI's review of HEAD: ${cli.findings.length} findings, one of them fixed in the editor earlier); the open report shows "${(await tab.textContent()).trim().slice(0, 60)}…" with those findings`);
+    const flicker = transientCounts(seen, status);
+    if (flicker.length) warn('status bar counts after Review Commit…', `showed ${JSON.stringify(flicker)} before "${status}": the "finished" event counts the findings fixed in the editor since`);
+  });
+
+  await step('"Redline: Open User Configuration" creates and opens config.toml', async () => {
+    const configFile = env.REDLINE_CONFIG;
+    check(!existsSync(configFile) && !existsSync(path.dirname(configFile)), `${configFile} exists before the command`);
+    // The user's own configuration (outside the temporary directory) must not be touched.
+    const realConfigHome = process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config');
+    const realConfig = [process.env.REDLINE_CONFIG, path.join(realConfigHome, 'redline', 'config.toml')].filter(Boolean);
+    const before = realConfig.map((f) => (existsSync(f) ? readFileSync(f, 'utf-8') : null));
+    await palette('Redline: Open User Configuration');
+    const tab = page.locator('.tabs-container .tab.active', { hasText: 'config.toml' }).first();
+    await tab.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Failure(`no active editor tab config.toml; tabs ${JSON.stringify(await tabLabels())}; errors ${JSON.stringify(await errorsShown())}`);
+    });
+    await page.locator(`${sel.editor} .view-lines`, { hasText: '# Redline configuration.' }).first().waitFor({ timeout: STEP_TIMEOUT }).catch(() => {
+      throw new Failure('the config.toml editor does not show the template ("# Redline configuration.")');
+    });
+    check(existsSync(configFile), `${configFile} was not created`);
+    const text = readFileSync(configFile, 'utf-8');
+    check(text.startsWith('# Redline configuration.') && /^# model = /m.test(text) && /^\[models\]/m.test(text), `${configFile} is not the commented template with [models] and "# model = ":\n${text}`);
+    check(!/^\s*model\s*=/m.test(text), `the template sets a model (it must only mention it in a comment):\n${text}`);
+    const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'Redline: created' }).first();
+    const message = await toast.waitFor({ timeout: STEP_TIMEOUT }).then(() => toast.innerText(), () => null);
+    log(`  notification: ${message ? message.replace(/\s+/g, ' ') : 'none'}`);
+    check(message && message.includes(configFile), `no notification "Redline: created ${configFile}"`);
+    const after = realConfig.map((f) => (existsSync(f) ? readFileSync(f, 'utf-8') : null));
+    check(JSON.stringify(before) === JSON.stringify(after), `a configuration outside the temporary directory changed: ${realConfig.join(', ')}`);
+    const written = run('find', [tmp, '-newer', path.join(repo, '.redline', 'dismissed.toml'), '-name', 'config.toml'], 'find').trim().split('\n').filter(Boolean);
+    check(written.length === 1 && written[0] === configFile, `config.toml files written: ${JSON.stringify(written)}, expected ${configFile} only`);
+    await page.keyboard.press('Escape'); // the notification toast
+    pass('Open User Configuration', `created ${path.relative(tmp, configFile)} in the temporary directory (the commented template, "# model = …"), opened it in an editor tab, told the user; ${realConfig.join(', ')} untouched`);
   });
 
   await step('no error on screen', async () => {
