@@ -385,6 +385,22 @@ async function waitFrameWith(text, timeout, what) {
   }
 }
 
+// The line above the findings in the Redline sidebar (the view's message: scope and counts).
+async function sidebarMessage() {
+  return page.locator(`${sel.sidebar} .tree-explorer-viewlet-tree-view .message`).evaluateAll((els) => els.map((e) => e.innerText.replace(/\s+/g, ' ').trim()).filter(Boolean).join(' | '));
+}
+
+// Wait until the sidebar's line reads `re` (it follows the status bar through the session).
+async function waitSidebarMessage(re, what) {
+  const deadline = Date.now() + STEP_TIMEOUT;
+  let text;
+  while (!re.test((text = await sidebarMessage()))) {
+    check(Date.now() < deadline, `${what}: the sidebar's line reads "${text}", expected ${re}`);
+    await page.waitForTimeout(50);
+  }
+  return text;
+}
+
 async function tabLabels() {
   return page.locator('.tabs-container .tab').evaluateAll((els) =>
     els.map((e) => ({ text: e.textContent.replace(/\s+/g, ' ').trim(), aria: e.getAttribute('aria-label') ?? '', active: e.classList.contains('active') })),
@@ -745,6 +761,7 @@ async function main() {
     await recordStatus();
     await palette('Redline: Review Branch Against…');
     const rows = await waitQuickPick('Review feature/export against');
+    await shot('branch-quick-pick');
     for (const r of rows) log(`  quick pick: ${r.label} — ${r.description}`);
     const main = rows.find((r) => r.label === 'main');
     check(main, `the branch quick pick has no "main": ${JSON.stringify(rows)}`);
@@ -760,6 +777,8 @@ async function main() {
     const status = 'Redline: 1 ⚠ 1 ⛔';
     const seen = await waitReviewRan('Review Branch Against… main', status);
     log(`  status bar: ${seen.join(' → ')}`);
+    const line = await waitSidebarMessage(/^branch feature\/export vs main .* · 2 findings \(1 ⚠ 1 ⛔\)$/, 'Review Branch Against… main');
+    log(`  sidebar line: ${line}`);
     await page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: 'Mutable default argument' }).first().waitFor({ timeout: STEP_TIMEOUT });
     const tree = (await treeRows()).map((r) => r.text);
     for (const r of tree) log(`  sidebar: ${r}`);
@@ -789,6 +808,7 @@ async function main() {
     await recordStatus();
     await palette('Redline: Review Commit…');
     const rows = await waitQuickPick('Review Commit');
+    await shot('commit-quick-pick');
     for (const row of rows) log(`  quick pick: ${row.label} — ${row.description} — ${row.aria}`);
     const subjects = ['Export reports as zip archives', 'Reporting service'];
     check(rows.length === 2, `the commit quick pick lists ${rows.length} rows, expected the 2 commits: ${JSON.stringify(rows)}`);
@@ -800,6 +820,10 @@ async function main() {
     const seen = await waitReviewRan('Review Commit… HEAD', expectedStatus);
     const status = expectedStatus;
     log(`  status bar: ${seen.join(' → ')}`);
+    const tFinished = Date.now();
+    const scope = `commit ${rows[0].label.split(' ')[0]} "Export reports as zip archives"`;
+    const line = await waitSidebarMessage(new RegExp(`^${scope} .* · ${shown.length} findings \\(${status.replace('Redline: ', '').replace(/[()]/g, '\\$&')}\\)$`), 'Review Commit… HEAD');
+    log(`  sidebar line: ${line} (${secs(Date.now() - tFinished)} s after the status bar)`);
     // The open report follows the finished review: its tab is now the commit's.
     const tab = page.locator('.tabs-container .tab', { hasText: 'Redline: commit ' }).first();
     await tab.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
