@@ -6,12 +6,14 @@
 //   node run.mjs --vsix editor-client/redline-0.1.0.vsix --redline .venv/bin/redline
 //
 // Everything lives in a fresh temporary directory (HOME, XDG_*, REDLINE_CACHE_DIR, the VS Code
-// user data and extensions); REDLINE_CONFIG points at a file that does not exist, so a user's
-// cache and configuration are never read or written. Asserts what a user sees: squiggles and
-// Problems rows at the planted lines, the Redline sidebar, a quick fix, Dismiss… from the
-// sidebar (and .redline/dismissed.toml), the status-bar counts. Prints the time from Enter on the
-// palette command to the first squiggle. On failure: a screenshot per step, the code-server and
-// extension-host logs in editor-client/e2e/artifacts/, exit 1.
+// user data and extensions); REDLINE_CONFIG names a file in it that does not exist yet, so a
+// user's cache and configuration are never read or written. Asserts what a user sees: squiggles
+// and Problems rows at the planted lines, the Redline sidebar, a quick fix, Dismiss… from the
+// sidebar (and .redline/dismissed.toml), the status-bar counts, the report panel, the branch and
+// commit pickers and their reviews, Open User Configuration (which creates that file). Prints the
+// time from Enter on the palette command to the first squiggle and to the report's content. On
+// failure: a screenshot per step, the code-server and extension-host logs in
+// editor-client/e2e/artifacts/, exit 1.
 
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, openSync } from 'node:fs';
@@ -369,7 +371,11 @@ function transientCounts(seen, expected) {
 async function frameWith(text) {
   for (const f of page.frames()) {
     if (f === page.mainFrame()) continue;
-    const body = await f.evaluate(() => (document.body ? document.body.innerText : '')).catch(() => '');
+    // A frame still loading may not answer at once: do not let it hold up the others.
+    const body = await Promise.race([
+      f.evaluate(() => (document.body ? document.body.innerText : '')).catch(() => ''),
+      new Promise((r) => setTimeout(() => r(''), 250)),
+    ]);
     if (body.includes(text)) return f;
   }
   return null;
@@ -713,8 +719,11 @@ async function main() {
   await step('"Redline: Show Report" opens the report panel', async () => {
     const t = await palette('Redline: Show Report');
     // Content first (what the user waits for), then the panel's title and the report's text.
+    let tabAt = null;
+    void page.locator('.tabs-container .tab', { hasText: 'Redline: ' }).first().waitFor({ timeout: STEP_TIMEOUT }).then(() => (tabAt = Date.now()), () => {});
     const frame = await waitFrameWith('Redline review:', STEP_TIMEOUT, 'Show Report');
     const dt = Date.now() - t;
+    log(`  the panel's tab showed ${tabAt ? `${secs(tabAt - t)} s` : 'not yet'}, its content ${secs(dt)} s after Enter`);
     figures.push(`palette → report panel content: ${secs(dt)} s`);
     console.log(`e2e: palette → report panel content: ${secs(dt)} s`);
     const tab = page.locator('.tabs-container .tab', { hasText: 'Redline: branch feature/export vs main' }).first();
@@ -933,7 +942,7 @@ try {
   console.log('e2e: summary');
   for (const r of results) console.log(`  ${r.ok ? 'PASS' : 'WARN'} ${r.check}: ${r.detail}`);
   for (const f of figures) console.log(`  ${f}`);
-  console.log(`  total: ${secs(Date.now() - started)} s; sidebar screenshot: ${path.join(artifacts, 'sidebar.png')}`);
+  console.log(`  total: ${secs(Date.now() - started)} s; screenshots: ${path.join(artifacts, 'sidebar.png')}, ${path.join(artifacts, 'report.png')}`);
   await exit(0);
 } catch (err) {
   if (!timedOut) {
