@@ -25,6 +25,9 @@ export async function pickBranch(client: RedlineClient, folder: string | undefin
     title: `Review ${result.current ?? 'the current branch'} against…`,
     placeHolder: 'Base branch',
     matchOnDescription: true,
+    // Opened after a request: focus coming back to a webview (the report panel) meanwhile would
+    // close it at once.
+    ignoreFocusOut: true,
   });
   return picked ? branchArgs(picked.label, folder) : undefined;
 }
@@ -42,7 +45,9 @@ export async function pickCommit(client: RedlineClient, folder: string | undefin
     void vscode.window.showInformationMessage('Redline: there is no commit to review.');
     return undefined;
   }
-  const picked = await vscode.window.showQuickPick(items, { title: 'Review Commit…', placeHolder: 'Commit', matchOnDescription: true });
+  const picked = await vscode.window.showQuickPick(items, {
+    title: 'Review Commit…', placeHolder: 'Commit', matchOnDescription: true, ignoreFocusOut: true,
+  });
   return picked ? commitArgs(picked.sha, folder) : undefined;
 }
 
