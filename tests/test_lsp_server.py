@@ -428,6 +428,12 @@ async def test_code_actions_fix_dismiss_and_honour_only(session: Session) -> Non
     await s.until(lambda: s.lines_of(REPORTS) == [3, 20, 26], what="fixed finding closed")
     assert uri in s.client.diagnostics
 
+    # A review run after the fix (the file on disk still has the old code) neither shows the
+    # fixed finding nor counts it in its "finished" state (the status bar's counts).
+    end = await s.finished(plain(await s.command("redline.rerun"))["taskId"])
+    assert end["findings"] == 3 and sum(end["counts"].values()) == 3, end
+    assert s.lines_of(REPORTS) == [3, 20, 26]
+
 
 # -- dismissals, export -------------------------------------------------------------------------
 

@@ -105,6 +105,9 @@ def test_scope_requests_are_checked_wherever_they_come_from() -> None:
     with pytest.raises(UsageError, match="takes no argument"):
         ScopeRequest(ScopeKind.UNCOMMITTED, "HEAD").check()
     assert ScopeRequest(ScopeKind.RANGE, "a...b").check().describe() == "range a...b"
+    # A commit picked from a list arrives as its full id; labels show the short one.
+    oid = "d4fb961e8816" + "0" * 28
+    assert ScopeRequest(ScopeKind.COMMIT, oid).check().describe() == "commit d4fb961"
 
 
 def test_paths_never_leave_the_repository(tmp_path: Path) -> None:

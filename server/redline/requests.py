@@ -13,6 +13,7 @@ the engine.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeAlias
@@ -20,6 +21,8 @@ from typing import TypeAlias
 from redline.errors import UsageError
 
 MAX_ARG_CHARS = 80  # of a user's argument quoted back in an error message
+
+_FULL_OID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 class ScopeKind(StrEnum):
@@ -92,7 +95,12 @@ class ScopeRequest:
         return self
 
     def describe(self) -> str:
-        return f"{self.kind} {self.arg}" if self.arg else str(self.kind)
+        if not self.arg:
+            return str(self.kind)
+        # A commit picked from a list arrives as its full id (SHA-1 or SHA-256): people read the
+        # short one. (Not git.names: the git package imports this module.)
+        full_id = _FULL_OID.fullmatch(self.arg) is not None
+        return f"{self.kind} {self.arg[:7] if full_id else self.arg}"
 
 
 @dataclass(frozen=True)

@@ -176,8 +176,10 @@ async def _run_job(
         if not ls.registry.is_current(job):
             raise Cancelled("superseded")
         _finish(ls, folder, job, review, texts, snapshot)
-        counts = {s.value: n for s, n in review.counts_by_severity().items()}
-        end_message = f"{len(review.findings)} findings"
+        # Counted as shown: a finding already fixed or dismissed in the editor is not counted.
+        shown = display.shown_review(ls, folder) or review
+        counts = {s.value: n for s, n in shown.counts_by_severity().items()}
+        end_message = f"{len(shown.findings)} findings"
         _state(
             ls,
             folder,
@@ -186,7 +188,7 @@ async def _run_job(
             stage="done",
             label=review.scope_label,
             counts=counts,
-            findings=len(review.findings),
+            findings=len(shown.findings),
             tokens=review.coverage.tokens,
             costUsd=review.coverage.cost_usd,
             coverage=review.coverage.model_dump(mode="json"),
