@@ -300,10 +300,12 @@ def test_a_model_that_never_submits_is_stopped_and_the_review_says_why(
         code, out, err = ask(
             capsys, demo_repo, llm.base_url, "review my current changes", "--format", "json"
         )
-    assert code == 0, err
-    result = json.loads(out)
+    assert code == 2  # a failed review, not a clean one
+    result = json.loads(out)  # the report is still written
     assert result["findings"] == []
     why = result["coverage"]["notes"][0]
+    assert result["failure"] == why
+    assert f"redline: error: the review failed: {why}" in err
     assert why.startswith("the agent was stopped for repeating a tool call")
     assert "before submitting a review" in why
     assert len(script.agent_requests) == 4  # the loop detector's limit, not max_steps

@@ -1,7 +1,9 @@
 """The `redline` command line.
 
 Exit codes: 0 done, 1 a finding at or above --fail-on, 2 a usage, configuration or repository
-error. The report goes to stdout (or --output); progress and messages go to stderr.
+error, or a review that failed (`ask` when the agent never submitted — out of steps, looping,
+or its model could not be used; the report is still written and its headline says why).
+The report goes to stdout (or --output); progress and messages go to stderr.
 """
 
 from __future__ import annotations
@@ -174,12 +176,15 @@ def _settings(repo: Path, args: argparse.Namespace) -> Settings:
 
 def _report_and_exit_code(review: Review, settings: Settings, args: argparse.Namespace) -> int:
     """Write the report (secrets redacted: it lands in terminals, CI logs and PR comments);
-    exit 1 when a finding is at or above --fail-on."""
+    exit 2 when the review failed, 1 when a finding is at or above --fail-on."""
     from redline.redaction import redact_data
     from redline.report import render
 
     shown = Review.model_validate(redact_data(review.model_dump(mode="json")))
     _write_report(render(shown, args.format), args.output)
+    if review.failure is not None:
+        sys.stderr.write(f"redline: error: the review failed: {shown.failure}\n")
+        return EXIT_ERROR
     fail_on = settings.review.fail_on
     if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in review.findings):
         worst = max(f.severity.rank for f in review.findings)

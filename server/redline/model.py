@@ -137,6 +137,9 @@ class Review(BaseModel):
     quality_score: int | None = None  # the verifier's score of the kept attempt
     attempts: int = 0  # model review attempts (0: no model ran)
     dropped: list[Finding] = Field(default_factory=list)  # rejected by the verifier (INCORRECT)
+    # Why the review could not be done (an ask agent that never submitted); None when it was.
+    # An empty findings list then means "nothing was reviewed", not "nothing was found".
+    failure: str | None = None
 
     def counts_by_severity(self) -> dict[Severity, int]:
         counts = {s: 0 for s in Severity}

@@ -87,6 +87,9 @@ def location(finding: Finding) -> str:
 
 
 def _summary_line(review: Review) -> str:
+    if review.failure is not None:
+        # "No findings" would read as a clean result; nothing was reviewed.
+        return f"**Review failed:** {sanitize_inline(review.failure)}."
     stats = review.stats
     files = f"{stats.files} file{'s' if stats.files != 1 else ''} changed"
     lines = f"+{stats.added} −{stats.removed} lines"

@@ -177,8 +177,9 @@ def _invocation(review: Review) -> dict[str, Any]:
     notifications = [n for n in notifications if n is not None]
     notifications += [_skipped_notification(s.path, s.reason) for s in review.coverage.skipped]
     return {
-        # The review itself completed; an analyzer that failed makes it incomplete.
-        "executionSuccessful": not any(r.status == "failed" for r in review.coverage.analyzers),
+        # A failed review (an ask that never submitted) or a failed analyzer: incomplete.
+        "executionSuccessful": review.failure is None
+        and not any(r.status == "failed" for r in review.coverage.analyzers),
         "toolExecutionNotifications": notifications,
     }
 

@@ -6,8 +6,9 @@ From there the findings go the way every review's do: anchored by their quoted c
 the file's current content, checked by the verifier, summarised and rendered.
 
 A run always yields a Review. When the agent stops without submitting (out of steps, looping,
-model failure, budget), the Review says why in its coverage notes and the task record is
-marked failed with the reason; nothing the agent did before is lost from the record.
+model failure, budget), the review failed: `Review.failure` and the first coverage note say
+why (the report's headline says so, the CLI exits 2), and the task record is marked failed
+with the reason; nothing the agent did before is lost from the record.
 """
 
 from __future__ import annotations
@@ -495,6 +496,7 @@ async def _ask(
         quality_score=quality,
         attempts=1 if outcome.steps else 0,
         dropped=dropped,
+        failure=stop_note,
     )
     agent_text = submitted.summary if submitted is not None else (result.content or "")
     agent_text = make_visible(agent_text).strip()[:MAX_SUMMARY_CHARS]

@@ -99,6 +99,11 @@ async def run_model_review(
         return ModelOutcome(findings=analyzer_findings)
     coverage.notes.extend(stage.notes)
     coverage.skipped.extend(stage.planner_skipped)
+    # With the model's stages run, "reviewed" means a valid reviewer answer (fresh or cached)
+    # was used for the file: a file whose reviewer failed, or that the planner skipped
+    # whole, is listed under skipped only, never under both.
+    used = {path for path, review in stage.files.items() if review.ok}
+    coverage.reviewed_files = [p for p in coverage.reviewed_files if p in used]
     for path, review in sorted(stage.files.items()):
         if not review.ok:
             coverage.skipped.append(SkippedFile(path=path, reason=f"not reviewed: {review.reason}"))

@@ -1,5 +1,14 @@
 """What models must answer, as pydantic models. Invalid answers are re-asked with the
-validation error, never silently dropped (see review/structured.py)."""
+validation error, never silently dropped (see review/structured.py).
+
+Every answer's top level is strict (`_Answer`): an unknown key means the model misread the
+format — `{"issues": [...]}` for `{"findings": [...]}` would otherwise validate as "no findings"
+and lose every one of them — and each answer's main key is required, so an empty or foreign
+object is invalid too. Items inside an answer (a finding, a verdict, a planned unit) are
+lenient: models annotate them with keys we did not ask for (an id, a rule name), their
+required fields already catch a misread item, and rejecting the whole answer for a stray
+annotation would cost a re-ask, and at worst the file's review.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +21,13 @@ from redline.model import Category, ContextLevel, Severity
 
 
 class _Lenient(BaseModel):
-    # Models add keys we did not ask for; ignoring them is harmless, rejecting them is noise.
+    # An item's extra keys are annotations (see the module docstring): ignored.
     model_config = ConfigDict(extra="ignore")
+
+
+class _Answer(BaseModel):
+    # A whole answer: an unknown top-level key is a misread format, never "nothing to say".
+    model_config = ConfigDict(extra="forbid")
 
 
 class ModelFinding(_Lenient):
@@ -46,8 +60,8 @@ class ModelFinding(_Lenient):
         return v
 
 
-class ReviewerAnswer(_Lenient):
-    findings: list[ModelFinding] = Field(default_factory=list)
+class ReviewerAnswer(_Answer):
+    findings: list[ModelFinding]
     need_context: list[ContextRequest] = Field(default_factory=list)
     summary: str = ""
 
@@ -60,8 +74,8 @@ class PlannedUnit(_Lenient):
     reason: str = ""
 
 
-class PlannerAnswer(_Lenient):
-    units: list[PlannedUnit] = Field(default_factory=list)
+class PlannerAnswer(_Answer):
+    units: list[PlannedUnit]
 
 
 Verdict = Literal["CORRECT", "INCORRECT", "PARTIALLY_CORRECT"]
@@ -84,20 +98,20 @@ class FindingVerdict(_Lenient):
         return Severity.parse(v) if isinstance(v, str) and v else (v or None)
 
 
-class VerifierAnswer(_Lenient):
-    verdicts: list[FindingVerdict] = Field(default_factory=list)
+class VerifierAnswer(_Answer):
+    verdicts: list[FindingVerdict]
     quality_score: int = Field(ge=0, le=100)
     feedback: str = ""  # what a re-review should do differently (used as retry_context)
 
 
-class SummaryAnswer(_Lenient):
+class SummaryAnswer(_Answer):
     assessment: str
     priorities: list[str] = Field(default_factory=list)
     focus: list[str] = Field(default_factory=list)
 
 
-class SubmittedReview(_Lenient):
-    """The `submit_review` tool's arguments in `redline ask`."""
+class SubmittedReview(_Answer):
+    """The `submit_review` tool's arguments in `redline ask` (SUBMIT_SCHEMA requires both)."""
 
     summary: str
-    findings: list[ModelFinding] = Field(default_factory=list)
+    findings: list[ModelFinding]

@@ -1,6 +1,8 @@
 """Ask a model for JSON that must validate against a pydantic model.
 
-Malformed output is re-asked once with the validation error; a second failure raises
+The answer is the first complete JSON value in the text (bare or fenced; prose after it is
+ignored, braces and all). Malformed output — not JSON, or not the schema, unknown top-level
+keys included — is re-asked once with the validation error; a second failure raises
 `InvalidModelOutput`, which callers report ("not reviewed: invalid model output") rather than
 dropping silently. Truncated answers never reach the parser: the client raises LLMTruncated.
 """
@@ -18,7 +20,9 @@ from redline.errors import RedlineError
 
 T = TypeVar("T", bound=BaseModel)
 
-_FENCE = re.compile(r"```(?:json)?\s*\n(.*?)```", re.DOTALL)
+# A fenced block's body, closed or not (a fence is where a model puts the answer it means).
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_DECODER = json.JSONDecoder()
 
 
 class InvalidModelOutput(RedlineError):
@@ -26,22 +30,30 @@ class InvalidModelOutput(RedlineError):
 
 
 def extract_json(text: str | None) -> Any:
-    """The JSON object in a model answer: bare, or in a ```json fence, or the outermost
-    {...} span. Raises ValueError when there is none."""
+    """The first complete JSON value of a model answer, decoded by a real JSON decoder: the
+    answer itself when it starts with one, else the first fenced block that does, else the
+    first object anywhere in the prose. Whatever follows it (prose, braces in prose, another
+    fence) is ignored. Raises ValueError when there is none."""
     if not text or not text.strip():
         raise ValueError("the answer was empty")
-    candidates = [text.strip()]
-    candidates += [m.group(1).strip() for m in _FENCE.finditer(text)]
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        candidates.append(text[start : end + 1])
-    error: Exception | None = None
-    for candidate in candidates:
+    stripped = text.strip()
+    fenced = (m.group(1).strip() for m in _FENCE.finditer(text))
+    first = next((p for p in [stripped, *fenced] if p[:1] in ("{", "[")), None)
+    if first is not None:
+        # The answer the model meant: a decode error here is the error to report, not a
+        # reason to pick a nested object out of it.
         try:
-            return json.loads(candidate)
+            return _DECODER.raw_decode(first)[0]
         except json.JSONDecodeError as exc:
-            error = exc
-    raise ValueError(f"the answer is not valid JSON ({error})")
+            raise ValueError(f"the answer is not valid JSON ({exc})") from None
+    # Prose first: the first "{" where a whole object decodes (a "{x}" in prose does not).
+    start = stripped.find("{")
+    while start >= 0:
+        try:
+            return _DECODER.raw_decode(stripped, start)[0]
+        except json.JSONDecodeError:
+            start = stripped.find("{", start + 1)
+    raise ValueError("the answer has no JSON object")
 
 
 def _describe(exc: Exception) -> str:
@@ -56,6 +68,8 @@ def _describe(exc: Exception) -> str:
 
 def parse_answer(text: str | None, schema: type[T]) -> T:
     data = extract_json(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"the answer is a JSON {type(data).__name__}, not an object")
     return schema.model_validate(data)
 
 
