@@ -49,6 +49,8 @@ def render_markdown(review: Review) -> str:
         out += ["## Summary", "", sanitize_markdown(review.summary).strip(), ""]
     if review.findings:
         _findings(review.findings, out)
+    elif review.failure is not None:
+        out += ["No findings: the review did not complete.", ""]
     else:
         out += ["No findings.", ""]
     _coverage(review, out)
