@@ -111,7 +111,6 @@ def test_a_reviewer_answer_under_the_wrong_key_is_not_reviewed_and_says_why(
     skipped = next(line for line in out.splitlines() if line.startswith("  - `app/reports.py`"))
     assert "not reviewed: invalid model output" in skipped
     assert "issues: Extra inputs are not permitted" in skipped
-    assert "findings: Field required" in skipped
     assert SHELL_TITLE not in out  # the model's findings there were never read
     assert "`app/reports.py:21`" in out  # the analyzers' still are
     told = reasks(llm, "reviewer")
@@ -126,6 +125,16 @@ def test_a_reviewer_re_asked_after_the_wrong_key_gets_its_findings_in(
     assert f"`app/reports.py:21` — {SHELL_TITLE}" in out
     assert ALL_REVIEWED in out and "not reviewed" not in out
     assert [p for r, p in script.calls if r == "reviewer"].count("app/reports.py") == 2
+
+
+def test_a_reviewer_round_that_only_asks_for_context_is_a_valid_answer(
+    demo_repo: Path, script: ReviewScript, llm: ScriptedLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ask_more = {"need_context": [{"kind": "callers", "target": "export_report", "reason": "who"}]}
+    script.faults[("reviewer", "app/reports.py")] = [answer(ask_more)]
+    _, out = review(capsys, demo_repo, llm.base_url)
+    assert f"`app/reports.py:21` — {SHELL_TITLE}" in out  # from the round after the context
+    assert ALL_REVIEWED in out and not reasks(llm, "reviewer")
 
 
 def test_a_planner_answer_under_the_wrong_key_falls_back_to_the_rule_plan_with_a_note(

@@ -4,17 +4,18 @@ validation error, never silently dropped (see review/structured.py).
 Every answer's top level is strict (`_Answer`): an unknown key means the model misread the
 format — `{"issues": [...]}` for `{"findings": [...]}` would otherwise validate as "no findings"
 and lose every one of them — and each answer's main key is required, so an empty or foreign
-object is invalid too. Items inside an answer (a finding, a verdict, a planned unit) are
-lenient: models annotate them with keys we did not ask for (an id, a rule name), their
-required fields already catch a misread item, and rejecting the whole answer for a stray
-annotation would cost a re-ask, and at worst the file's review.
+object is invalid too (a reviewer round that only asks for context may leave out `findings`).
+Items inside an answer (a finding, a verdict, a planned unit) are lenient: models annotate
+them with keys we did not ask for (an id, a rule name), their required fields already catch a
+misread item, and rejecting the whole answer for a stray annotation would cost a re-ask, and
+at worst the file's review.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from redline.context.request import ContextRequest
 from redline.model import Category, ContextLevel, Severity
@@ -61,9 +62,17 @@ class ModelFinding(_Lenient):
 
 
 class ReviewerAnswer(_Answer):
-    findings: list[ModelFinding]
+    findings: list[ModelFinding] = Field(default_factory=list)
     need_context: list[ContextRequest] = Field(default_factory=list)
     summary: str = ""
+
+    @model_validator(mode="after")
+    def _says_something(self) -> ReviewerAnswer:
+        # A round that only asks for context may leave out `findings`; an answer with neither
+        # ({} or only a summary) is not "no findings".
+        if not {"findings", "need_context"} & self.model_fields_set:
+            raise ValueError("`findings` is required (an empty list when nothing is wrong)")
+        return self
 
 
 class PlannedUnit(_Lenient):
