@@ -180,6 +180,13 @@ async def _run_job(
         shown = display.shown_review(ls, folder) or review
         counts = {s.value: n for s, n in shown.counts_by_severity().items()}
         end_message = f"{len(shown.findings)} findings"
+        if review.failure:
+            # A review that did not complete (an ask that never submitted) is a failure, not
+            # "no findings"; its report (with the reason) stays available.
+            end_message = f"failed: {review.failure}"
+            ls.show_message(f"Redline: the review failed: {review.failure}")
+            _state(ls, folder, job, "failed", error=review.failure, label=review.scope_label)
+            return
         _state(
             ls,
             folder,
