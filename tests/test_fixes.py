@@ -12,13 +12,12 @@ from redline.lsp.fixes import (
     SHOW_SUGGESTED,
     ActionSpec,
     code_actions_for,
-    fix_check,
     fix_edit,
-    fixed_text_parses,
     kind_allowed,
 )
 from redline.lsp.tracking import FindingTracker, Range, TrackedFinding
-from redline.model import Category, Finding, Severity, Verification, finding_id
+from redline.model import Category, Finding, FixState, Severity, Verification, finding_id
+from redline.review.fix_check import fix_check, fix_state, fixed_text_parses, replace_lines
 
 TEXT = "import os\n\n\ndef load(path):\n    data = eval(open(path).read())\n    return data\n"
 CODE = "    data = eval(open(path).read())"
@@ -33,6 +32,7 @@ def make(
     verdict: str | None = "CORRECT",
     title: str = "eval on file content",
     file: str = "app.py",
+    fix: FixState = FixState.PARSES,
 ) -> Finding:
     return Finding(
         id=finding_id(file, code, "Security", title),
@@ -46,6 +46,7 @@ def make(
         existing_code=code,
         improved_code=improved,
         verification=Verification(verdict=verdict) if verdict else None,
+        fix=fix,
     )
 
 
@@ -173,15 +174,26 @@ def test_unverified_or_unknown_language_fix_is_offered_but_not_preferred() -> No
     assert unverified[0].title.startswith("Redline: apply fix") and not unverified[0].is_preferred
     partial = code_actions_for([tracked(make(verdict="PARTIALLY_CORRECT"))], TEXT, "app.py")
     assert not partial[0].is_preferred
-    ruby = make(file="app.rb")
+    ruby = make(file="app.rb", fix=FixState.UNCHECKED)
     actions = code_actions_for([tracked(ruby)], TEXT, "app.rb", None)
     assert actions[0].title.startswith("Redline: apply fix") and not actions[0].is_preferred
 
 
+def test_the_pipeline_verdict_is_the_one_the_editor_follows() -> None:
+    improved = "    data = json.load(open(path)"
+    assert fix_state("app.py", TEXT, 5, 5, improved) is FixState.DOES_NOT_PARSE
+    assert fix_state("app.py", TEXT, 5, 5, FIXED) is FixState.PARSES
+    assert fix_state("app.rb", TEXT, 5, 5, improved) is FixState.UNCHECKED
+    assert fix_state("app.py", TEXT, 5, 5, "") is FixState.PARSES  # deleting the line
+    assert replace_lines("a\r\nb\r\nc", 2, 2, "X\nY") == "a\r\nX\r\nY\r\nc"
+
+
 def test_fix_that_does_not_parse_is_only_shown() -> None:
-    broken = make(improved="    data = json.load(open(path)")
+    broken = make(improved="    data = json.load(open(path)", fix=FixState.DOES_NOT_PARSE)
     actions = code_actions_for([tracked(broken)], TEXT, "app.py", None, uri="u")
-    assert titles(actions)[0] == "Redline: show suggested code — eval on file content"
+    assert titles(actions)[0] == (
+        "Redline: show suggested code (does not parse as is) — eval on file content"
+    )
     assert actions[0].edit is None
     assert actions[0].command is not None
     assert actions[0].command.name == SHOW_SUGGESTED

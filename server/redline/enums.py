@@ -48,7 +48,23 @@ class Category(StrEnum):
 class AnchorState(StrEnum):
     EXACT = "exact"
     RELOCATED = "relocated"
+    # Placed by a fuzzy match: the quoted code is not in the file (see review/anchoring.py).
+    APPROXIMATE = "approximate"
     UNANCHORED = "unanchored"
+
+
+class FixState(StrEnum):
+    """Whether a finding's improved code may be applied as a fix: one verdict, made in the
+    pipeline (review/fix_check.py), that every output follows."""
+
+    PARSES = "parses"  # the fixed file parses (a grammar checked it)
+    UNCHECKED = "unchecked"  # no grammar for the language, or the file did not parse before
+    DOES_NOT_PARSE = "does_not_parse"  # shown as suggested code only, never applied
+    NOT_IN_FILE = "not_in_file"  # the quoted code is not in the file: nothing to replace
+
+    @property
+    def applicable(self) -> bool:
+        return self in (FixState.PARSES, FixState.UNCHECKED)
 
 
 class PatchType(StrEnum):

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from redline.enums import AnchorState as AnchorState
 from redline.enums import Category as Category
 from redline.enums import ContextLevel as ContextLevel
+from redline.enums import FixState as FixState
 from redline.enums import PatchType as PatchType
 from redline.enums import Severity as Severity
 from redline.enums import Tag as Tag
@@ -65,6 +66,12 @@ class Finding(BaseModel):
     rule_id: str | None = None  # analyzer rule (B006, B602, ...) when an analyzer found it
     verification: Verification | None = None
     anchor: AnchorState = AnchorState.EXACT
+    fix: FixState = FixState.UNCHECKED  # may improved_code be applied (review/fix_check.py)
+
+    @property
+    def fix_applicable(self) -> bool:
+        """There is improved code and it may be offered as an applicable fix."""
+        return self.improved_code is not None and self.line is not None and self.fix.applicable
 
 
 class UnitMetrics(BaseModel):

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from redline.analyzers.base import RawResult
 from redline.analyzers.fixes import SourceText, apply_fix
 from redline.analyzers.rules import SECRET_RULES, family, is_noise, rule_info
-from redline.model import AnchorState, Finding, finding_id
+from redline.model import AnchorState, Finding, FixState, finding_id
+from redline.review.fix_check import fix_state
 
 _BACKTICKED = re.compile(r"`([^`]+)`")
 _QUOTED = re.compile(r"""(['"])(.*?)\1""")
@@ -93,6 +94,10 @@ def _finding(raw: RawResult, source: SourceText) -> Finding:
         sources=[f"{raw.tool}:{raw.rule}"],
         rule_id=raw.rule,
         anchor=AnchorState.EXACT,
+        # The same parse verdict as a model's fix: an analyzer's edit can break code too.
+        fix=FixState.UNCHECKED
+        if improved is None
+        else fix_state(raw.file, source.text, line, end_line, improved),
     )
 
 

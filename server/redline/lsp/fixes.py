@@ -8,37 +8,33 @@ Decisions:
 - A fix replaces the finding's whole lines (what the tracker anchored) with the improved code,
   written with the document's line ending; the last line's break is kept, so the file's
   trailing newline (or its absence) is preserved. Improved code "" deletes the lines.
-- "Apply fix" is offered only for a fresh finding whose fixed document still parses. The check
-  is `ast.parse` for Python and a tree-sitter parse for JavaScript, TypeScript/TSX and Go.
-  A fix is judged by what it changes: when the document does not parse *before* the fix either
-  (the user is mid-edit), the check cannot tell, exactly as for a language without a parser.
-- "Cannot tell" (None: unknown language, or already broken) still offers "apply fix", but never
-  as preferred. `is_preferred` needs both a verifier verdict of CORRECT and a passing parse, so
-  an editor's "auto fix" only ever applies a verified fix that is known to parse.
-- A fix that fails the check, or a stale finding's fix (its code changed, the replacement may
-  no longer fit), is offered only as "show suggested code" (a command: nothing is edited).
+- "Apply fix" is offered only for a fresh finding whose fix the pipeline judged applicable
+  (`Finding.fix`, decided once by `review/fix_check.py` for every output: the fixed file
+  parses, or the language has no grammar). The editor does not re-judge it, so the Problems
+  view, the report and the SARIF file never disagree about a fix.
+- "Cannot tell" (`FixState.UNCHECKED`: no grammar, or the file was already broken) still offers
+  "apply fix", but never as preferred. `is_preferred` needs both a verifier verdict of CORRECT
+  and `FixState.PARSES`, so an editor's "auto fix" only ever applies a verified fix that is
+  known to parse.
+- A fix that does not parse, one whose quoted code is not in the file (an approximate
+  location), or a stale finding's fix (its code changed, the replacement may no longer fit) is
+  offered only as "show suggested code" (a command: nothing is edited).
 - The apply-fix action carries the edit *and* the `FIX_APPLIED` command: LSP clients run the
   command after applying the edit, so the server can close the finding (never re-published).
 """
 
 from __future__ import annotations
 
-import ast
 import re
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
-from typing import TYPE_CHECKING
 
+from redline.enums import FixState
 from redline.lsp.tracking import Range, TrackedFinding, split_keepends
 
-if TYPE_CHECKING:
-    from tree_sitter import Parser
-
-# tree-sitter, `redline.diff.functions` and `redline.review.anchoring` (pydantic) are imported
-# inside the functions that use them: the server imports this module at start-up for the
-# command ids below, long before its first code action.
+# `redline.review.anchoring` (pydantic) is imported inside the function that uses it: the
+# server imports this module at start-up for the command ids below, long before its first
+# code action.
 
 QUICKFIX = "quickfix"
 
@@ -49,7 +45,11 @@ SHOW_SUGGESTED = "redline.showSuggestedCode"  # [uri, finding_id]
 FIX_APPLIED = "redline.fixApplied"  # [uri, finding_id]
 
 _TITLE_LIMIT = 80
-_TREE_SITTER_KINDS = ("javascript", "typescript", "tsx", "go")
+# Said in the "show suggested code" title, so the user knows why there is no "apply fix".
+_NOT_APPLICABLE = {
+    FixState.DOES_NOT_PARSE: " (does not parse as is)",
+    FixState.NOT_IN_FILE: " (quoted code not in the file)",
+}
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
@@ -59,7 +59,7 @@ class FixEdit:
 
     range: Range
     new_text: str
-    fixed_text: str  # the whole document after the edit (what the parse check looks at)
+    fixed_text: str  # the whole document after the edit
 
 
 @dataclass(frozen=True)
@@ -133,61 +133,6 @@ def _apply(lines: list[str], rng: Range, new_text: str) -> str:
     return head + new_text + tail
 
 
-def fixed_text_parses(path: str, new_text: str) -> bool | None:
-    """Whether `new_text` parses as the language of `path`: True/False, or None when it cannot
-    be checked (no parser for the language)."""
-    from redline.diff.functions import language_for
-
-    kind = language_for(path)
-    if kind == "python":
-        return _python_parses(new_text)
-    if kind in _TREE_SITTER_KINDS:
-        return _tree_sitter_parses(kind, new_text)
-    return None
-
-
-@lru_cache(maxsize=16)
-def _python_parses(text: str) -> bool:
-    # Cached: code-action requests come on every cursor move, with the same text each time.
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not an error
-            ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
-
-
-@cache
-def _parser(kind: str) -> Parser | None:
-    from tree_sitter import Parser
-
-    # `load_language` is the grammar loader the function-span code uses: one place decides which
-    # grammar wheels exist and how a broken one is tolerated.
-    from redline.diff.functions import load_language
-
-    language = load_language(kind)
-    return Parser(language) if language is not None else None
-
-
-@lru_cache(maxsize=16)
-def _tree_sitter_parses(kind: str, text: str) -> bool | None:
-    parser = _parser(kind)
-    if parser is None:
-        return None
-    tree = parser.parse(text.encode("utf-8", errors="surrogatepass"))
-    return not tree.root_node.has_error
-
-
-def fix_check(path: str, doc_text: str, fixed_text: str) -> bool | None:
-    """Does the fix keep the document parsing? None when that cannot be told: no parser, or
-    the document does not parse before the fix either."""
-    after = fixed_text_parses(path, fixed_text)
-    if after is False and fixed_text_parses(path, doc_text) is False:
-        return None
-    return after
-
-
 def kind_allowed(kind: str, only: Sequence[str] | None) -> bool:
     """LSP `context.only`: a kind is wanted when it equals or is nested under a listed kind
     ("quickfix" allows "quickfix" and "quickfix.x"; "source" does not allow "quickfix")."""
@@ -225,10 +170,11 @@ def code_actions_for(
         ids = (finding.id,)
         if finding.improved_code is not None:
             edit = (
-                None if tracked.stale else fix_edit(tracked.range, doc_text, finding.improved_code)
+                fix_edit(tracked.range, doc_text, finding.improved_code)
+                if finding.fix_applicable and not tracked.stale
+                else None
             )
-            check = fix_check(path, doc_text, edit.fixed_text) if edit is not None else False
-            if edit is not None and check is not False:
+            if edit is not None:
                 verified = (
                     finding.verification is not None
                     and finding.verification.verdict.strip().upper() == "CORRECT"
@@ -240,13 +186,14 @@ def code_actions_for(
                         finding_ids=ids,
                         edit=edit,
                         command=CommandSpec(FIX_APPLIED, (target, finding.id)),
-                        is_preferred=verified and check is True,
+                        is_preferred=verified and finding.fix is FixState.PARSES,
                     )
                 )
             else:
+                why = _NOT_APPLICABLE.get(finding.fix, "")
                 actions.append(
                     ActionSpec(
-                        title=f"Redline: show suggested code — {title}",
+                        title=f"Redline: show suggested code{why} — {title}",
                         kind=QUICKFIX,
                         finding_ids=ids,
                         command=CommandSpec(SHOW_SUGGESTED, (target, finding.id)),

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
-from redline.enums import Severity
+from redline.enums import AnchorState, Severity
 from redline.lsp.tracking import DocumentFindings, Encoding, TrackedFinding, to_client_units
 from redline.redaction import redact
 
@@ -35,6 +35,8 @@ SEVERITY: dict[Severity, types.DiagnosticSeverity] = {
 }
 
 STALE_PREFIX = "(may be stale) "
+# The quoted code is not in the file: the lines are where it most likely belongs.
+APPROXIMATE_PREFIX = "(approximate location: quoted code not in the file) "
 # `other/file.py:12` in a comment: the finding involves another file of the change.
 _FILE_REF = re.compile(r"(?<![\w/.-])([\w][\w./-]*\.[A-Za-z0-9]+):(\d+)")
 _MAX_MESSAGE = 600
@@ -139,6 +141,8 @@ def to_diagnostic(
     related: list[types.DiagnosticRelatedInformation] | None = None,
 ) -> types.Diagnostic:
     message = f"{finding.title}\n{first_paragraph(finding.comment)}".strip()
+    if finding.anchor is AnchorState.APPROXIMATE:
+        message = APPROXIMATE_PREFIX + message
     if stale:
         message = STALE_PREFIX + message
     return types.Diagnostic(

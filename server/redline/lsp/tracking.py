@@ -20,7 +20,8 @@ code leaves it fresh.
 
 A full-text replacement (`range` None) and a change on disk (`reanchor`) re-anchor every finding
 by its quoted code with `anchoring.locate`: an identical match (up to whitespace) places it
-fresh, a fuzzy match places it stale, no match withdraws it.
+fresh, a fuzzy match places it stale, no match withdraws it. A finding the review could only
+place approximately (its quote is not in the file) is placed by the fuzzy match, fresh.
 
 Positions are 0-based `(line, character)` with characters counted in Python str code points
 (not UTF-16 units); `from_client_units`/`to_client_units` convert a column on one line for the
@@ -34,6 +35,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
+
+from redline.enums import AnchorState
 
 if TYPE_CHECKING:
     from redline.model import Finding
@@ -370,7 +373,9 @@ class FindingTracker:
     def _place_reviewed(
         self, doc: DocumentFindings, text: str, finding: Finding, result: ChangeResult
     ) -> TrackedFinding | None:
-        if finding.line is not None:
+        # An approximate finding's quote is not in the file by definition: it is placed by the
+        # same fuzzy match the review made, not compared line for line.
+        if finding.line is not None and finding.anchor is not AnchorState.APPROXIMATE:
             first = finding.line - 1
             last = max(first, (finding.end_line or finding.line) - 1)
             if first >= 0 and last < len(doc.lines):
@@ -398,8 +403,9 @@ class FindingTracker:
         anchor = locate(finding.existing_code, text, hint_line)
         if anchor.start_line is None or anchor.end_line is None:
             return None
-        # A fuzzy match is the same place with different code: the finding may no longer apply.
-        stale = anchor.method == "fuzzy"
+        # A fuzzy match is the same place with different code: the finding may no longer apply,
+        # unless the review itself could only place it approximately.
+        stale = anchor.method == "fuzzy" and finding.anchor is not AnchorState.APPROXIMATE
         return doc.place(finding, anchor.start_line - 1, anchor.end_line - 1, stale=stale)
 
     @staticmethod

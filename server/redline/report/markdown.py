@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from redline.model import AnalyzerRun, Finding, Review, Severity
+from redline.model import AnalyzerRun, AnchorState, Finding, FixState, Review, Severity
 from redline.report.sanitize import sanitize_inline, sanitize_markdown
 
 _BACKTICKS = re.compile(r"`+")
@@ -85,7 +85,22 @@ def inline_code(text: str) -> str:
 def location(finding: Finding) -> str:
     if finding.line is None:
         return f"{inline_code(finding.file)} (location not found)"
-    return inline_code(f"{finding.file}:{finding.line}")
+    place = inline_code(f"{finding.file}:{finding.line}")
+    if finding.anchor is AnchorState.APPROXIMATE:
+        return f"{place} (approximate location)"
+    return place
+
+
+# Why improved code is shown as text rather than as a fix (see review/fix_check.py).
+_NOT_APPLICABLE = {
+    FixState.DOES_NOT_PARSE: "Suggested code (does not parse as is):",
+    FixState.NOT_IN_FILE: "Suggested code (not applicable: the quoted code is not in the file):",
+}
+
+
+def not_applicable_label(fix: FixState) -> str:
+    """How improved code that is not an applicable fix is introduced."""
+    return _NOT_APPLICABLE.get(fix, _NOT_APPLICABLE[FixState.NOT_IN_FILE])
 
 
 def _summary_line(review: Review) -> str:
@@ -131,9 +146,16 @@ def _finding(finding: Finding, out: list[str]) -> None:
     if finding.verification is not None:
         meta += f" · verified: {finding.verification.verdict}"
     out += [meta + "*", ""]
+    language = language_for(finding.file)
+    if finding.anchor is AnchorState.APPROXIMATE:
+        # The model's own quote: the report never passes the file's text off as what it said.
+        out += ["Quoted code (not found in the file; the location is approximate):", ""]
+        out += [fenced(finding.existing_code, language), ""]
     if finding.improved_code is None:
         return
-    language = language_for(finding.file)
+    if not finding.fix_applicable:
+        out += [not_applicable_label(finding.fix), "", fenced(finding.improved_code, language), ""]
+        return
     if finding.improved_code == "":
         out += ["Suggested fix: delete these lines.", ""]
         if finding.existing_code:

@@ -8,6 +8,8 @@ GitHub specifics, each on purpose:
   so an alert survives code moving above it instead of being closed and reopened.
 - URIs are repo-relative, percent-encoded, with `uriBaseId` "%SRCROOT%".
 - rules carry `security-severity` for security findings: GitHub's severity for security alerts.
+- a `fixes` entry only for an applicable fix (`Finding.fix_applicable`): improved code that
+  does not parse, or whose quoted code is not in the file, is in `properties.suggestedCode`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from importlib import metadata
 from typing import Any
 from urllib.parse import quote
 
-from redline.model import AnalyzerRun, Category, Finding, Review, Severity
+from redline.model import AnalyzerRun, AnchorState, Category, Finding, Review, Severity
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_NAME = "Redline"
@@ -120,6 +122,8 @@ def _result(finding: Finding, rid: str, rule_index: int) -> dict[str, Any]:
     text = f"{_one_line(finding.title)}\n\n{finding.comment}".strip()
     if not anchored:
         text += "\n\n(Location not found in the current file; shown at line 1.)"
+    elif finding.anchor is AnchorState.APPROXIMATE:
+        text += "\n\n(Approximate location: the quoted code is not in the file.)"
     result: dict[str, Any] = {
         "ruleId": rid,
         "ruleIndex": rule_index,
@@ -140,9 +144,13 @@ def _result(finding: Finding, rid: str, rule_index: int) -> dict[str, Any]:
             "confidence": finding.confidence,
             "sources": list(finding.sources),
             "anchor": finding.anchor.value,
+            "fix": finding.fix.value,
         },
     }
-    if finding.improved_code is not None and anchored:
+    if finding.improved_code is not None and not finding.fix_applicable:
+        # Shown, never offered as a fix: SARIF viewers apply `fixes` entries as they are.
+        result["properties"]["suggestedCode"] = finding.improved_code
+    if finding.fix_applicable:
         result["fixes"] = [_fix(finding, artifact, start, end)]
     return result
 

@@ -23,6 +23,7 @@ from redline.config_models import Settings
 from redline.errors import RedlineError
 from redline.model import Coverage, Finding, Review, Severity
 from redline.progress import Progress, ProgressEvent, Stage
+from redline.review.duplicates import merge_duplicates
 from redline.review.structured import InvalidModelOutput
 from redline.review.verifier import Verified, verify
 from redline.store import TaskRecord, TaskStore
@@ -94,8 +95,14 @@ async def verify_or_keep(
     cache: AnswerCache | None = None,
     when: str = "",
 ) -> Verified:
-    """The verifier on the model's findings. When no verifier is configured or it fails, every
-    finding is kept unverified and a note says so (`when`: "in attempt 2", for the notes)."""
+    """The verifier on the model's findings, once each: duplicates (the same problem reported
+    twice, `review/duplicates.py`) are merged first, so they are neither verified nor shown
+    twice. When no verifier is configured or it fails, every finding is kept unverified and a
+    note says so (`when`: "in attempt 2", for the notes)."""
+    findings, merged = merge_duplicates(findings)
+    if merged:
+        where = f" {when}" if when else ""
+        notes.append(f"{merged} duplicate findings merged{where} (same problem, same lines)")
     if not findings:
         return Verified(kept=[])
     if not client.is_configured("verifier"):

@@ -157,6 +157,7 @@ def _merge(model: Finding, analyzer: Finding) -> Finding:
             existing_code=analyzer.existing_code,
             improved_code=analyzer.improved_code,
             anchor=analyzer.anchor,
+            fix=analyzer.fix,
         )
     return model.model_copy(update=update)
 
