@@ -48,3 +48,39 @@ PHANTOM = {
     "existing_code": "def frobnicate(x):\n    return x ** 2",
     "confidence": 0.5,
 }
+# Issue 10, "shown but false". One identifier renamed (`get` → `fetch`): a hallucinated quote of
+# line 15 that is not in the file. It must never be shown as if quoted, nor fixed.
+NEAR_MISS = {
+    "file": "app/reports.py",
+    "line": 15,
+    "severity": "Medium",
+    "category": "Quality",
+    "title": "Title lookup hides a missing title",
+    "comment": "An empty title is kept as is; fall back to 'untitled' for it too.",
+    "existing_code": '    return report.fetch("title", "untitled").strip()',
+    "improved_code": '    return (report.fetch("title") or "untitled").strip()',
+    "confidence": 0.8,
+}
+# Right code, but the improved code does not parse (a parenthesis is missing).
+NOT_PARSING = {
+    "file": "app/reports.py",
+    "line": 33,
+    "severity": "Low",
+    "category": "Performance",
+    "title": "Titles are appended one by one",
+    "comment": "Extend the list once with a generator instead.",
+    "existing_code": "        seen.append(report_title(report))",
+    "improved_code": "        seen.extend(report_title(r) for r in [report]",
+    "confidence": 0.7,
+}
+# A short line quoted with Redline's own prompt gutter (context/format.py: `  28 +| code`).
+GUTTER = {
+    "file": "app/reports.py",
+    "line": 28,
+    "severity": "Low",
+    "category": "Quality",
+    "title": "Failures turn into None",
+    "comment": "Callers cannot tell a missing file from an empty one.",
+    "existing_code": "  28 +|         return None",
+    "confidence": 0.6,
+}

@@ -17,8 +17,8 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from demo_findings import NEAR_MISS, NOT_PARSING, SHELL
 from demo_findings import PHANTOM as DEMO_PHANTOM
-from demo_findings import SHELL
 from gitrepo import GitRepo
 from lsp_support import Session, plain, server_env, start_session, stop_session
 from review_script import ReviewScript, role_of
@@ -88,7 +88,7 @@ class SlowReviewer:
 
 @pytest.fixture
 def script() -> ReviewScript:
-    return ReviewScript(findings={REPORTS: [SHELL, PHANTOM]})
+    return ReviewScript(findings={REPORTS: [SHELL, PHANTOM, NOT_PARSING, NEAR_MISS]})
 
 
 @pytest.fixture
@@ -699,6 +699,23 @@ async def test_model_reviews_cancel_supersede_and_offer_verified_fixes(
     fix = next(a for a in actions if a.title.startswith("Redline: apply fix"))
     assert fix.is_preferred
     assert 'subprocess.call(["zip"' in text_edit_of(fix).new_text
+
+    # 5. Issue 10. A fix the pipeline found not to parse is only shown, labelled, never applied;
+    #    so is one whose quote is not in the file (one identifier renamed), whose diagnostic
+    #    says its location is approximate.
+    actions = await code_actions(s, REPORTS, NOT_PARSING["line"] - 1)
+    mine = [a for a in actions if NOT_PARSING["title"] in a.title]
+    assert mine[0].title == (
+        f"Redline: show suggested code (does not parse as is) — {NOT_PARSING['title']}"
+    )
+    assert not any(a.title.startswith("Redline: apply fix") or a.edit for a in mine)
+    actions = await code_actions(s, REPORTS, NEAR_MISS["line"] - 1)
+    mine = [a for a in actions if NEAR_MISS["title"] in a.title]
+    assert mine and not any(a.title.startswith("Redline: apply fix") or a.edit for a in mine)
+    published = s.client.diagnostics.get(s.uri(REPORTS), [])
+    near = [d for d in published if NEAR_MISS["title"] in d.message]
+    assert len(near) == 1 and near[0].range.start.line == NEAR_MISS["line"] - 1
+    assert near[0].message.startswith("(approximate location: quoted code not in the file) ")
 
 
 # -- stdout carries JSON-RPC only ---------------------------------------------------------------

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from redline.agent.llm import LLMClient, LLMResponse
-from redline.model import Finding, Verification
+from redline.model import AnchorState, Finding, Verification
+from redline.review.anchoring import APPROXIMATE_CONFIDENCE
 from redline.review.prompts import load_prompt, prompt_version
 from redline.review.schemas import FindingVerdict, VerifierAnswer
 from redline.review.structured import ask_structured
@@ -87,7 +88,12 @@ def apply_verdict(f: Finding, v: FindingVerdict, model: str) -> Finding | None:
                 "confidence": round(f.confidence * 0.8, 3),
             }
         )
-    return f.model_copy(update={"verification": verification, "confidence": max(f.confidence, 0.8)})
+    # A confirmed problem is likely, but one the review could only place approximately (its
+    # quote is not in the file) keeps the anchoring's discount: where it is stays uncertain.
+    floor = 0.8 * (APPROXIMATE_CONFIDENCE if f.anchor is AnchorState.APPROXIMATE else 1.0)
+    return f.model_copy(
+        update={"verification": verification, "confidence": max(f.confidence, round(floor, 3))}
+    )
 
 
 async def verify(
