@@ -9,6 +9,10 @@ the file's line index already built (a review anchors many findings against one 
   2. fuzzy: the same two lines with a token changed on each;
   3. fuzzy, hostile: two lines made of text found everywhere (the window cap bites).
 
+Then the near-miss measurement of issue 10 (tests/near_miss_bed.py): how the old policy (the
+file's text swapped in as the quote, the fix offered), "approximate" (the chosen one) and
+"unanchored" show near-miss quotes and legitimate re-quotes.
+
     python benchmarks/anchoring.py [--rounds 200] [--lines 5000]
 """
 
@@ -23,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from redline.review.anchoring import locate
 
@@ -104,7 +109,22 @@ def main() -> int:
     fuzzy = max(rows[1][1], rows[2][1])
     print(target_line("fuzzy anchoring (worst)", f"{fuzzy:.1f} ms", "<=",
                       f"{TARGET_FUZZY_MS:.0f} ms", fuzzy <= TARGET_FUZZY_MS))  # fmt: skip
+    print()
+    near_miss_policies()
     return 0
+
+
+def near_miss_policies() -> None:
+    """How each policy for a fuzzy match shows the bed of tests/near_miss_bed.py (issue 10),
+    and the same quotes made from a few of Redline's own modules."""
+    from near_miss_bed import measure, render
+
+    print("Near-miss quotes (one identifier renamed) vs legitimate re-quotes, per policy:")
+    print(render(measure()))
+    root = Path(__file__).resolve().parents[1] / "server" / "redline" / "review"
+    for name in ("fusion.py", "verifier.py"):
+        print(f"\nquotes made from server/redline/review/{name}:")
+        print(render(measure((root / name).read_text(encoding="utf-8"))))
 
 
 if __name__ == "__main__":
