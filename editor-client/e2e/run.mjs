@@ -289,6 +289,61 @@ async function findingRow(title) {
   return page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: title }).first();
 }
 
+// The Redline view in the sidebar: its activity bar item is clicked only when another view (or
+// none) is shown — a click on the active item closes the sidebar.
+async function showRedlineSidebar() {
+  const title = await page.locator(`${sel.sidebar}:visible .composite.title`).first().textContent({ timeout: 1_000 }).catch(() => '');
+  if (!/redline/i.test(title)) await page.locator(`${sel.activitybar} [aria-label^="Redline"]`).first().click();
+  await page.waitForFunction(
+    (bar) => /redline/i.test(document.querySelector(bar + ' .composite.title')?.textContent ?? ''),
+    sel.sidebar,
+    { timeout: STEP_TIMEOUT },
+  ).catch(() => {
+    throw new Failure('the Redline view did not open in the sidebar');
+  });
+}
+
+// Right-click a finding in the sidebar: the entries of its context menu (the menu stays open).
+async function findingMenu(title) {
+  await (await findingRow(title)).click({ button: 'right' });
+  const items = page.locator('.context-view .monaco-menu .action-item a.action-menu-item');
+  await items.first().waitFor({ timeout: STEP_TIMEOUT }).catch(() => {
+    throw new Failure(`no context menu on the sidebar row "${title}"`);
+  });
+  return (await items.locator('.action-label').allTextContents()).map((t) => t.trim()).filter(Boolean);
+}
+
+// Choose `label` in the open context menu: hover it, then Enter (VS Code's menus act on mouse up
+// after a hover; the keyboard is the dependable way).
+async function chooseMenuItem(label) {
+  const item = page.locator('.context-view .monaco-menu .action-item a.action-menu-item', { hasText: label }).first();
+  await item.hover();
+  await page.waitForFunction((label) => document.querySelector('.context-view .monaco-menu .action-item.focused')?.textContent.includes(label), label, { timeout: STEP_TIMEOUT });
+  await page.keyboard.press('Enter');
+}
+
+// A notification toast with `text`: its text once shown, null after `timeout`.
+async function waitToast(text, timeout = STEP_TIMEOUT) {
+  const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: text }).first();
+  return toast.waitFor({ timeout }).then(() => toast.innerText().then((t) => t.replace(/\s+/g, ' ').trim()), () => null);
+}
+
+async function toastTexts() {
+  return page.locator('.notifications-toasts .notification-list-item').evaluateAll((els) => els.map((e) => e.innerText.replace(/\s+/g, ' ').trim()));
+}
+
+// The `redline lsp` processes started under code-server (its descendants), as [pid, args].
+function serverProcesses() {
+  const ps = spawnSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf-8' }).stdout.trim().split('\n');
+  const procs = ps.map((l) => l.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/)).filter(Boolean).map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3] }));
+  const parent = new Map(procs.map((p) => [p.pid, p.ppid]));
+  const under = (pid) => {
+    for (let p = parent.get(pid), n = 0; p && n < 50; p = parent.get(p), n++) if (p === codeServer.pid) return true;
+    return false;
+  };
+  return procs.filter((p) => (p.args === `${redline} lsp` || p.args.endsWith(` ${redline} lsp`)) && under(p.pid)).map((p) => [p.pid, p.args]);
+}
+
 // The rows of the open quick pick as a user reads them: label, description, detail.
 async function quickPickRows() {
   return page.locator(sel.quickRows).evaluateAll((els) =>
@@ -520,6 +575,25 @@ async function main() {
     log(`  status bar: "${idle}"`);
   });
 
+  await step('the Redline sidebar before the first review: the welcome view', async () => {
+    await showRedlineSidebar();
+    const welcome = page.locator(`${sel.sidebar} .welcome-view-content`, { hasText: 'No Redline review yet' }).first();
+    await welcome.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Failure(`the Redline sidebar does not show "No Redline review yet…": ${JSON.stringify(await page.locator(sel.sidebar).innerText())}`);
+    });
+    const text = (await welcome.innerText()).replace(/\s+/g, ' ').trim();
+    log(`  welcome view: ${text}`);
+    check(!(await treeRows()).length, `the sidebar lists findings before any review: ${JSON.stringify(await treeRows())}`);
+    // Buttons (a link alone on its line), not links in the text.
+    const buttons = (await welcome.locator('.monaco-button').allTextContents()).map((t) => t.trim());
+    log(`  welcome buttons: ${JSON.stringify(buttons)}`);
+    for (const b of ['Review Current Branch', 'Review Uncommitted Changes']) {
+      check(buttons.includes(b), `the welcome view has no button "${b}": buttons ${JSON.stringify(buttons)}`);
+      check(await welcome.locator('.monaco-button', { hasText: b }).first().isVisible(), `the welcome view's button "${b}" is not visible`);
+    }
+    pass('welcome view', `"${text.slice(0, 60)}…" with the buttons "Review Current Branch" and "Review Uncommitted Changes"`);
+  });
+
   let t0;
   await step('run "Redline: Review Current Branch" from the palette', async () => {
     t0 = await palette('Redline: Review Current Branch');
@@ -586,7 +660,7 @@ async function main() {
   });
 
   await step('the Redline sidebar lists the findings', async () => {
-    await page.locator(`${sel.activitybar} [aria-label^="Redline"]`).first().click();
+    await showRedlineSidebar(); // open since the welcome view's step
     // A wider sidebar, so that the screenshot shows whole titles: drag the sash at its edge.
     const bar = await page.locator(sel.sidebar).boundingBox();
     if (bar) {
@@ -607,6 +681,28 @@ async function main() {
     await page.waitForTimeout(500); // the sash's hover highlight fades out
     await page.screenshot({ path: path.join(artifacts, 'sidebar.png') });
     pass('sidebar', `${EXPECTED.length} findings with their titles and "line N": ${EXPECTED.map((e) => `${e.line}`).join(', ')}`);
+  });
+
+  await step('a click on a finding in the sidebar opens its file at its line', async () => {
+    const target = EXPECTED.find((e) => e.key === 'shell injection');
+    // No editor open, so that the click is what opens the file.
+    await palette('View: Close All Editors');
+    await page.locator('.tabs-container .tab').first().waitFor({ state: 'detached', timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Failure(`editors still open after "View: Close All Editors": ${JSON.stringify(await tabLabels())}`);
+    });
+    await (await findingRow(target.title)).click();
+    await page.locator('.tabs-container .tab.active', { hasText: path.basename(FILE) }).first().waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Failure(`a click on "${target.title}" did not open ${FILE}; tabs ${JSON.stringify(await tabLabels())}`);
+    });
+    const tab = (await tabLabels()).find((t) => t.active);
+    check(tab.aria.includes(path.basename(FILE)), `the active tab is not ${FILE}: ${JSON.stringify(tab)}`);
+    const position = await waitStatus(new RegExp(`Ln ${target.line}, Col \\d+`), STEP_TIMEOUT, `the cursor on line ${target.line}`);
+    // The editor's own mark of the cursor's line: the highlighted line number in the gutter.
+    const active = await page.locator(`${sel.editor} .line-numbers.active-line-number`).first().textContent({ timeout: STEP_TIMEOUT }).catch(() => null);
+    check(active?.trim() === String(target.line), `the editor's current line is ${active?.trim()}, expected ${target.line}`);
+    const line = (await editorText()).split('\n').find((l) => l.includes('shell=True'));
+    check(line, `${FILE} in the editor has no \`shell=True\` line`);
+    pass('finding click', `"${target.title}" opened ${FILE} (tab "${tab.aria}") with the cursor at "${position}" (gutter line ${active.trim()}: \`${line.trim()}\`)`);
   });
 
   await step('quick fix on line 4 removes `import os` and its finding', async () => {
@@ -849,6 +945,211 @@ async function main() {
     pass('Review Commit…', `quick pick lists ${rows.map((x) => `"${x.label}"`).join(', ')}; picked the first; status bar "${status}" (the CLI's review of HEAD: ${cli.findings.length} findings, one of them fixed in the editor earlier); the open report shows "${(await tab.textContent()).trim().slice(0, 60)}…" with those findings`);
     const flicker = transientCounts(seen, status);
     if (flicker.length) warn('status bar counts after Review Commit…', `showed ${JSON.stringify(flicker)} before "${status}": the "finished" event counts the findings fixed in the editor since`);
+  });
+
+  await step('Apply Fix from the sidebar context menu', async () => {
+    // Only a finding with improved code offers Apply Fix: the mutable default has some, the shell
+    // command none (the offline review's bandit/ruff findings).
+    const shell = EXPECTED.find((e) => e.key === 'shell injection');
+    const target = EXPECTED.find((e) => e.key === 'mutable default');
+    const shellMenu = await findingMenu(shell.title);
+    log(`  context menu of "${shell.title}": ${JSON.stringify(shellMenu)}`);
+    await page.keyboard.press('Escape');
+    await page.locator('.context-view .monaco-menu').waitFor({ state: 'detached', timeout: STEP_TIMEOUT }).catch(() => {});
+    check(shellMenu.includes('Dismiss…'), `the context menu of "${shell.title}" has no "Dismiss…": ${JSON.stringify(shellMenu)}`);
+    check(!shellMenu.includes('Apply Fix'), `the context menu of "${shell.title}" (no fix offered) shows "Apply Fix": ${JSON.stringify(shellMenu)}`);
+    // `import os` was removed earlier: the mutable default is one line up.
+    const row = (await treeRows()).find((r) => r.text.startsWith(target.title));
+    check(row && row.text.includes(`line ${target.line - 1} `), `the sidebar row "${target.title}" is not at line ${target.line - 1}: ${JSON.stringify(row)}`);
+    // The editor renders only the lines in view: line 30 is below them, read it from disk (saved).
+    const before = readFileSync(path.join(repo, FILE), 'utf-8');
+    check(before.split('\n')[target.line - 2] === 'def collect_titles(reports: list[dict], seen=[]) -> list[str]:', `line ${target.line - 1} of ${FILE} is not the mutable default before the fix:\n${before}`);
+    const menu = await findingMenu(target.title);
+    log(`  context menu of "${target.title}": ${JSON.stringify(menu)}`);
+    check(menu.includes('Apply Fix'), `the context menu of "${target.title}" has no "Apply Fix": ${JSON.stringify(menu)}`);
+    await chooseMenuItem('Apply Fix');
+    await page.waitForFunction(
+      (sel) => [...document.querySelectorAll(sel + ' .view-line')].some((l) => l.textContent.replace(/\u00a0/g, ' ').trim() === 'if seen is None:'),
+      `${sel.editor} .view-lines`,
+      { timeout: STEP_TIMEOUT },
+    ).catch(async () => {
+      throw new Failure(`the editor has no \`if seen is None:\` after Apply Fix:\n${await editorText()}\nnotifications ${JSON.stringify(await toastTexts())}`);
+    });
+    const text = await editorText();
+    log(`  editor after Apply Fix:\n${text.split('\n').filter((l) => /seen/.test(l)).map((l) => `    ${l}`).join('\n')}`);
+    check(text.includes('def collect_titles(reports: list[dict], seen=None) -> list[str]:') && !text.includes('seen=[]'), `the mutable default is not \`seen=None\` after Apply Fix:\n${text}`);
+    check(text.includes('        seen = []') && text.includes('seen.append(report_title(report))'), `Apply Fix changed more than the default argument:\n${text}`);
+    await page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: target.title }).first()
+      .waitFor({ state: 'detached', timeout: STEP_TIMEOUT })
+      .catch(async () => {
+        throw new Failure(`"${target.title}" is still in the sidebar after Apply Fix: ${JSON.stringify((await treeRows()).map((r) => r.text))}`);
+      });
+    const left = (await treeRows()).map((r) => r.text);
+    for (const r of left) log(`  sidebar: ${r}`);
+    check(left.some((r) => r.startsWith(shell.title)), `the sidebar lost "${shell.title}" too: ${JSON.stringify(left)}`);
+    // Saved (Ctrl+S in the editor the fix opened): the later reviews read the file from disk.
+    await page.locator('.tabs-container .tab.active.dirty', { hasText: path.basename(FILE) }).waitFor({ timeout: STEP_TIMEOUT }).catch(() => {
+      throw new Failure(`the editor of ${FILE} is not the active, modified one after Apply Fix`);
+    });
+    await page.keyboard.press('Control+s');
+    const deadline = Date.now() + STEP_TIMEOUT;
+    while (!readFileSync(path.join(repo, FILE), 'utf-8').includes('if seen is None:')) {
+      check(Date.now() < deadline, `${FILE} on disk has no \`if seen is None:\` after Ctrl+S`);
+      await page.waitForTimeout(100);
+    }
+    const status = await waitStatus(/^Redline: /, STEP_TIMEOUT, 'the counts');
+    log(`  status bar: "${status}"`);
+    pass('Apply Fix', `"${target.title}": \`seen=[]\` became \`seen=None\` with an \`if seen is None:\` guard in the editor (and, after Ctrl+S, on disk); the row left the sidebar; "${shell.title}" (no improved code) offers ${JSON.stringify(shellMenu)}, no "Apply Fix"`);
+  });
+
+  await step('"Redline: Export Report…" as SARIF', async () => {
+    const target = path.join(tmp, 'export', 'redline-report.sarif');
+    mkdirSync(path.dirname(target), { recursive: true });
+    const shown = (await treeRows()).filter((r) => !r.text.startsWith(path.basename(FILE)) && !r.text.startsWith(FILE)).map((r) => r.text);
+    await palette('Redline: Export Report…');
+    const rows = await waitQuickPick('Export Report');
+    log(`  formats: ${rows.map((r) => r.label).join(', ')}`);
+    check(rows.some((r) => r.label === 'SARIF'), `the format quick pick has no "SARIF": ${JSON.stringify(rows)}`);
+    await page.locator(sel.quickInputBox).fill('SARIF');
+    await page.locator(`${sel.quickRows}.focused`, { hasText: 'SARIF' }).waitFor({ timeout: STEP_TIMEOUT });
+    await page.keyboard.press('Enter');
+    // code-server's save dialog is VS Code's simple file dialog: a quick input holding a path.
+    await page.waitForFunction(
+      (box) => { const b = document.querySelector(box); return b && b.offsetParent !== null && b.value.endsWith('.sarif'); },
+      sel.quickInputBox,
+      { timeout: STEP_TIMEOUT },
+    ).catch(async () => {
+      throw new Failure(`no save dialog with a .sarif path after picking SARIF; quick input ${JSON.stringify(await page.locator(sel.quickInput).innerText().catch(() => ''))}`);
+    });
+    const proposed = await page.locator(sel.quickInputBox).inputValue();
+    const dialogTitle = (await page.locator('.quick-input-widget .quick-input-title').textContent()).trim();
+    log(`  save dialog "${dialogTitle}": proposes ${proposed}`);
+    await shot('export-save-dialog');
+    await page.locator(sel.quickInputBox).fill(target);
+    await page.waitForFunction((box) => document.querySelector(box)?.value, sel.quickInputBox, { timeout: STEP_TIMEOUT });
+    await page.keyboard.press('Enter');
+    const message = await waitToast('Redline: report saved to');
+    log(`  notification: ${message ?? 'none'}`);
+    check(message && message.includes(target), `no notification "Redline: report saved to ${target}"; notifications ${JSON.stringify(await toastTexts())}; quick input ${JSON.stringify(await page.locator(sel.quickInput).innerText().catch(() => ''))}`);
+    check(existsSync(target), `${target} was not written`);
+    let sarif;
+    try {
+      sarif = JSON.parse(readFileSync(target, 'utf-8'));
+    } catch (err) {
+      throw new Failure(`${target} is not JSON: ${err.message}`);
+    }
+    check(sarif.version === '2.1.0', `${target} has "version": ${JSON.stringify(sarif.version)}, expected "2.1.0"`);
+    const results = (sarif.runs ?? []).flatMap((r) => r.results ?? []);
+    const described = results.map((r) => ({
+      line: r.locations?.[0]?.physicalLocation?.region?.startLine,
+      file: r.locations?.[0]?.physicalLocation?.artifactLocation?.uri,
+      text: r.message?.text ?? '',
+      suppressed: (r.suppressions ?? []).length > 0,
+    }));
+    for (const r of described) log(`  SARIF result: ${r.file}:${r.line}${r.suppressed ? ' (suppressed)' : ''} ${r.text.split('\n')[0].slice(0, 90)}`);
+    const active = described.filter((r) => !r.suppressed);
+    for (const t of shown) check(active.some((r) => t.startsWith(r.text.split('\n')[0].slice(0, 30)) || r.text.includes(t.split(/line \d+/)[0].trim())), `the SARIF has no result for the finding "${t}" the sidebar shows: ${JSON.stringify(described)}`);
+    check(active.length === shown.length, `the SARIF has ${active.length} unsuppressed results, the sidebar shows ${shown.length} findings: ${JSON.stringify(shown)} vs ${JSON.stringify(described)}`);
+    await page.keyboard.press('Escape'); // the notification toast
+    pass('Export Report', `SARIF ${sarif.version} written to ${path.relative(tmp, target)} (the dialog proposed ${proposed}); notification "${message}"; ${active.length} result(s) for the finding(s) the sidebar shows`);
+  });
+
+  await step('"Redline: Review Pull Request…" 12 fails, visibly', async () => {
+    await recordStatus();
+    await palette('Redline: Review Pull Request…');
+    const box = page.locator(sel.quickInputBox);
+    await page.waitForFunction(() => document.querySelector('.quick-input-widget .quick-input-title')?.textContent.includes('Review Pull Request'), null, { timeout: STEP_TIMEOUT });
+    await box.fill('12');
+    await page.keyboard.press('Enter');
+    const t = Date.now();
+    const status = await waitStatus(/^Redline: failed$/, REVIEW_TIMEOUT, '"Redline: failed"');
+    const error = await page.locator('.notifications-toasts .notification-list-item', { has: page.locator('.codicon-error') }).first()
+      .waitFor({ timeout: STEP_TIMEOUT }).then(() => errorsShown(), () => []);
+    log(`  status bar: ${(await statusSeen()).join(' → ')} (${secs(Date.now() - t)} s)`);
+    for (const e of error) log(`  error notification: ${e}`);
+    check(error.some((e) => /pull request #12/.test(e)), `no error notification that says why pull request #12 could not be reviewed: ${JSON.stringify(error)}`);
+    check(error.length === 1, `${error.length} error notifications (the same error shown twice?): ${JSON.stringify(error)}`);
+    const line = await sidebarMessage();
+    log(`  sidebar line: ${line || '(none)'}`);
+    const tooltip = await page.locator(`${sel.statusbar} .statusbar-item`, { hasText: 'Redline: failed' }).first().locator('a, .statusbar-item-label').first().getAttribute('aria-label').catch(() => null);
+    log(`  status bar item: ${tooltip}`);
+    await shot('pull-request-failed');
+    await palette('Notifications: Clear All Notifications');
+    await page.locator('.notifications-toasts .notification-list-item').first().waitFor({ state: 'detached', timeout: STEP_TIMEOUT }).catch(() => {});
+    pass('Review Pull Request… failure', `the status bar shows "${status}" and an error notification says "${error[0]}"`);
+    // Nothing else broke: the next review runs and finishes.
+    await recordStatus();
+    await palette('Redline: Review Current Branch');
+    await page.waitForFunction(
+      ({ bar }) => (window.__redlineStatusSeen ?? []).some((s) => /…$/.test(s)) &&
+        [...document.querySelectorAll(bar + ' .statusbar-item')].some((e) => /^Redline: (\d+ ⚠|\d+ ⛔|no findings)/.test(e.textContent.trim())),
+      { bar: sel.statusbar },
+      { timeout: REVIEW_TIMEOUT, polling: 50 },
+    ).catch(async () => {
+      throw new Failure(`the review after the failed one did not finish: status bar ${JSON.stringify(await statusSeen())}; errors ${JSON.stringify(await errorsShown())}`);
+    });
+    const after = await waitStatus(/^Redline: /, STEP_TIMEOUT, 'the counts');
+    const tree = (await treeRows()).map((r) => r.text);
+    for (const r of tree) log(`  sidebar: ${r}`);
+    check(!(await errorsShown()).length, `errors on screen after the next review: ${JSON.stringify(await errorsShown())}`);
+    pass('review after the failure', `"Redline: Review Current Branch" ran and finished: "${after}", the sidebar lists ${JSON.stringify(tree)}`);
+  });
+
+  await step('the server crashes, the user restarts it', async () => {
+    const before = serverProcesses();
+    log(`  redline lsp under code-server: ${JSON.stringify(before)}`);
+    check(before.length === 1, `expected one \`${redline} lsp\` under code-server, found ${JSON.stringify(before)}`);
+    const [pid] = before[0];
+    check((await page.locator(sel.squiggle).count()) > 0, 'no squiggle before the crash');
+    const tKill = Date.now();
+    process.kill(pid, 'SIGKILL');
+    const toast = page.locator('.notifications-toasts .notification-list-item', { hasText: 'The Redline server stopped unexpectedly.' }).first();
+    await toast.waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+      throw new Failure(`no notification "The Redline server stopped unexpectedly." ${STEP_TIMEOUT / 1000} s after killing ${pid}; notifications ${JSON.stringify(await toastTexts())}; status bar ${JSON.stringify(await statusTexts())}`);
+    });
+    const dtToast = Date.now() - tKill;
+    const message = (await toast.innerText()).replace(/\s+/g, ' ').trim();
+    log(`  notification after ${secs(dtToast)} s: ${message}`);
+    figures.push(`server killed → "stopped unexpectedly" notification: ${secs(dtToast)} s`);
+    console.log(`e2e: server killed → notification: ${secs(dtToast)} s`);
+    check(await toast.locator('.codicon-warning, .codicon-notifications-warning').count() > 0, `the notification is not a warning: ${message}`);
+    const restart = toast.locator('.monaco-button', { hasText: 'Restart Server' }).first();
+    check(await restart.isVisible(), `the notification has no "Restart Server" button: ${message}`);
+    check(await toast.locator('.monaco-button', { hasText: 'Show Output' }).count() > 0, `the notification has no "Show Output" button: ${message}`);
+    const down = await waitStatus(/^Redline: no server$/, STEP_TIMEOUT, '"Redline: no server"');
+    // What the sidebar shows meanwhile: the findings are gone with the server.
+    const welcome = await page.locator(`${sel.sidebar} .welcome-view-content`).first().innerText({ timeout: 5_000 }).then((t) => t.replace(/\s+/g, ' ').trim(), () => '');
+    log(`  sidebar: ${welcome || JSON.stringify((await treeRows()).map((r) => r.text))}`);
+    check(/not running/.test(welcome), `the sidebar does not say the server is not running: "${welcome}" ${JSON.stringify((await treeRows()).map((r) => r.text))}`);
+    log(`  squiggles while the server is down: ${JSON.stringify(await squiggleLines())}`);
+    await shot('server-stopped');
+    await recordStatus();
+    const tRestart = Date.now();
+    await restart.click();
+    await toast.waitFor({ state: 'detached', timeout: STEP_TIMEOUT }).catch(() => {});
+    const idle = await waitStatus(/^Redline$/, STEP_TIMEOUT, 'the idle "Redline" after the restart');
+    const dtIdle = Date.now() - tRestart;
+    log(`  status bar: ${(await statusSeen()).join(' → ')} (idle after ${secs(dtIdle)} s)`);
+    const after = serverProcesses();
+    check(after.length === 1 && after[0][0] !== pid, `expected one new \`redline lsp\` after the restart, found ${JSON.stringify(after)}`);
+    pass('server crash', `killed ${pid}: warning "${message}" after ${secs(dtToast)} s; the status bar "${down}"; "Restart Server" → "${idle}" after ${secs(dtIdle)} s (new server ${after[0][0]})`);
+    await recordStatus();
+    await palette('Redline: Review Current Branch');
+    try {
+      await page.waitForFunction((squiggle) => document.querySelector(squiggle), sel.squiggle, { timeout: REVIEW_TIMEOUT, polling: 20 });
+    } catch {
+      throw new Failure(`no squiggle after the restart and "Review Current Branch"; status bar ${JSON.stringify(await statusSeen())}; errors ${JSON.stringify(await errorsShown())}`);
+    }
+    const dtSquiggle = Date.now() - tRestart;
+    figures.push(`"Restart Server" → first squiggle (with the palette's Review Current Branch): ${secs(dtSquiggle)} s`);
+    console.log(`e2e: Restart Server → first squiggle: ${secs(dtSquiggle)} s`);
+    const status = await waitStatus(/^Redline: (\d+ ⚠|\d+ ⛔|no findings)/, REVIEW_TIMEOUT, 'the counts after the restart');
+    const lines = await squiggleLines();
+    const tree = (await treeRows()).map((r) => r.text);
+    for (const r of tree) log(`  sidebar: ${r}`);
+    log(`  squiggles: ${JSON.stringify(lines)}; status bar ${status}`);
+    check(tree.some((r) => r.startsWith(EXPECTED[1].title)), `the sidebar lacks "${EXPECTED[1].title}" after the restart: ${JSON.stringify(tree)}`);
+    pass('review after the restart', `"Review Current Branch": squiggles at ${lines.map((l) => `line ${l.line} ${l.kind}`).join(', ')} ${secs(dtSquiggle)} s after "Restart Server"; status bar "${status}"`);
   });
 
   await step('"Redline: Open User Configuration" creates and opens config.toml', async () => {
