@@ -7,11 +7,14 @@
 //
 // Everything lives in a fresh temporary directory (HOME, XDG_*, REDLINE_CACHE_DIR, the VS Code
 // user data and extensions); REDLINE_CONFIG names a file in it that does not exist yet, so a
-// user's cache and configuration are never read or written. Asserts what a user sees: squiggles
-// and Problems rows at the planted lines, the Redline sidebar, a quick fix, Dismiss… from the
-// sidebar (and .redline/dismissed.toml), the status-bar counts, the report panel, the branch and
-// commit pickers and their reviews, Open User Configuration (which creates that file). Prints the
-// time from Enter on the palette command to the first squiggle and to the report's content. On
+// user's cache and configuration are never read or written. Asserts what a user sees: the
+// sidebar's welcome view, squiggles and Problems rows at the planted lines, the Redline sidebar
+// (a click on a finding opens its line), a quick fix, Dismiss… from the sidebar (and
+// .redline/dismissed.toml), the status-bar counts, the report panel, the branch and commit
+// pickers and their reviews, Apply Fix from the sidebar, Export Report… (SARIF), a failing pull
+// request review, a server crash and Restart Server, Open User Configuration (which creates that
+// file). Prints the time from Enter on the palette command to the first squiggle and to the
+// report's content, and from the crash to its notification and from Restart to a squiggle. On
 // failure: a screenshot per step, the code-server and extension-host logs in
 // editor-client/e2e/artifacts/, exit 1.
 
