@@ -67,8 +67,18 @@ async def test_report_is_the_last_review_without_what_was_dismissed_since(vscode
 
     await s.command("redline.dismiss", {"id": shell["id"], "reason": "reviewed by hand"})
     after = (await ask(s, "redline/report"))["markdown"]
-    assert shell["title"] not in after.split("Dismissed")[0]
-    assert len(after) < len(markdown)
+    assert shell["title"] not in after
+    assert "Unused import" in after
+
+    # The user deletes `import os` in the editor: the sidebar withdraws that finding, and the
+    # report says the same, with a note (not a silent drop).
+    s.open("app/reports.py")
+    start, end = types.Position(line=3, character=0), types.Position(line=4, character=0)
+    s.edit("app/reports.py", 2, types.Range(start=start, end=end), "")
+    await s.until(lambda: 3 not in s.lines_of("app/reports.py"), what="withdrawn")
+    edited = (await ask(s, "redline/report"))["markdown"]
+    assert "Unused import" not in edited
+    assert "1 finding of this review is not shown" in edited
 
 
 async def test_refs_list_branches_and_recent_commits_for_the_pickers(

@@ -35,7 +35,9 @@ export class FindingsView implements vscode.TreeDataProvider<Node>, vscode.Dispo
 
   /** The line under the view's title: scope, counts, tokens and cost. */
   describe(status: ReviewStatus): void {
-    const text = viewDescription(status, this.store.scopeLabel(), countFindings(this.store.payloads()));
+    // While a review runs, the list may still be the previous review's: count its own findings.
+    const payloads = this.store.payloads().filter((p) => status.phase !== 'running' || p.taskId === status.taskId);
+    const text = viewDescription(status, this.store.scopeLabel(), countFindings(payloads));
     this.view.description = text || undefined;
     // A single view's description is hidden where VS Code merges its header into the container's
     // title: the same line also goes above the findings (not when the tree is empty, where the
@@ -87,5 +89,9 @@ export async function openFinding(node: FindingNode): Promise<void> {
   const line = Math.max(0, (node.finding.line ?? 1) - 1);
   const end = Math.max(line, (node.finding.end_line ?? node.finding.line ?? 1) - 1);
   const selection = new vscode.Range(line, 0, end, 0);
-  await vscode.window.showTextDocument(vscode.Uri.parse(node.uri), { selection, preview: true });
+  // In the editor group that already shows the file, else the active text editor's: never the
+  // group of a focused webview (the report), which the file would then cover.
+  const shown = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === node.uri);
+  const viewColumn = shown?.viewColumn ?? vscode.window.activeTextEditor?.viewColumn ?? vscode.ViewColumn.One;
+  await vscode.window.showTextDocument(vscode.Uri.parse(node.uri), { selection, preview: true, viewColumn });
 }

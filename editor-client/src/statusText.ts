@@ -156,18 +156,21 @@ export function statusBarView(status: ReviewStatus): StatusBarView {
   }
 }
 
-/** The findings view's description line: scope, counts, tokens and cost ("" when no review). */
+/** The findings view's description line: scope, counts, tokens and cost ("" when no review).
+ *  `counts` are of the findings listed; while a review runs, of that review's findings only. */
 export function viewDescription(status: ReviewStatus, scopeLabel: string | null, counts: SeverityCounts): string {
   const total = blocking(counts) + warnings(counts);
+  const findings = total === 0 ? 'no findings' : `${total} ${total === 1 ? 'finding' : 'findings'} (${countsText(counts)})`;
   if (status.phase === 'noServer') return 'the Redline server is not running';
   if (status.phase === 'running') {
     return [`reviewing ${status.request ?? ''}`.trim(), `${total} so far`, ...spend(status)].join(' · ');
   }
+  if (status.phase === 'failed' || status.phase === 'cancelled') {
+    // This review produced no list: say which one ended, and that the list is the last one's.
+    const ended = `${status.request ?? 'the review'} ${status.phase}`;
+    return scopeLabel && total > 0 ? `${ended} · showing ${scopeLabel} · ${findings}` : ended;
+  }
   const scope = status.label ?? scopeLabel;
   if (!scope && status.phase === 'idle' && total === 0) return '';
-  const parts = [scope ?? 'last review'];
-  parts.push(total === 0 ? 'no findings' : `${total} ${total === 1 ? 'finding' : 'findings'} (${countsText(counts)})`);
-  if (status.phase === 'failed') parts.push('failed');
-  if (status.phase === 'cancelled') parts.push('cancelled');
-  return [...parts, ...spend(status)].join(' · ');
+  return [scope ?? 'last review', findings, ...spend(status)].join(' · ');
 }

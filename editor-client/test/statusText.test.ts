@@ -71,3 +71,12 @@ test('no server: the status bar says so until one runs, and a click shows the ou
   assert.match(statusBarView(down).tooltip, /not found on PATH/);
   assert.equal(viewDescription(down, 'branch x', emptyCounts()), 'the Redline server is not running');
 });
+
+test('a failed or cancelled review names itself, not the review whose list is still shown', () => {
+  const failed = run({ state: 'started', request: 'pr 12' }, { state: 'failed', request: 'pr 12', error: 'gh is not installed' });
+  const shown = { ...emptyCounts(), Critical: 1 };
+  assert.equal(viewDescription(failed, 'commit abc "Export"', shown), 'pr 12 failed · showing commit abc "Export" · 1 finding (1 ⛔)');
+  assert.equal(viewDescription(failed, null, emptyCounts()), 'pr 12 failed');
+  const cancelled = run({ state: 'cancelled', request: 'branch against main', reason: 'by the user' });
+  assert.equal(viewDescription(cancelled, null, emptyCounts()), 'branch against main cancelled');
+});
