@@ -15,7 +15,8 @@ from redline.lsp.fixes import (
     fix_edit,
     kind_allowed,
 )
-from redline.lsp.tracking import FindingTracker, Range, TrackedFinding
+from redline.lsp.textlines import Range
+from redline.lsp.tracking import FindingTracker, TrackedFinding
 from redline.model import Category, Finding, FixState, Severity, Verification, finding_id
 from redline.review.fix_check import fix_check, fix_state, fixed_text_parses, replace_lines
 

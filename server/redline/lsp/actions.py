@@ -15,7 +15,8 @@ from lsprotocol import types
 
 from redline.lsp import fixes, publish
 from redline.lsp.handlers import Handlers
-from redline.lsp.tracking import Range, TrackedFinding, from_client_units
+from redline.lsp.textlines import Range, from_client_units
+from redline.lsp.tracking import TrackedFinding
 from redline.redaction import redact
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from redline.errors import RedlineError
 from redline.lsp import display
 from redline.lsp.handlers import Handlers
 from redline.lsp.jobs import start_review
-from redline.lsp.tracking import Range
+from redline.lsp.textlines import Range
 from redline.requests import ReviewRequest, ScopeRequest
 
 if TYPE_CHECKING:

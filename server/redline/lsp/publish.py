@@ -18,7 +18,8 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from redline.enums import AnchorState, Severity
-from redline.lsp.tracking import DocumentFindings, Encoding, TrackedFinding, to_client_units
+from redline.lsp.textlines import Encoding, to_client_units
+from redline.lsp.tracking import DocumentFindings, TrackedFinding
 from redline.redaction import redact
 
 if TYPE_CHECKING:

@@ -31,12 +31,20 @@ means the end of the line, a line past the end of the document means the end of 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from redline.enums import AnchorState
+from redline.lsp.textlines import (
+    LINE_BREAKS,
+    Encoding,
+    Position,
+    Range,
+    from_client_units,
+    line_content,
+    split_keepends,
+)
 
 if TYPE_CHECKING:
     from redline.model import Finding
@@ -45,29 +53,6 @@ if TYPE_CHECKING:
 # that use it: the language server imports this module at start-up, before any finding exists.
 
 StaleMode = Literal["withdraw", "mark"]
-Encoding = Literal["utf-8", "utf-16", "utf-32"]
-Position = tuple[int, int]
-
-_NEWLINE = re.compile(r"\r\n|\r|\n")
-_BREAKS = ("\n", "\r")
-
-
-@dataclass(frozen=True)
-class Range:
-    """An LSP-style range: 0-based lines, code-point characters, end exclusive."""
-
-    start_line: int
-    start_char: int
-    end_line: int
-    end_char: int
-
-    @property
-    def start(self) -> Position:
-        return (self.start_line, self.start_char)
-
-    @property
-    def end(self) -> Position:
-        return (self.end_line, self.end_char)
 
 
 @dataclass
@@ -120,59 +105,6 @@ class ChangeResult:
         return bool(self.moved or self.stale or self.refreshed or self.withdrawn)
 
 
-def split_keepends(text: str) -> list[str]:
-    """Lines with their line breaks, plus the (possibly empty) text after the last break, so
-    every LSP line number of the document — including an empty last line — has an entry."""
-    parts: list[str] = []
-    pos = 0
-    for match in _NEWLINE.finditer(text):
-        parts.append(text[pos : match.end()])
-        pos = match.end()
-    parts.append(text[pos:])
-    return parts
-
-
-def _content(line: str) -> str:
-    """A stored line without its line break."""
-    if line.endswith("\r\n"):
-        return line[:-2]
-    if line.endswith(_BREAKS):
-        return line[:-1]
-    return line
-
-
-def from_client_units(line: str, units: int, encoding: Encoding) -> int:
-    """A client column (UTF-16 or UTF-8 code units) on `line` as a code-point column; a column
-    inside a character (half a surrogate pair) rounds up to the next character."""
-    if units <= 0:
-        return 0
-    if encoding == "utf-32" or line.isascii():
-        return min(units, len(line))
-    count = 0
-    for i, ch in enumerate(line):
-        if count >= units:
-            return i
-        count += _unit_width(ch, encoding)
-    return len(line)
-
-
-def to_client_units(line: str, char: int, encoding: Encoding) -> int:
-    """A code-point column on `line` in the client's units."""
-    char = max(0, min(char, len(line)))
-    if encoding == "utf-32" or line.isascii():
-        return char
-    return sum(_unit_width(ch, encoding) for ch in line[:char])
-
-
-def _unit_width(ch: str, encoding: Encoding) -> int:
-    code = ord(ch)
-    if encoding == "utf-16":
-        return 2 if code > 0xFFFF else 1
-    if encoding == "utf-8":
-        return 1 if code < 0x80 else 2 if code < 0x800 else 3 if code < 0x10000 else 4
-    return 1
-
-
 def _quote(finding: Finding) -> list[str]:
     """The quoted lines as compared with the document: trailing whitespace is not content."""
     from redline.review.anchoring import split_lines
@@ -194,7 +126,7 @@ class DocumentFindings:
 
     def line_text(self, line: int) -> str:
         """The text of a 0-based line without its line break ("" past the end)."""
-        return _content(self.lines[line]) if 0 <= line < len(self.lines) else ""
+        return line_content(self.lines[line]) if 0 <= line < len(self.lines) else ""
 
     def clamp(self, line: int, char: int) -> Position:
         """A position clamped into the document: past the end of a line is its end, past the
@@ -203,8 +135,8 @@ class DocumentFindings:
             return (0, 0)
         if line >= len(self.lines):
             last = len(self.lines) - 1
-            return (last, len(_content(self.lines[last])))
-        return (line, max(0, min(char, len(_content(self.lines[line])))))
+            return (last, len(line_content(self.lines[last])))
+        return (line, max(0, min(char, len(line_content(self.lines[line])))))
 
     def matches(self, tracked: TrackedFinding) -> bool:
         """Whether the finding's lines hold exactly its quoted code (trailing space aside)."""
@@ -215,7 +147,7 @@ class DocumentFindings:
         if last >= len(self.lines):
             return False
         return all(
-            _content(self.lines[first + i]).rstrip() == quoted for i, quoted in enumerate(want)
+            line_content(self.lines[first + i]).rstrip() == quoted for i, quoted in enumerate(want)
         )
 
     def place(self, finding: Finding, first: int, last: int, *, stale: bool) -> TrackedFinding:
@@ -367,7 +299,7 @@ class FindingTracker:
     @staticmethod
     def _to_points(doc: DocumentFindings, line: int, char: int, encoding: Encoding) -> Position:
         if encoding != "utf-32" and 0 <= line < len(doc.lines):
-            char = from_client_units(_content(doc.lines[line]), char, encoding)
+            char = from_client_units(line_content(doc.lines[line]), char, encoding)
         return doc.clamp(line, char)
 
     def _place_reviewed(
@@ -414,7 +346,7 @@ class FindingTracker:
         text, in the new document."""
         lines = doc.lines
         (sl, sc), (el, ec) = start, end
-        prefix = _content(lines[sl])[:sc]
+        prefix = line_content(lines[sl])[:sc]
         suffix = lines[el][ec:]  # the rest of the end line, with its line break
         segment = prefix + new_text + suffix
         lo = sl
@@ -428,8 +360,8 @@ class FindingTracker:
         before = len(lines)
         lines[lo : el + 1] = parts
         new_end_line = el + len(lines) - before
-        tail = _content(suffix)
-        return (new_end_line, len(_content(lines[new_end_line])) - len(tail))
+        tail = line_content(suffix)
+        return (new_end_line, len(line_content(lines[new_end_line])) - len(tail))
 
     def _shift(
         self,
@@ -443,7 +375,7 @@ class FindingTracker:
         el, ec = ee
         nel, nec = new_end
         line_delta = nel - el
-        starts_with_break = new_text[:1] in _BREAKS
+        starts_with_break = new_text[:1] in LINE_BREAKS
         noop = es == ee and not new_text
 
         def moved(pos: Position) -> Position:
