@@ -110,6 +110,21 @@ def test_fixing_a_finding_costs_its_reviewer_and_a_new_summary(
     assert any("got the rule plan" in n for n in again.coverage.notes)
 
 
+def test_a_one_line_edit_beside_a_finding_asks_no_new_summary(
+    change: GitRepo, llm: ScriptedLLM
+) -> None:
+    # mod_0's finding is re-reported and re-verified (its code window changed) while mod_3's
+    # verdict comes from the cache: the findings are the same, so is the summary.
+    first, _ = review_branch(change.root, llm)
+    change.write("src/mod_0.py", module(0, limit=30))  # beside mod_0's finding
+    change.commit("tweak")
+    again, calls = review_branch(change.root, llm)
+    assert calls == {"reviewer": 1, "verifier": 1}
+    assert sorted(f.id for f in again.findings) == sorted(f.id for f in first.findings)
+    assert again.summary == first.summary
+    assert "summary: reused" in "\n".join(again.coverage.notes)
+
+
 def test_a_larger_delta_plans_only_the_new_units(
     change: GitRepo, llm: ScriptedLLM, script: ReviewScript
 ) -> None:

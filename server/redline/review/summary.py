@@ -3,8 +3,9 @@ priorities and focus. Without a model, or when the call fails, the summary is th
 distribution alone — never an invented assessment.
 
 With a cache, the model's part is reused when the findings listed (severity, place, title) are
-exactly those of an earlier summary: the assessment is about the findings, and the change's
-label — which names commits, so differs after every push — is left out of the key.
+exactly those of an earlier summary, in whatever order they come: the assessment is about the
+findings, and the change's label — which names commits, so differs after every push — is left
+out of the key.
 """
 
 from __future__ import annotations
@@ -45,6 +46,15 @@ def render_summary(findings: list[Finding], answer: SummaryAnswer | None) -> str
     return "\n".join(lines)
 
 
+def _listing(findings: list[Finding]) -> list[str]:
+    """One line per finding, in a content order (severity, place, title): the same findings
+    list the same way whatever order the stages produced them in (cached verdicts come back
+    before fresh ones), so the prompt — and the cache key — depend on content only."""
+    rank = {s: i for i, s in enumerate(Severity)}
+    ordered = sorted(findings, key=lambda f: (rank[f.severity], f.file, f.line or 0, f.title))
+    return [f"- [{f.severity.value}] {f.file}:{f.line or '?'} — {f.title}" for f in ordered]
+
+
 async def summarize(
     client: LLMClient,
     scope_label: str,
@@ -53,9 +63,7 @@ async def summarize(
     cache: AnswerCache | None = None,
 ) -> tuple[SummaryAnswer, list[LLMResponse]]:
     """The model's summary and the responses it took (none when it came from the cache)."""
-    listing = "\n".join(
-        f"- [{f.severity.value}] {f.file}:{f.line or '?'} — {f.title}" for f in findings
-    )
+    listing = "\n".join(_listing(findings))
     body = f"Severity distribution: {distribution(findings)}\n\nFindings:\n{listing or '(none)'}"
     key = None
     if cache is not None:

@@ -152,6 +152,10 @@ async def verify(
         scores.append((answer.quality_score, len(batch)))
         if answer.feedback:
             feedback.append(answer.feedback)
+    # The input's order, whichever verdicts came from the cache.
+    position = {f.id: i for i, f in enumerate(findings)}
+    result.kept.sort(key=lambda f: position.get(f.id, len(position)))
+    result.dropped.sort(key=lambda f: position.get(f.id, len(position)))
     total = sum(n for _, n in scores)
     result.quality_score = round(sum(s * n for s, n in scores) / total) if total else None
     result.feedback = "\n".join(feedback)
