@@ -14,6 +14,7 @@ below CACHE_MIN_SCORE are not kept: that attempt is re-reviewed, and must be ver
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -128,14 +129,18 @@ async def verify(
             result.cached += 1
     else:
         pending = described
-    for start in range(0, len(pending), BATCH):
-        batch = pending[start : start + BATCH]
-        body = "\n".join(text for _, text in batch)
-        messages = [
-            {"role": "system", "content": load_prompt("verifier")},
-            {"role": "user", "content": f"Findings to verify ({len(batch)}):\n\n{body}"},
-        ]
-        answer, responses = await ask_structured(client, "verifier", messages, VerifierAnswer)
+    batches = [pending[start : start + BATCH] for start in range(0, len(pending), BATCH)]
+    # The batches are independent: asked at once (the client bounds concurrency), their
+    # answers applied in batch order. A failed batch fails the verification as before, once
+    # the others have ended (none is left running).
+    outcomes = await asyncio.gather(
+        *(_ask(client, batch) for batch in batches), return_exceptions=True
+    )
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    answers = [o for o in outcomes if not isinstance(o, BaseException)]
+    for batch, (answer, responses) in zip(batches, answers, strict=True):
         result.responses += responses
         model = responses[-1].model
         verdicts = {v.id: v for v in answer.verdicts}
@@ -160,6 +165,17 @@ async def verify(
     result.quality_score = round(sum(s * n for s, n in scores) / total) if total else None
     result.feedback = "\n".join(feedback)
     return result
+
+
+async def _ask(
+    client: LLMClient, batch: list[tuple[Finding, str]]
+) -> tuple[VerifierAnswer, list[LLMResponse]]:
+    body = "\n".join(text for _, text in batch)
+    messages = [
+        {"role": "system", "content": load_prompt("verifier")},
+        {"role": "user", "content": f"Findings to verify ({len(batch)}):\n\n{body}"},
+    ]
+    return await ask_structured(client, "verifier", messages, VerifierAnswer)
 
 
 def _apply(result: Verified, f: Finding, v: FindingVerdict, model: str) -> None:
