@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 from redline.agent.llm import LLMClient
 from redline.config_models import LLMSettings, ModelSettings, Settings
 from redline.model import Category, Finding, Severity
 from redline.review.verifier import BATCH, verify
 
+from gitrepo import GitRepo
 from review_script import ReviewScript
 from scripted_llm import ScriptedLLM
 
@@ -41,3 +47,51 @@ def test_verifier_batches_run_at_once() -> None:
     assert script.count("verifier") == 3 and peak == 3
     assert [f.id for f in result.kept] == [f.id for f in findings]
     assert all(f.verification and f.verification.verdict == "CORRECT" for f in result.kept)
+
+
+# Run in a fresh interpreter (this one has imported litellm long ago): the CLI reviews a branch
+# with a model; the analyzers stage records whether litellm is being imported meanwhile.
+_CLI_RUN = """
+import json, sys, time
+import redline.review.pipeline as pipeline
+from redline.cli import main
+seen = {}
+original = pipeline.run_analyzers
+def analyzers(*args, **kwargs):
+    deadline = time.monotonic() + 20
+    while "litellm" not in sys.modules and time.monotonic() < deadline:
+        time.sleep(0.01)
+    seen["litellm_during_analyzers"] = "litellm" in sys.modules
+    return original(*args, **kwargs)
+pipeline.run_analyzers = analyzers
+code = main(["review", "--repo", sys.argv[1], "--branch", "main", "--quiet",
+             "--model", "openai/scripted", "--api-base", sys.argv[2], "--format", "json"])
+print(json.dumps({"code": code, **seen}), file=sys.stderr)
+"""
+
+
+def test_a_model_review_imports_litellm_while_git_and_the_analyzers_work(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.write("app.py", "def f(x):\n    return x\n")
+    repo.commit("base")
+    repo.checkout("-b", "feature")
+    repo.write("app.py", "def f(x):\n    return x + 1\n")
+    repo.commit("feature")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REDLINE_")}
+    env |= {
+        "REDLINE_CONFIG": str(tmp_path / "none.toml"),
+        "REDLINE_CACHE_DIR": str(tmp_path / "cache"),
+        "REDLINE_API_KEY": "k",
+    }
+    with ScriptedLLM(handler=ReviewScript()) as llm:
+        proc = subprocess.run(
+            [sys.executable, "-c", _CLI_RUN, str(repo.root), llm.base_url],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+    result = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert result == {"code": 0, "litellm_during_analyzers": True}, proc.stderr

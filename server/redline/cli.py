@@ -195,6 +195,7 @@ def _report_and_exit_code(review: Review, settings: Settings, args: argparse.Nam
 
 
 def _cmd_review(args: argparse.Namespace) -> int:
+    from redline.agent.litellm_loader import start_background_import
     from redline.progress import ProgressEvent, Stage, StderrProgress
     from redline.review.estimate import estimate_model, render_estimate
     from redline.review.pipeline import plan_review, run_review
@@ -203,6 +204,9 @@ def _cmd_review(args: argparse.Namespace) -> int:
     repo = _repo_root(args.repo)
     settings = _settings(repo, args)
     progress = StderrProgress(quiet=args.quiet)
+    if settings.models.model is not None:
+        # litellm's import (seconds) overlaps the git, unit and analyzer work below.
+        start_background_import()
 
     plan = plan_review(
         repo, _scope_request(args), settings, progress, function_metrics=args.estimate or None
@@ -224,6 +228,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
 def _cmd_ask(args: argparse.Namespace) -> int:
     import asyncio
 
+    from redline.agent.litellm_loader import start_background_import
     from redline.progress import StderrProgress
     from redline.review.ask import ASK_NEEDS_MODEL, ROLE, run_ask
     from redline.store import TaskStore
@@ -233,6 +238,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     if settings.models.for_role(ROLE)[0] is None:
         # Unlike review, there is no offline fallback: the model is what reads the request.
         raise UsageError(ASK_NEEDS_MODEL)
+    start_background_import()  # overlaps the agent's set-up
     progress = StderrProgress(quiet=args.quiet)
     request = AskRequest(args.request).check()
     review = asyncio.run(run_ask(request, repo, settings, progress=progress, store=TaskStore()))

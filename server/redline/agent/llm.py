@@ -13,8 +13,9 @@ What it adds around `litellm.acompletion`:
   re-asks included (`max_requests`): past it nothing is sent and `RequestCapReached` is raised;
 - a concurrency limit shared by everything using the client.
 
-litellm is imported on first use only: it costs seconds and ~200 MB, and the language server
-must start instantly. Message contents are never logged.
+litellm is imported on first use only (`agent/litellm_loader.py`: it costs seconds and ~200 MB,
+and the language server must start instantly); a model review starts that import in the
+background as it begins. Message contents are never logged.
 """
 
 from __future__ import annotations
@@ -23,9 +24,7 @@ import asyncio
 import email.utils
 import json
 import logging
-import os
 import random
-import sys
 import threading
 import time
 import uuid
@@ -33,14 +32,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from redline.agent.litellm_loader import litellm_loaded, load_litellm
 from redline.agent.redact import redact, redact_messages
 from redline.agent.usage import CallRecord, Usage, UsageLedger
 from redline.config_models import Settings
 from redline.errors import RedlineError
 from redline.redaction import register_secret
-from redline.redaction.logfilter import protect
 
 log = logging.getLogger(__name__)
+
+__all__ = ["litellm_loaded", "load_litellm"]  # re-exported: the loader lives on its own
 
 # Said to the model when its answer hit the output limit and is asked again. One sentence, so
 # it stays here rather than in prompts/.
@@ -148,56 +149,6 @@ class LLMResponse:
 # Streaming callback: (text piece, answer number). The answer number starts at 0 and goes up
 # when a truncated answer is asked again, so a consumer knows to discard what it showed.
 DeltaCallback = Callable[[str, int], Any]
-
-
-# -- litellm, lazily ---------------------------------------------------------------------------
-
-_litellm: Any = None
-_litellm_lock = threading.Lock()
-
-
-def load_litellm() -> Any:
-    """Import and harden litellm (once). Never called at import time of this package."""
-    global _litellm
-    if _litellm is not None:
-        return _litellm
-    with _litellm_lock:
-        if _litellm is None:
-            # Before the import: no network fetch of the price map, and no `.env` loading from
-            # the working directory — which may be the repository under review.
-            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
-            os.environ["LITELLM_MODE"] = "PRODUCTION"
-            import litellm
-
-            litellm.set_verbose = False
-            litellm.suppress_debug_info = True  # it prints "Give Feedback" banners to stdout
-            litellm.turn_off_message_logging = True
-            litellm.log_raw_request_response = False
-            litellm.telemetry = False
-            for name in (
-                "callbacks",
-                "input_callback",
-                "success_callback",
-                "failure_callback",
-                "service_callback",
-                "_async_success_callback",
-                "_async_failure_callback",
-            ):
-                setattr(litellm, name, [])
-            # litellm routes records below WARNING to stdout, which in the language server is
-            # the JSON-RPC channel; LITELLM_LOG=DEBUG in the user's env must not change that.
-            for logger_name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx"):
-                logging.getLogger(logger_name).setLevel(logging.WARNING)
-                # litellm has handlers of its own: its records are redacted there too.
-                protect(logging.getLogger(logger_name))
-                for handler in logging.getLogger(logger_name).handlers:
-                    protect(handler)
-            _litellm = litellm
-    return _litellm
-
-
-def litellm_loaded() -> bool:
-    return "litellm" in sys.modules
 
 
 # -- failures ----------------------------------------------------------------------------------

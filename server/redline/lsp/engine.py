@@ -104,9 +104,14 @@ def review_sync(
     for warning in loaded.warnings:
         log.warning("%s", warning)
     settings = loaded.settings
-    # A model review imports litellm on its first call anyway; importing it here, in this
-    # worker, lets that import run without GC pauses (see load_frozen). No model: no litellm.
+    # A model review imports litellm on its first call anyway; importing it here, from the
+    # start of the review (in the background, overlapping the git, unit and analyzer work),
+    # lets that import run without GC pauses (see load_frozen). No model: no litellm.
     wants_model = settings.models.model is not None
+    if wants_model:
+        from redline.agent.litellm_loader import start_background_import
+
+        start_background_import(lambda: load_frozen("litellm", _import_litellm))
     partial: dict[str, dict[str, Finding]] = {}
 
     def post(findings: list[Finding]) -> None:
