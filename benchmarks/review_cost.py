@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from redline.context.budget import estimate_tokens
+from redline.review.plan import Plan
 from redline.review.prompts import load_prompt
 from redline.review.reviewer import FileReview
 
@@ -45,6 +46,28 @@ def covered(prompt: str, number: int, text: str) -> bool:
     return re.search(rf"^ *{number} \+\| {re.escape(text)}$", prompt, re.MULTILINE) is not None
 
 
+def file_contents(plan: Plan) -> dict[str, str]:
+    return {
+        u.file_path: (plan.scope.read_new(u.file_path) or b"").decode("utf-8")
+        for u in plan.reviewable
+    }
+
+
+def baseline_prompt(plan: Plan, contents: dict[str, str]) -> tuple[str, list[tuple[str, int, int]]]:
+    """The whole-files baseline: the reviewer's instructions, the diff and every changed file
+    in full, in one prompt; with (path, line, char offset) of each file line in it."""
+    parts = [load_prompt("reviewer"), "# The change (unified diff)", plan.scope.diff_text]
+    line_offsets: list[tuple[str, int, int]] = []
+    for path in sorted(contents):
+        parts.append(f"# {path} (new version)")
+        offset = sum(len(p) + 1 for p in parts)
+        for n, line in enumerate(contents[path].split("\n"), 1):
+            line_offsets.append((path, n, offset))
+            offset += len(line) + 1
+        parts.append(contents[path])
+    return "\n".join(parts), line_offsets
+
+
 def main() -> int:
     with isolated_env() as tmp:
         repo = build_change(tmp / "repo")
@@ -58,10 +81,7 @@ def main() -> int:
             )
             bodies = list(llm.requests)
         plan = result.plan
-        contents = {
-            u.file_path: (plan.scope.read_new(u.file_path) or b"").decode("utf-8")
-            for u in plan.reviewable
-        }
+        contents = file_contents(plan)
 
     stats = plan.scope.stats
     changed = stats.added + stats.removed
@@ -85,16 +105,7 @@ def main() -> int:
     missed = sorted(set(added) - set(seen))
 
     # Baseline: one prompt, whole changed files + the diff.
-    parts = [load_prompt("reviewer"), "# The change (unified diff)", plan.scope.diff_text]
-    line_offsets: list[tuple[str, int, int]] = []  # (path, line, char offset in the prompt)
-    for path in sorted(contents):
-        parts.append(f"# {path} (new version)")
-        offset = sum(len(p) + 1 for p in parts)
-        for n, line in enumerate(contents[path].split("\n"), 1):
-            line_offsets.append((path, n, offset))
-            offset += len(line) + 1
-        parts.append(contents[path])
-    baseline_text = "\n".join(parts)
+    baseline_text, line_offsets = baseline_prompt(plan, contents)
     baseline_tokens = estimate_tokens(baseline_text)
     fits_chars = CONTEXT_LIMIT * 4
     inside = {(p, n) for p, n, off in line_offsets if off < fits_chars}

@@ -16,6 +16,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = (
+    "model_spend.py",
     "review_latency.py",
     "incremental.py",
     "review_cost.py",

@@ -300,6 +300,25 @@ async def test_concurrency_limit() -> None:
     assert llm.max_in_flight == 2
 
 
+async def test_a_rate_limit_halves_the_requests_in_flight() -> None:
+    # The provider says 429 once; the calls sent after it go at most half as many at once.
+    with ScriptedLLM(
+        [Reply.rate_limited(retry_after=0.01)], handler=lambda body: Reply.slow(0.2, "ok")
+    ) as llm:
+        client = make_client(make_settings(llm, max_concurrency=8))
+        await client.complete("reviewer", USER)  # 429, then retried: ok
+        llm.max_in_flight = 0
+        results = await asyncio.gather(*(client.complete("reviewer", USER) for _ in range(8)))
+        peak = llm.max_in_flight
+        # Successes raise it again, one per round: the limit comes back.
+        await asyncio.gather(*(client.complete("reviewer", USER) for _ in range(24)))
+        llm.max_in_flight = 0
+        await asyncio.gather(*(client.complete("reviewer", USER) for _ in range(8)))
+    assert [r.content for r in results] == ["ok"] * 8
+    assert peak == 4
+    assert llm.max_in_flight == 8
+
+
 async def test_secrets_are_redacted_before_sending() -> None:
     aws = "AKIAIOSFODNN7EXAMPLE"
     openai_key = "sk-proj-" + "x1y2z3" * 6

@@ -134,7 +134,9 @@ class LLMSettings(_Strict):
 
     timeout: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
-    max_concurrency: int = Field(default=4, ge=1, le=64)
+    # Requests in flight at once, at most: 16 lets a 20-file change's reviewers run in about
+    # one round (benchmarks/model_spend.py); a 429 halves it for the run (agent/limiter.py).
+    max_concurrency: int = Field(default=16, ge=1, le=64)
     budget_tokens: int | None = Field(default=None, gt=0)
     budget_usd: float | None = Field(default=None, gt=0)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)

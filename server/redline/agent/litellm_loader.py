@@ -6,6 +6,7 @@ server must start instantly, and a review without a model never imports it.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import sys
@@ -77,7 +78,24 @@ def import_seconds() -> float | None:
     return _import_seconds
 
 
-def start_background_import(load: Callable[[], object] = load_litellm) -> bool:
+def load_and_warm() -> Any:
+    """load_litellm, then what litellm's first call would import lazily (the OpenAI SDK's
+    resources and types, ~1 s here: it would otherwise sit inside the first model call, on the
+    critical path). Nothing is sent."""
+    litellm = load_litellm()
+    try:
+        import openai
+
+        client = openai.AsyncOpenAI(api_key="warm-up", base_url="http://127.0.0.1:9")
+        _ = client.chat.completions  # its resources load on first access
+        for name in ("litellm._service_logger", "litellm.llms.openai_like.dynamic_config"):
+            importlib.import_module(name)
+    except Exception as exc:  # a warm-up only: the first call imports whatever it needs
+        log.debug("warming litellm up failed: %s", exc)
+    return litellm
+
+
+def start_background_import(load: Callable[[], object] = load_and_warm) -> bool:
     """Start importing litellm in a daemon thread, once per process (True if this call started
     it). The first model call then waits for that import (`load_litellm`'s lock) rather than
     starting its own. `load` lets the language server import it its own way (GC paused).

@@ -11,7 +11,8 @@ What it adds around `litellm.acompletion`:
 - tokens, cost and latency of every call in a `UsageLedger`, budgets checked before each call;
 - a hard cap on the HTTP requests one client (one review or ask run) may send, retries and
   re-asks included (`max_requests`): past it nothing is sent and `RequestCapReached` is raised;
-- a concurrency limit shared by everything using the client.
+- a concurrency limit shared by everything using the client, halved on each 429 and raised
+  again as calls succeed (`agent/limiter.py`).
 
 litellm is imported on first use only (`agent/litellm_loader.py`: it costs seconds and ~200 MB,
 and the language server must start instantly); a model review starts that import in the
@@ -32,6 +33,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from redline.agent.limiter import AdaptiveLimit
 from redline.agent.litellm_loader import litellm_loaded, load_litellm
 from redline.agent.redact import redact, redact_messages
 from redline.agent.usage import CallRecord, Usage, UsageLedger
@@ -293,7 +295,8 @@ class LLMClient:
         self.retry_after_cap = retry_after_cap
         self.default_context_limit = default_context_limit
         self.max_output_cap = max_output_cap
-        self._semaphore = asyncio.Semaphore(settings.llm.max_concurrency)
+        # Fewer requests at once after a 429, more again as calls succeed (agent/limiter.py).
+        self._limit = AdaptiveLimit(settings.llm.max_concurrency)
         self._model_info: dict[str, dict[str, Any]] = {}
         self.max_requests: int | None = settings.llm.max_requests
         self.requests_sent = 0  # HTTP requests that left (or were about to leave) the process
@@ -538,9 +541,11 @@ class LLMClient:
             kwargs["stream"] = True
             kwargs["stream_options"] = {"include_usage": True}
 
-        async with self._semaphore:
+        await self._limit.acquire()
+        throttled = False
+        try:
             # Counted here, once a slot is free and just before the request leaves: calls
-            # queued on the semaphore when the cap is reached are refused, not sent.
+            # queued on the limit when the cap is reached are refused, not sent.
             self._reserve_request()
             start = time.monotonic()
             try:
@@ -548,12 +553,15 @@ class LLMClient:
                 response = self._parse(litellm, raw, call.model)
             except Exception as exc:
                 failure = _classify(exc, litellm, self.retry_after_cap)
+                throttled = failure.kind == "rate_limit"
                 latency = time.monotonic() - start
                 self.ledger.record(
                     CallRecord(call.role, call.model, 0, 0, 0.0, latency, None, failure.kind)
                 )
                 raise failure from None
             response.latency_s = time.monotonic() - start
+        finally:
+            self._limit.release(throttled=throttled)
         u = response.usage
         self.ledger.record(
             CallRecord(

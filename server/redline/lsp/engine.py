@@ -69,9 +69,9 @@ def _import_engine() -> None:
 
 
 def _import_litellm() -> None:
-    from redline.agent.llm import load_litellm
+    from redline.agent.litellm_loader import load_and_warm
 
-    load_litellm()
+    load_and_warm()
 
 
 @dataclass
