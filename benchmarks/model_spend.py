@@ -127,6 +127,8 @@ def summarize_run(
         + (1 if roles["summarizer"] else 0)
     )
     first_request = seen[0][0] if seen else end
+    last_answer = (seen[-1][0] + script.delay) if seen else end
+    arrivals = {role: [t - first_request for t, r, _ in seen if r == role] for role in ROLES}
     return {
         "calls": len(seen),
         "roles": roles,
@@ -136,6 +138,8 @@ def summarize_run(
         "before_model": first_request - start,
         "model_phase": end - first_request,
         "depth": depth,
+        "after_last_answer": end - last_answer,
+        "arrivals": arrivals,
     }
 
 
@@ -193,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     line("CLI wall time (s)", f"{first['wall']:.2f}", f"{again['wall']:.2f}", "")
     line("  before the first model call (s)", f"{first['before_model']:.2f}", "", "")
     line("  model phase, to exit (s)", f"{first['model_phase']:.2f}", "", "")
+    line("  of which after the last answer (s)", f"{first['after_last_answer']:.2f}", "", "")
     crit = first["depth"] * args.delay
     line("critical path of the model calls (s)", f"{crit:.2f} ({first['depth']} calls)", "", "")
     ratio = first["model_phase"] / crit

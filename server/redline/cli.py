@@ -9,6 +9,7 @@ The report goes to stdout (or --output); progress and messages go to stderr.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from collections.abc import Sequence
@@ -309,6 +310,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from redline.lsp.server import main as lsp_main
 
         return lsp_main()
+    try:
+        return _run_command(args)
+    finally:
+        if argv is None:
+            # The process ends next (the console script or `python -m`): with litellm loaded,
+            # the interpreter's final collections scan ~250k objects for ~1.2 s after the
+            # report is out. Frozen, they are left to the exit. (Callers passing argv — tests,
+            # embedders — keep their collector as it was.)
+            gc.freeze()
+
+
+def _run_command(args: argparse.Namespace) -> int:
     from redline.redaction import redact
     from redline.redaction.logfilter import configure_cli_logging
 
