@@ -34,6 +34,10 @@ class Service:
         self.rate = rate
 
     def total(self, items):
+        if not items:
+            return Decimal(0)
+        count = len(items)
+        assert count > 0
         subtotal = sum(items)
         return subtotal * self.rate
 
@@ -119,17 +123,45 @@ def test_diff_only_numbers_new_lines(billing: GitRepo, tmp_path: Path) -> None:
     assert "self.rate = rate" not in b.render()  # __init__ is outside the diff context
 
 
-def test_function_level_has_whole_method_only(billing: GitRepo, tmp_path: Path) -> None:
+def test_function_level_does_not_repeat_a_function_the_diff_shows_whole(
+    billing: GitRepo, tmp_path: Path
+) -> None:
+    # Service.refund (2 lines) is inside the diff's own context lines: sending it again as a
+    # "function" section would only repeat them.
+    new = NEW.replace("        return -amount\n", "        return -abs(amount)\n")
+    billing.write("billing.py", new)
+    billing.commit("refund")
     b = make(billing, tmp_path, ContextLevel.FUNCTION)
+    functions = [s.title for s in b.sections if s.kind == "function"]
+    assert len(functions) == 1 and "Service.total" in functions[0]  # not Service.refund
+    start = line_of(new, "def refund")
+    assert f"{start:>4}  |     def refund(self, amount):" in b.sections[0].text
+
+
+def test_function_level_has_whole_method_only(repo: GitRepo, tmp_path: Path) -> None:
+    body_lines = [f"        step_{i} = amount + {i}" for i in range(12)]
+    old = "\n".join(
+        ["class Service:", "    def pay(self, amount):", *body_lines, "        return amount", ""]
+    )
+    old += FILLER
+    new = old.replace("        step_6 = amount + 6", "        step_6 = amount - 6")
+    repo.write("billing.py", old)
+    repo.commit("base")
+    repo.checkout("-b", "feature")
+    repo.write("billing.py", new)
+    repo.commit("change")
+    scope = branch_scope(repo)
+    unit = units_of(scope)["billing.py"]
+    b = provider(repo, scope, tmp_path).bundle(unit, ContextLevel.FUNCTION, [])
     assert kinds(b) == ["diff", "function"]
     section = b.sections[1]
-    start, end = line_of(NEW, "def total"), line_of(NEW, "return (subtotal")
-    assert f"lines {start}-{end}" in section.title and "Service.total" in section.title
+    start, end = line_of(new, "def pay"), line_of(new, "return amount")
+    assert f"lines {start}-{end}" in section.title and "Service.pay" in section.title
     numbered = split_lines(section.text)
-    assert numbered[0] == f"{start:>4}  |     def total(self, items):"
-    assert numbered[-1] == f"{end:>4} +|         return (subtotal - discount) * self.rate"
+    assert numbered[0] == f"{start:>4}  |     def pay(self, amount):"
+    assert numbered[-1] == f"{end:>4}  |         return amount"
     assert len(numbered) == end - start + 1
-    assert "def refund" not in section.text and "__init__" not in section.text
+    assert "filler_0" not in section.text
 
 
 def test_file_context_adds_header_and_window(billing: GitRepo, tmp_path: Path) -> None:
@@ -140,7 +172,8 @@ def test_file_context_adds_header_and_window(billing: GitRepo, tmp_path: Path) -
     assert "far_away" not in text  # much further away
     assert b.tokens > 0 and b.omitted == []
     # Function and window overlap: shown once, merged.
-    assert text.count("def total(self, items):") == 2  # the diff's context line + one section
+    # once: in the function section (the diff's context lines start below it)
+    assert text.count("def total(self, items):") == 1
 
 
 def test_full_file(billing: GitRepo, tmp_path: Path) -> None:
@@ -272,10 +305,10 @@ def test_tiny_budget_keeps_diff_and_lists_the_rest(billing: GitRepo, tmp_path: P
 
 
 def test_budget_keeps_priority_order(billing: GitRepo, tmp_path: Path) -> None:
-    b = make(billing, tmp_path, ContextLevel.FULL_FILE, token_budget=500)
+    b = make(billing, tmp_path, ContextLevel.FULL_FILE, token_budget=550)
     assert kinds(b)[:2] == ["diff", "function"]
     assert any("whole file" in o for o in b.omitted)
-    assert sum(s.tokens for s in b.sections) <= 500 + 50
+    assert sum(s.tokens for s in b.sections) <= 550 + 50
 
 
 # -- safety and odd content -----------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from redline.model import Category, Finding, Severity
 from redline.review.verifier import BATCH, verify
 
 from gitrepo import GitRepo
-from review_script import ReviewScript
+from review_script import ReviewScript, review_branch, role_of, user_text
 from scripted_llm import ScriptedLLM
 
 
@@ -95,3 +96,27 @@ def test_a_model_review_imports_litellm_while_git_and_the_analyzers_work(
         )
     result = json.loads(proc.stderr.strip().splitlines()[-1])
     assert result == {"code": 0, "litellm_during_analyzers": True}, proc.stderr
+
+
+def test_reviewer_prompts_show_each_code_line_once_after_a_shared_prefix(repo: GitRepo) -> None:
+    # Short functions changed in one hunk each: the diff already shows them whole.
+    for i in range(3):
+        repo.write(f"m{i}.py", f"def f{i}(x):\n    return x + {i}\n")
+    repo.write("AGENTS.md", "Prefer explicit errors.\n")
+    repo.commit("base")
+    repo.checkout("-b", "feature")
+    for i in range(3):
+        repo.write(f"m{i}.py", f"def f{i}(x):\n    return x - {i}\n")
+    repo.commit("feature")
+    with ScriptedLLM(handler=ReviewScript()) as llm:
+        review_branch(repo.root, llm)
+        bodies = [b for b in llm.requests if role_of(b) == "reviewer"]
+    assert len(bodies) == 3
+    prefixes = set()
+    for body in bodies:
+        text = user_text(body)
+        numbered = [ln for ln in text.splitlines() if re.match(r"^ *\d+ [ +]\| ", ln)]
+        assert len(numbered) == len(set(numbered)), text  # no line sent twice
+        assert "Code lines are shown as" not in text  # said once, in the instructions
+        prefixes.add(text[: text.index("# File under review")])
+    assert len(prefixes) == 1 and "Prefer explicit errors." in prefixes.pop()

@@ -104,13 +104,16 @@ class ContextBundle:
     omitted: list[str]  # what did not fit the budget or could not be read, and why
     file_path: str = ""
 
-    def render(self) -> str:
-        """Markdown for the reviewer prompt: every section with a heading and fenced code."""
+    def render(self, *, legend: bool = True) -> str:
+        """Markdown for the reviewer prompt: every section with a heading and fenced code.
+        `legend=False` leaves out how code lines are numbered, for a prompt whose instructions
+        (prompts/reviewer.md) say it once."""
         parts = [
             f"## Context for {self.file_path or self.unit_id} "
             f"(unit {self.unit_id}, level {self.level.value})\n",
-            LEGEND + "\n",
         ]
+        if legend:
+            parts.append(LEGEND + "\n")
         parts += [s.render() for s in self.sections]
         if self.omitted:
             parts.append("### Not included\n\n" + "\n".join(f"- {o}" for o in self.omitted) + "\n")
@@ -220,6 +223,10 @@ class ContextProvider:
     ) -> ContextBundle:
         diff_section, fd = self._diff_section(unit)
         asm = _Assembly(self, self.token_budget, diff_section.tokens)
+        if fd is not None:
+            # Lines the diff already shows (numbered, new side): a section made only of them
+            # would repeat them (a short function changed in one hunk, typically).
+            asm.in_diff = (unit.file_path, [h.new_range for h in fd.hunks if h.new_count > 0])
         if diff_section.tokens > self.token_budget:
             asm.omit(
                 f"the diff alone is ~{diff_section.tokens} tokens, over the "
@@ -618,6 +625,7 @@ class _Assembly:
         self._labels: dict[SourceKey, list[tuple[tuple[Range, ...], str, str]]] = {}
         self._slots: list[SourceKey | ContextSection] = []
         self._texts: set[tuple[str, str]] = set()
+        self.in_diff: tuple[str, list[Range]] = ("", [])
 
     @property
     def left(self) -> int:
@@ -656,6 +664,12 @@ class _Assembly:
                 self.omit(f"{option.label} of {option.path}: {src}")
                 return
             key = (option.side, option.path)
+            if (
+                option.kind in ("function", "hunk")
+                and key == ("new", self.in_diff[0])
+                and not subtract_ranges(option.ranges, self.in_diff[1])
+            ):
+                return  # every line is in the diff already, numbered
             new = subtract_ranges(option.ranges, self._covered.get(key, []))
             if not new:
                 return  # every line is already shown

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -84,6 +85,20 @@ def fuse_plan(unit: ReviewUnit, planned: PlannedUnit | None) -> UnitPlan:
     )
 
 
+def _compact(index: list[dict[str, Any]]) -> str:
+    """The index as a JSON array, one unit per line, without padding or empty fields: the
+    same data in about half the tokens of an indented dump."""
+    rows = [
+        json.dumps(
+            {k: v for k, v in entry.items() if v not in (None, [], {})},
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+        for entry in index
+    ]
+    return "[\n" + ",\n".join(rows) + "\n]"
+
+
 async def run_planner(
     client: LLMClient, units: list[ReviewUnit]
 ) -> tuple[dict[str, PlannedUnit], list[LLMResponse]]:
@@ -93,7 +108,7 @@ async def run_planner(
         {"role": "system", "content": load_prompt("planner")},
         {
             "role": "user",
-            "content": "Review index:\n\n```json\n" + json.dumps(index, indent=1) + "\n```",
+            "content": "Review index:\n\n```json\n" + _compact(index) + "\n```",
         },
     ]
     answer, responses = await ask_structured(client, "planner", messages, PlannerAnswer)

@@ -62,18 +62,22 @@ class ReviewerInputs:
 
 
 def _file_prompt(path: str, bundles: list[ContextBundle], inputs: ReviewerInputs) -> str:
-    parts = [f"# File under review: `{path}`", ""]
-    parts += [b.render() for b in bundles]
+    """What every file's reviewer shares in an attempt comes first (the repository's guidance,
+    the verifier's feedback), then the file: with the system prompt, a prefix that is the same
+    for every reviewer call, so a provider's prompt caching applies to it."""
+    parts: list[str] = []
     if inputs.instructions:
-        parts += ["", inputs.instructions]
+        parts += [inputs.instructions, ""]
     if inputs.retry_context:
         parts += [
-            "",
             "# Feedback on the previous attempt of this review",
             "A verifier checked the previous attempt. Take this into account:",
             "",
             inputs.retry_context,
+            "",
         ]
+    parts += [f"# File under review: `{path}`", ""]
+    parts += [b.render(legend=False) for b in bundles]
     return "\n".join(parts)
 
 
