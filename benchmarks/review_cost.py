@@ -90,10 +90,12 @@ def main() -> int:
     reviewer_prompts: dict[str, str] = {}
     for body in bodies:
         if role_of(body) == "reviewer":
+            # A batched call carries several files, each from its heading to the next one.
             text = user_text(body)
-            m = _FILE.search(text)
-            if m:
-                reviewer_prompts[m.group(1)] = reviewer_prompts.get(m.group(1), "") + "\n" + text
+            heads = list(_FILE.finditer(text))
+            for m, nxt in zip(heads, [*heads[1:], None], strict=True):
+                part = text[m.start() : nxt.start() if nxt else len(text)]
+                reviewer_prompts[m.group(1)] = reviewer_prompts.get(m.group(1), "") + "\n" + part
     redline_tokens = message_tokens(bodies)
     reviewer_tokens = message_tokens([b for b in bodies if role_of(b) == "reviewer"])
     added = [(u.file_path, n) for u in plan.reviewable for n in u.added_lines]
@@ -151,9 +153,11 @@ def main() -> int:
             print(f"  {path}:{n}")
     system = estimate_tokens(load_prompt("reviewer"))
     print()
+    calls = sum(1 for b in bodies if role_of(b) == "reviewer")
     print(
-        f"Redline repeats the reviewer's instructions (~{system:,} tokens) in each of its "
-        f"{len(reviewer_prompts)} reviewer calls and adds planner, verifier and summary calls;"
+        f"Redline sends the reviewer's instructions (~{system:,} tokens) once per reviewer call "
+        f"({calls} calls for {len(reviewer_prompts)} files: small files share a call) and adds "
+        "planner, verifier and summary calls;"
     )
     print(
         "it sends the changed functions, not whole files. The baseline's single prompt must "

@@ -28,7 +28,8 @@ from scripted_llm import Reply, ScriptedLLM
 _FILE = re.compile(r"^# File under review: `(.+?)`", re.MULTILINE)
 _FINDING_ID = re.compile(r"^## Finding (RL-[0-9a-f]+)", re.MULTILINE)
 _TITLE = re.compile(r"^- title: (.*)$", re.MULTILINE)
-_UNIT_ID = re.compile(r'"unit_id": "([^"]+)"')
+_UNIT_ID = re.compile(r'"unit_id": ?"([^"]+)"')
+BATCH_MARK = "# Several files under review"  # prompts/reviewer_batch.md
 
 
 def role_of(body: dict[str, Any]) -> str:
@@ -88,6 +89,12 @@ class ReviewScript:
         return {"units": units}
 
     def _reviewer(self, text: str, path: str) -> dict[str, Any]:
+        if BATCH_MARK in text:  # several small files in one call: an entry per file
+            paths = list(dict.fromkeys(_FILE.findall(text)))
+            return {"files": [dict(self._one_file(p), file=p) for p in paths]}
+        return self._one_file(path)
+
+    def _one_file(self, path: str) -> dict[str, Any]:
         found = [dict(f, file=f.get("file", path)) for f in self.findings.get(path, [])]
         return {"findings": found, "need_context": [], "summary": f"reviewed {path}"}
 

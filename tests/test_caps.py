@@ -22,6 +22,7 @@ from redline.config import load_settings
 from redline.config_models import AnalyzerSettings, LLMSettings, ModelSettings, Settings
 from redline.errors import ConfigError
 from redline.git.scopes import ScopeRequest
+from redline.review.batching import BATCH_FILES
 from redline.review.estimate import planned_calls, request_cap
 from redline.review.pipeline import plan_review, run_review
 from redline.tools import ToolContext, ToolLimits, build_tool_registry, default_report_dir
@@ -302,7 +303,7 @@ def test_review_of_a_wide_change_stops_at_the_user_request_cap(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    cap = 15
+    cap = 5  # the planner and four reviewer calls (small files share a call, five a call)
     user_config(
         tmp_path,
         monkeypatch,
@@ -331,12 +332,13 @@ def test_review_of_a_wide_change_stops_at_the_user_request_cap(
         for s in coverage["skipped"]
         if s["reason"] == f"not reviewed: model request cap ({cap}) reached"
     }
-    reviewed = {p for role, p in script.calls if role == "reviewer"}
+    reviewed = set(coverage["reviewed_files"])
     assert script.count("planner") == 1
-    assert len(reviewed) == cap - 1  # the planner took one request
+    assert script.count("reviewer") == cap - 1  # the planner took one request
     modules = {f"pkg/mod_{i:02}.py" for i in range(FILES)}
     assert modules <= capped | reviewed and not capped & reviewed
-    assert len(capped) >= FILES - (cap - 1)
+    assert len(reviewed) == (cap - 1) * BATCH_FILES  # each call that was sent covered five files
+    assert len(capped) == FILES + 1 - len(reviewed)  # .redline.toml is in the change too
     assert any(f"model request cap ({cap}) reached" in n for n in coverage["notes"])
     assert coverage["model_calls"] == cap
 

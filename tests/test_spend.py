@@ -16,7 +16,7 @@ from redline.model import Category, Finding, Severity
 from redline.review.verifier import BATCH, verify
 
 from gitrepo import GitRepo
-from review_script import ReviewScript, review_branch, role_of, user_text
+from review_script import BATCH_MARK, ReviewScript, review_branch, role_of, user_text
 from scripted_llm import ScriptedLLM
 
 
@@ -120,3 +120,64 @@ def test_reviewer_prompts_show_each_code_line_once_after_a_shared_prefix(repo: G
         assert "Code lines are shown as" not in text  # said once, in the instructions
         prefixes.add(text[: text.index("# File under review")])
     assert len(prefixes) == 1 and "Prefer explicit errors." in prefixes.pop()
+
+
+def _wide_change(repo: GitRepo, files: int) -> None:
+    for i in range(files):
+        repo.write(f"pkg/m{i}.py", f"def f{i}(x, limit=10):\n    return x + {i}\n")
+    repo.commit("base")
+    repo.checkout("-b", "feature")
+    for i in range(files):
+        repo.write(f"pkg/m{i}.py", f"def f{i}(x, limit=10):\n    return x - {i}\n")
+    repo.commit("feature")
+
+
+def _finding_in(i: int) -> dict[str, object]:
+    return {
+        "file": f"pkg/m{i}.py",
+        "severity": "High",
+        "category": "Functionality",
+        "title": f"Sign flip in f{i}",
+        "comment": "Subtracts instead of adding.",
+        "existing_code": f"    return x - {i}",
+        "confidence": 0.8,
+    }
+
+
+def test_small_files_of_a_wide_change_share_reviewer_calls(repo: GitRepo) -> None:
+    _wide_change(repo, 10)
+    script = ReviewScript(findings={"pkg/m0.py": [_finding_in(0)], "pkg/m7.py": [_finding_in(7)]})
+    with ScriptedLLM(handler=script) as llm:
+        first, calls = review_branch(repo.root, llm)
+        assert calls["reviewer"] == 2  # ten small files, five a call
+        assert sorted((f.file, f.line) for f in first.findings) == [
+            ("pkg/m0.py", 2),
+            ("pkg/m7.py", 2),
+        ]
+        assert len(first.coverage.reviewed_files) == 10 and not first.coverage.skipped
+
+        # Each file's answer was kept on its own: a one-line edit costs one single-file call.
+        repo.write("pkg/m3.py", "def f3(x, limit=20):\n    return x - 3\n")
+        repo.commit("tweak")
+        again, calls = review_branch(repo.root, llm)
+        assert calls == {"reviewer": 1}
+        assert BATCH_MARK not in user_text(llm.requests[-1])
+    assert [f.id for f in again.findings] == [f.id for f in first.findings]
+
+
+class _LeavesOneOut(ReviewScript):
+    def _reviewer(self, text: str, path: str) -> dict[str, object]:
+        answer = super()._reviewer(text, path)
+        if BATCH_MARK in text:
+            answer["files"] = answer["files"][:-1]  # type: ignore[index]
+        return answer
+
+
+def test_a_file_a_batched_answer_leaves_out_is_reviewed_on_its_own(repo: GitRepo) -> None:
+    _wide_change(repo, 10)
+    script = _LeavesOneOut(findings={"pkg/m9.py": [_finding_in(9)]})
+    with ScriptedLLM(handler=script) as llm:
+        review, calls = review_branch(repo.root, llm)
+    assert calls["reviewer"] == 4  # two batches, and the file each left out, alone
+    assert [f.file for f in review.findings] == ["pkg/m9.py"]
+    assert len(review.coverage.reviewed_files) == 10 and not review.coverage.skipped

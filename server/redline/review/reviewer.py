@@ -61,10 +61,10 @@ class ReviewerInputs:
     cache: AnswerCache | None = None
 
 
-def _file_prompt(path: str, bundles: list[ContextBundle], inputs: ReviewerInputs) -> str:
-    """What every file's reviewer shares in an attempt comes first (the repository's guidance,
-    the verifier's feedback), then the file: with the system prompt, a prefix that is the same
-    for every reviewer call, so a provider's prompt caching applies to it."""
+def shared_prefix(inputs: ReviewerInputs) -> str:
+    """What every file's reviewer shares in an attempt (the repository's guidance, the
+    verifier's feedback): it comes first, so that with the system prompt it is a prefix that is
+    the same for every reviewer call, and a provider's prompt caching applies to it."""
     parts: list[str] = []
     if inputs.instructions:
         parts += [inputs.instructions, ""]
@@ -76,9 +76,18 @@ def _file_prompt(path: str, bundles: list[ContextBundle], inputs: ReviewerInputs
             inputs.retry_context,
             "",
         ]
-    parts += [f"# File under review: `{path}`", ""]
-    parts += [b.render(legend=False) for b in bundles]
     return "\n".join(parts)
+
+
+def file_part(path: str, bundles: list[ContextBundle]) -> str:
+    """The file's own part of a reviewer prompt."""
+    return "\n".join(
+        [f"# File under review: `{path}`", "", *(b.render(legend=False) for b in bundles)]
+    )
+
+
+def _file_prompt(path: str, bundles: list[ContextBundle], inputs: ReviewerInputs) -> str:
+    return shared_prefix(inputs) + file_part(path, bundles)
 
 
 def _cache_key(inputs: ReviewerInputs, path: str, plans: list[UnitPlan], prompt: str) -> str:
@@ -91,7 +100,7 @@ def _decode(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8", errors="replace")
 
 
-def _anchor_all(
+def anchor_all(
     answer: ReviewerAnswer, path: str, inputs: ReviewerInputs, model: str
 ) -> list[Finding]:
     findings = []
@@ -115,20 +124,65 @@ def _anchor_all(
     return findings
 
 
-async def review_file(path: str, plans: list[UnitPlan], inputs: ReviewerInputs) -> FileReview:
-    result = FileReview(path=path)
-    requests: list[ContextRequest] = []
+@dataclass
+class PreparedFile:
+    """A file's reviewer input: its context, its part of the prompt, its cache key, and the
+    cached review when the answer cache has one."""
+
+    path: str
+    plans: list[UnitPlan]
+    bundles: list[ContextBundle]
+    part: str
+    key: str | None
+    cached: FileReview | None = None
+
+    @property
+    def tokens(self) -> int:
+        return sum(b.tokens for b in self.bundles)
+
+
+def prepare_file(path: str, plans: list[UnitPlan], inputs: ReviewerInputs) -> PreparedFile:
     bundles = [inputs.provider.bundle(p.unit, p.level, p.requests) for p in plans]
-    for b in bundles:
-        result.omitted += b.omitted
-    prompt = _file_prompt(path, bundles, inputs)
-    key = _cache_key(inputs, path, plans, prompt) if inputs.cache else None
+    part = file_part(path, bundles)
+    key = _cache_key(inputs, path, plans, shared_prefix(inputs) + part) if inputs.cache else None
+    prepared = PreparedFile(path, plans, bundles, part, key)
     if key and inputs.cache is not None:
         cached = inputs.cache.lookup(key, CachedReview)
         if cached is not None:
-            result.findings = _anchor_all(cached.answer, path, inputs, cached.model)
-            result.status, result.summary = "cached", cached.answer.summary
-            return result
+            result = FileReview(path=path, status="cached", summary=cached.answer.summary)
+            result.omitted = [o for b in bundles for o in b.omitted]
+            result.findings = anchor_all(cached.answer, path, inputs, cached.model)
+            prepared.cached = result
+    return prepared
+
+
+def remember(
+    prepared: PreparedFile, inputs: ReviewerInputs, answer: ReviewerAnswer, model: str
+) -> None:
+    if prepared.key and inputs.cache is not None:
+        inputs.cache.put(prepared.key, CachedReview(answer=answer, model=model))
+
+
+async def review_file(path: str, plans: list[UnitPlan], inputs: ReviewerInputs) -> FileReview:
+    prepared = prepare_file(path, plans, inputs)
+    if prepared.cached is not None:
+        return prepared.cached
+    return await review_prepared(prepared, inputs)
+
+
+async def review_prepared(
+    prepared: PreparedFile, inputs: ReviewerInputs, asked: list[ContextRequest] | None = None
+) -> FileReview:
+    """The file's reviewer call, and its need_context rounds. `asked`: context the model
+    already asked for (in a batched call), sent with the first call here."""
+    path, plans, bundles = prepared.path, prepared.plans, prepared.bundles
+    result = FileReview(path=path)
+    requests: list[ContextRequest] = list(asked or [])
+    if requests:
+        bundles = [inputs.provider.bundle(p.unit, p.level, [*p.requests, *requests]) for p in plans]
+    for b in bundles:
+        result.omitted += b.omitted
+    prompt = shared_prefix(inputs) + file_part(path, bundles)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": load_prompt("reviewer")},
         {"role": "user", "content": prompt},
@@ -175,10 +229,9 @@ async def review_file(path: str, plans: list[UnitPlan], inputs: ReviewerInputs) 
         result.status, result.reason = "not_reviewed", exc.message
         return result
     model = result.responses[-1].model if result.responses else ""
-    result.findings = _anchor_all(answer, path, inputs, model)
+    result.findings = anchor_all(answer, path, inputs, model)
     result.summary = answer.summary
-    if key and inputs.cache is not None:
-        inputs.cache.put(key, CachedReview(answer=answer, model=model))
+    remember(prepared, inputs, answer, model)
     return result
 
 

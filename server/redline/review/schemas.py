@@ -75,6 +75,19 @@ class ReviewerAnswer(_Answer):
         return self
 
 
+class FileAnswer(ReviewerAnswer):
+    """One file's answer in a batched reviewer call: a reviewer answer that names its file."""
+
+    file: str = Field(min_length=1)
+
+
+class BatchReviewerAnswer(_Answer):
+    """A batched reviewer call's answer: one entry per file of the batch
+    (review/batching.py)."""
+
+    files: list[FileAnswer]
+
+
 class PlannedUnit(_Lenient):
     unit_id: str
     context_level: ContextLevel

@@ -24,9 +24,10 @@ from redline.errors import RedlineError
 from redline.model import Finding, SkippedFile
 from redline.progress import CancelToken, NullProgress, Progress, Stage
 from redline.review.assemble import verify_or_keep
+from redline.review.batching import group_files, review_group
 from redline.review.fusion import fuse
 from redline.review.planner import PlanCache, UnitPlan, fuse_plan, run_planner
-from redline.review.reviewer import FileReview, ReviewerInputs, review_file
+from redline.review.reviewer import FileReview, PreparedFile, ReviewerInputs, prepare_file
 from redline.review.schemas import PlannedUnit
 from redline.review.structured import InvalidModelOutput
 from redline.review.summary import render_summary, summarize
@@ -144,16 +145,16 @@ async def _review_files(
     inputs: StageInputs,
     attempt: int,
 ) -> list[FileReview]:
-    """Every file's reviewer in parallel (the client bounds concurrency), reporting progress
-    and each file's result as soon as it is ready. A cancelled run starts no further file."""
+    """Every file's reviewer in parallel (the client bounds concurrency; small files of a
+    large change share calls, review/batching.py), reporting progress and each file's result
+    as soon as it is ready. A cancelled run starts no further call."""
     done = 0
+    results: dict[str, FileReview] = {}
 
-    async def one(path: str) -> FileReview:
+    def finished(review: FileReview) -> None:
         nonlocal done
-        inputs.cancel.check()
-        review = await review_file(path, by_file[path], reviewer_inputs)
-        inputs.cancel.check()
         done += 1
+        results[review.path] = review
         inputs.report(
             Stage.REVIEWING,
             f"reviewing files: {done} of {len(paths)} done (attempt {attempt})",
@@ -162,9 +163,25 @@ async def _review_files(
         )
         if inputs.on_file is not None:
             inputs.on_file(review)
-        return review
 
-    return list(await asyncio.gather(*(one(p) for p in paths)))
+    prepared = []
+    for path in paths:
+        inputs.cancel.check()
+        p = prepare_file(path, by_file[path], reviewer_inputs)
+        if p.cached is not None:
+            finished(p.cached)
+        else:
+            prepared.append(p)
+
+    async def one(group: list[PreparedFile]) -> None:
+        inputs.cancel.check()
+        reviews = await review_group(group, reviewer_inputs)
+        inputs.cancel.check()
+        for review in reviews:
+            finished(review)
+
+    await asyncio.gather(*(one(g) for g in group_files(prepared)))
+    return [results[p] for p in paths]
 
 
 async def run_model_stage(
