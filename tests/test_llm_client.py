@@ -300,6 +300,18 @@ async def test_concurrency_limit() -> None:
     assert llm.max_in_flight == 2
 
 
+async def test_prompt_tokens_read_from_the_providers_cache_are_reported() -> None:
+    usage: Any = {"prompt_tokens": 1000, "completion_tokens": 10}
+    usage["prompt_tokens_details"] = {"cached_tokens": 800}
+    with ScriptedLLM([Reply.text("ok", usage=usage), Reply.text("ok")]) as llm:
+        client = make_client(make_settings(llm))
+        first = await client.complete("reviewer", USER)
+        await client.complete("reviewer", USER)
+    assert first.usage.cached_tokens == 800
+    assert client.ledger.cached_tokens == 800
+    assert "800 prompt tokens from the provider's cache" in client.ledger.describe()
+
+
 async def test_a_rate_limit_halves_the_requests_in_flight() -> None:
     # The provider says 429 once; the calls sent after it go at most half as many at once.
     with ScriptedLLM(

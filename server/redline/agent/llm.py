@@ -572,6 +572,7 @@ class LLMClient:
                 u.cost_usd,
                 response.latency_s,
                 response.finish_reason,
+                cached_tokens=u.cached_tokens,
             )
         )
         log.debug(
@@ -633,12 +634,23 @@ class LLMClient:
         usage = getattr(raw, "usage", None)
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        # Prompt caching, as litellm passes it on: OpenAI-style details, or Anthropic's count.
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", None) or getattr(
+            usage, "cache_read_input_tokens", None
+        )
         return LLMResponse(
             content=message.content,
             tool_calls=calls,
             finish_reason=choice.finish_reason,
             model=model,
-            usage=Usage(prompt, completion, self._cost(litellm, raw, model), calls=1),
+            usage=Usage(
+                prompt,
+                completion,
+                self._cost(litellm, raw, model),
+                calls=1,
+                cached_tokens=int(cached or 0),
+            ),
         )
 
     def _cost(self, litellm: Any, raw: Any, model: str) -> float | None:

@@ -25,6 +25,7 @@ class Usage:
     completion_tokens: int = 0
     cost_usd: float | None = 0.0
     calls: int = 0
+    cached_tokens: int = 0  # of the prompt tokens, read from the provider's prompt cache
 
     @property
     def total_tokens(self) -> int:
@@ -41,6 +42,7 @@ class Usage:
             self.completion_tokens + other.completion_tokens,
             cost,
             self.calls + other.calls,
+            self.cached_tokens + other.cached_tokens,
         )
 
 
@@ -54,6 +56,7 @@ class CallRecord:
     latency_s: float
     finish_reason: str | None
     error: str | None = None  # exception class name when the call failed
+    cached_tokens: int = 0  # prompt tokens the provider served from its prompt cache
 
     @property
     def total_tokens(self) -> int:
@@ -94,6 +97,11 @@ class UsageLedger:
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def cached_tokens(self) -> int:
+        """Prompt tokens the providers said they read from their prompt cache."""
+        return sum(r.cached_tokens for r in self.records)
 
     @property
     def cost_usd(self) -> float:
@@ -148,6 +156,8 @@ class UsageLedger:
     def describe(self) -> str:
         """One line for reports: '12,345 tokens, $0.0123' / 'at least $0.01' / 'cost unknown'."""
         tokens = f"{self.total_tokens:,} tokens"
+        if self.cached_tokens:
+            tokens += f" ({self.cached_tokens:,} prompt tokens from the provider's cache)"
         if not self.records or (self.cost_complete and self.cost_usd == 0.0):
             return tokens if self.total_tokens else "no model calls"
         if self.cost_complete:
