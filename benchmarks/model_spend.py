@@ -24,13 +24,12 @@ The same measurement runs against another checkout by putting its server/ first 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 import threading
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -229,14 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             ratio <= TARGET_RATIO,
         )
     )
-    print(json.dumps({"first": _plain(first), "again": _plain(again), "import_s": import_s}))
     return 0
-
-
-def _plain(run: dict[str, Any]) -> dict[str, Any]:
-    out = dict(run)
-    out["roles"] = dict(defaultdict(int, run["roles"]))
-    return out
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from redline.review.verifier import BATCH, verify
 
 from gitrepo import GitRepo
 from review_script import BATCH_MARK, ReviewScript, review_branch, role_of, user_text
-from scripted_llm import ScriptedLLM
+from scripted_llm import Reply, ScriptedLLM
 
 
 def _finding(n: int) -> Finding:
@@ -181,3 +181,18 @@ def test_a_file_a_batched_answer_leaves_out_is_reviewed_on_its_own(repo: GitRepo
     assert calls["reviewer"] == 4  # two batches, and the file each left out, alone
     assert [f.file for f in review.findings] == ["pkg/m9.py"]
     assert len(review.coverage.reviewed_files) == 10 and not review.coverage.skipped
+
+
+def test_a_context_request_that_names_nothing_costs_no_round(repo: GitRepo) -> None:
+    repo.write("app.py", "def f(x):\n    return x + 1\n")
+    repo.commit("base")
+    repo.checkout("-b", "feature")
+    repo.write("app.py", "def f(x):\n    return x - 1\n")
+    repo.commit("feature")
+    finding = dict(_finding_in(0), file="app.py", existing_code="    return x - 1")
+    vague = {"findings": [finding], "need_context": [{"kind": "callers", "target": " "}]}
+    script = ReviewScript(faults={("reviewer", "app.py"): [Reply.text(json.dumps(vague))]})
+    with ScriptedLLM(handler=script) as llm:
+        review, calls = review_branch(repo.root, llm)
+    assert calls["reviewer"] == 1  # the answer with its findings is final
+    assert [(f.file, f.line) for f in review.findings] == [("app.py", 2)]

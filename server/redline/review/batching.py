@@ -22,6 +22,8 @@ from redline.review.reviewer import (
     PreparedFile,
     ReviewerInputs,
     anchor_all,
+    needs_round,
+    new_requests,
     remember,
     review_prepared,
     shared_prefix,
@@ -88,8 +90,8 @@ async def review_group(
     alone: list[tuple[PreparedFile, list[Any]]] = []
     for p in group:
         entry = entries.get(p.path)
-        if entry is None or entry.need_context:
-            alone.append((p, list(entry.need_context) if entry is not None else []))
+        if entry is None or needs_round(entry, []):
+            alone.append((p, new_requests(entry, []) if entry is not None else []))
             continue
         single = ReviewerAnswer(findings=entry.findings, summary=entry.summary)
         review = FileReview(path=p.path, responses=list(responses), summary=entry.summary)

@@ -192,14 +192,9 @@ async def review_prepared(
             inputs.client, "reviewer", messages, ReviewerAnswer
         )
         result.responses += responses
-        while answer.need_context and result.rounds < MAX_EXTRA_ROUNDS:
+        while needs_round(answer, requests) and result.rounds < MAX_EXTRA_ROUNDS:
             result.rounds += 1
-            new = [
-                r
-                for r in answer.need_context
-                if (r.kind, r.target) not in {(q.kind, q.target) for q in requests}
-            ]
-            requests += new
+            requests += new_requests(answer, requests)
             extra = [
                 inputs.provider.bundle(p.unit, p.level, [*p.requests, *requests]) for p in plans
             ]
@@ -233,6 +228,31 @@ async def review_prepared(
     result.summary = answer.summary
     remember(prepared, inputs, answer, model)
     return result
+
+
+# Kinds whose empty target still names something: this unit's function, this file's old side.
+_THIS_UNIT = ("function", "previous_version")
+
+
+def new_requests(answer: ReviewerAnswer, asked: list[ContextRequest]) -> list[ContextRequest]:
+    """The context the answer asks for that names what is missing and was not asked before."""
+    seen = {(q.kind, q.target.strip()) for q in asked}
+    out = []
+    for r in answer.need_context:
+        target = r.target.strip()
+        if (target or r.kind in _THIS_UNIT) and (r.kind, target) not in seen:
+            seen.add((r.kind, target))
+            out.append(r)
+    return out
+
+
+def needs_round(answer: ReviewerAnswer, asked: list[ContextRequest]) -> bool:
+    """Another reviewer round is worth a call when the answer names new context it needs, or
+    asked for context without giving its findings (it must still give them). An answer with
+    its findings and only unnamed or repeated requests is final."""
+    if not answer.need_context:
+        return False
+    return bool(new_requests(answer, asked)) or "findings" not in answer.model_fields_set
 
 
 def _additional_context(before: list[ContextBundle], after: list[ContextBundle]) -> str:

@@ -21,7 +21,7 @@ from redline.agent.llm import LLMClient, LLMError, RequestCapReached
 from redline.context.instructions import Instructions
 from redline.context.provider import ContextProvider
 from redline.errors import RedlineError
-from redline.model import Finding, SkippedFile
+from redline.model import Finding, ReviewUnit, SkippedFile
 from redline.progress import CancelToken, NullProgress, Progress, Stage
 from redline.review.assemble import verify_or_keep
 from redline.review.batching import group_files, review_group
@@ -106,7 +106,11 @@ async def _plan(inputs: StageInputs, plans_in: list[UnitPlan], notes: list[str])
         )
         return [fuse_plan(u, known.get(u.unit_id)) for u in units]
     try:
-        proposals, _ = await run_planner(inputs.client, missing)
+        # While the planner answers, the files' sources and function spans are read for the
+        # reviewers (the provider caches them): off the critical path.
+        (proposals, _), _ = await asyncio.gather(
+            run_planner(inputs.client, missing), asyncio.to_thread(_warm, inputs.provider, units)
+        )
     except InvalidModelOutput as exc:
         notes.append(f"planner answer unusable ({exc.message}); the rule plan was used")
         return [fuse_plan(u, known.get(u.unit_id)) for u in units]
@@ -124,6 +128,14 @@ async def _plan(inputs: StageInputs, plans_in: list[UnitPlan], notes: list[str])
         if cache is not None:
             cache.put(u, known[u.unit_id])
     return [fuse_plan(u, known[u.unit_id]) for u in units]
+
+
+def _warm(provider: ContextProvider, units: list[ReviewUnit]) -> None:
+    for unit in units:
+        try:
+            provider.bundle(unit, unit.rule_context_level)
+        except Exception:  # a warm-up only: the reviewer's own bundle reports what failed
+            continue
 
 
 def _read_text(read_new: Callable[[str], bytes | None]) -> Callable[[str], str | None]:
