@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from redline.agent.llm import LLMClient
 from redline.config_models import LLMSettings, ModelSettings, Settings
 from redline.model import Category, Finding, Severity
@@ -196,3 +198,22 @@ def test_a_context_request_that_names_nothing_costs_no_round(repo: GitRepo) -> N
         review, calls = review_branch(repo.root, llm)
     assert calls["reviewer"] == 1  # the answer with its findings is final
     assert [(f.file, f.line) for f in review.findings] == [("app.py", 2)]
+
+
+def test_the_estimate_plans_the_reviewer_calls_the_review_makes(
+    repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from redline.cli import main
+
+    _wide_change(repo, 10)
+    with ScriptedLLM(handler=ReviewScript()) as llm:
+        args = ["review", "--branch", "main", "--repo", str(repo.root), "--model"]
+        args += ["openai/scripted", "--api-base", llm.base_url]
+        assert main([*args, "--estimate"]) == 0
+        out = capsys.readouterr().out
+        assert llm.requests == []
+        _, calls = review_branch(repo.root, llm)
+    # planner + two calls of five small files + verifier + summary, as the review then made
+    assert "Planned model calls: 5 " in out and calls["reviewer"] == 2
+    # The cap still allows one call per file: an unusable batch is reviewed file by file.
+    assert "Model request cap: 46 (llm.max_requests)" in out

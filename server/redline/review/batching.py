@@ -12,7 +12,7 @@ instructions repeated per file cost little, and one call per file is the fastest
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from redline.agent.llm import LLMError
@@ -37,26 +37,32 @@ SMALL_FILE_TOKENS = 1_500  # a file whose context is larger is reviewed alone
 BATCH_TOKENS = 5_000  # context tokens per batched call, at most
 
 
-def group_files(prepared: list[PreparedFile]) -> list[list[PreparedFile]]:
-    """Calls to make: lists of one file (large files, or too few files to batch) or of several
-    small ones, in the order given."""
-    if len(prepared) < BATCH_MIN_FILES:
-        return [[p] for p in prepared]
-    groups: list[list[PreparedFile]] = []
-    current: list[PreparedFile] = []
-    for p in prepared:
-        if p.tokens > SMALL_FILE_TOKENS:
-            groups.append([p])
+def group_sizes(tokens: Sequence[int]) -> list[list[int]]:
+    """The calls to make for files of these context sizes, as lists of their indexes: one file
+    alone (a large one, or too few files to batch) or several small ones, in the order given.
+    Pure, so `--estimate` plans the calls the review will make."""
+    if len(tokens) < BATCH_MIN_FILES:
+        return [[i] for i in range(len(tokens))]
+    groups: list[list[int]] = []
+    current: list[int] = []
+    for i, size in enumerate(tokens):
+        if size > SMALL_FILE_TOKENS:
+            groups.append([i])
             continue
         if current and (
-            len(current) >= BATCH_FILES or sum(c.tokens for c in current) + p.tokens > BATCH_TOKENS
+            len(current) >= BATCH_FILES or sum(tokens[c] for c in current) + size > BATCH_TOKENS
         ):
             groups.append(current)
             current = []
-        current.append(p)
+        current.append(i)
     if current:
         groups.append(current)
     return groups
+
+
+def group_files(prepared: list[PreparedFile]) -> list[list[PreparedFile]]:
+    """Calls to make: lists of one file or of several small ones, in the order given."""
+    return [[prepared[i] for i in group] for group in group_sizes([p.tokens for p in prepared])]
 
 
 async def review_group(

@@ -17,6 +17,7 @@ from redline.config_models import Settings
 from redline.context.provider import ContextProvider
 from redline.diff import review_index
 from redline.model import ReviewUnit
+from redline.review.batching import group_sizes
 from redline.review.prompts import load_prompt
 from redline.review.reviewer import MAX_EXTRA_ROUNDS
 
@@ -30,8 +31,9 @@ REQUEST_CAP_MARGIN = 20
 
 
 def planned_calls(files: int) -> int:
-    """A review's planned model calls: the planner, one reviewer per file, the verifier and
-    the summary (none without files)."""
+    """A review's model calls with one reviewer call per file (the most the first attempt
+    makes: small files of a wide change share calls, see batching.py): the planner, the
+    reviewers, the verifier and the summary (none without files)."""
     return 1 + files + 2 if files else 0
 
 
@@ -144,14 +146,20 @@ def estimate_model(plan: Plan, settings: Settings) -> ModelEstimate | None:
     tokens = estimate_tokens(load_prompt("planner")) + estimate_tokens(
         json.dumps(review_index(plan.reviewable), indent=1)
     )
-    for units in by_file.values():
-        tokens += reviewer_system
-        for unit in units:
-            tokens += provider.bundle(unit, unit.rule_context_level).tokens
+    file_tokens = [
+        sum(provider.bundle(unit, unit.rule_context_level).tokens for unit in units)
+        for units in by_file.values()
+    ]
+    # The reviewer calls the review will make: small files of a wide change share one.
+    groups = group_sizes(file_tokens)
+    batch_prompt = estimate_tokens(load_prompt("reviewer_batch"))
+    for group in groups:
+        tokens += reviewer_system + (batch_prompt if len(group) > 1 else 0)
+        tokens += sum(file_tokens[i] for i in group)
     # Verifier and summary prompts depend on the findings; count their fixed part.
     tokens += estimate_tokens(load_prompt("verifier")) + estimate_tokens(load_prompt("summarizer"))
     files = len(by_file)
-    calls_min = planned_calls(files)
+    calls_min = 1 + len(groups) + 2 if files else 0
     calls_max = 1 + 3 * (files * (1 + MAX_EXTRA_ROUNDS) + 2) if files else 0
     return ModelEstimate(
         model=model,
@@ -159,7 +167,9 @@ def estimate_model(plan: Plan, settings: Settings) -> ModelEstimate | None:
         calls_max=calls_max,
         prompt_tokens=tokens,
         input_cost_per_token=_input_price(model),
-        max_requests=request_cap(calls_min, settings.llm.max_requests),
+        # As the review sets it: from one call per file, since a batch whose answer is
+        # unusable is reviewed again file by file.
+        max_requests=request_cap(planned_calls(files), settings.llm.max_requests),
     )
 
 
