@@ -14,28 +14,29 @@ with the reason; nothing the agent did before is lost from the record.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from redline.agent.llm import LLMClient, LLMNotConfigured
 from redline.agent.loop import Agent, AgentResult
-from redline.agent.toolkit import ToolError, ToolExecutor, ToolRegistry, ToolResult
+from redline.agent.toolkit import ToolError
 from redline.config_models import Settings
-from redline.diff.parse import parse_git_diff
-from redline.errors import RedlineError
-from redline.git.names import check_rel_path
 from redline.git.process import strip_control
-from redline.git.repo import Repo
 from redline.git.runner import GitRunner
-from redline.model import Coverage, DiffStats, Finding, Review
+from redline.model import Coverage, Finding, Review
 from redline.progress import CancelToken, NullProgress, Progress, Stage
 from redline.requests import AskRequest
 from redline.review.anchoring import anchor_finding
+from redline.review.ask_trail import (
+    MAX_RECORDED_ERROR_CHARS,
+    CallLog,
+    CurrentText,
+    RecordingExecutor,
+    diff_files,
+    tools_note,
+)
 from redline.review.assemble import (
     build_review,
     close_record,
@@ -61,7 +62,6 @@ from redline.review.submission import (
 from redline.review.summary import render_summary
 from redline.review.verifier import BATCH
 from redline.store import TaskRecord, TaskStore
-from redline.tools.names import is_secret_path
 from redline.tools.registry import build_tool_registry
 from redline.tools.sandbox import ToolContext, ToolLimits, make_visible
 
@@ -73,9 +73,6 @@ ASK_NEEDS_MODEL: Final = (
 )
 MAX_REQUEST_CHARS: Final = 4_000  # what the model gets; a request is a sentence, not a file
 MAX_LABEL_CHARS: Final = 120
-MAX_RECORDED_ARGUMENT_CHARS: Final = 1_000
-MAX_RECORDED_ERROR_CHARS: Final = 300
-MAX_NOTE_TOOLS: Final = 12  # distinct tool names listed in the coverage note
 
 # Said to the model once when it answers in prose instead of calling submit_review. One
 # sentence, so it stays here (like the truncation note in agent/llm.py) rather than in prompts/.
@@ -83,180 +80,6 @@ SUBMIT_NUDGE: Final = (
     "You answered without calling submit_review. Call submit_review now, exactly once, with "
     "your summary and findings (an empty findings list if you found nothing)."
 )
-
-_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-
-
-# -- what the agent did ------------------------------------------------------------------------
-
-
-@dataclass
-class _CallLog:
-    """Every tool call the agent makes, recorded as it happens (and in the task record)."""
-
-    record: TaskRecord | None
-    progress: Progress
-    client: LLMClient
-    known: frozenset[str]
-    entries: list[dict[str, Any]] = field(default_factory=list)
-    names: list[str] = field(default_factory=list)
-    diffs: list[str] = field(default_factory=list)  # tool outputs that carry a unified diff
-    files_read: list[str] = field(default_factory=list)
-
-    def add(self, name: str, arguments: str | dict[str, Any] | None, result: ToolResult) -> None:
-        shown_name = name if name in self.known else _unknown_name(name)
-        args = result.arguments or _loose_arguments(arguments)
-        entry: dict[str, Any] = {
-            "call": len(self.entries) + 1,
-            "tool": shown_name,
-            "arguments": _bounded_json(args),
-            "ok": result.ok,
-        }
-        if not result.ok:
-            entry["error"] = strip_control(result.content)[:MAX_RECORDED_ERROR_CHARS]
-        self.entries.append(entry)
-        self.names.append(shown_name if name in self.known else "unknown tool")
-        if result.ok and name in ("git", "gh") and "diff --git " in result.content:
-            self.diffs.append(result.content)
-        if result.ok and name in ("read_file", "read_function"):
-            path = args.get("path")
-            if isinstance(path, str):
-                self.files_read.append(path)
-        text = f"agent: {shown_name} {_call_label(name, args)}".rstrip()
-        self.progress.report(self.client.ledger.event(Stage.ASKING, text, len(self.entries)))
-        record_update(self.record, "tool_calls", self.entries)
-
-
-class _RecordingExecutor(ToolExecutor):
-    """The executor the agent uses, reporting each call once it has run.
-
-    The agent loop has no per-call hook; the executor is the one place every call the model
-    makes passes through (unknown tools and invalid arguments included).
-    """
-
-    def __init__(self, registry: ToolRegistry, calls: _CallLog, cancel: CancelToken) -> None:
-        super().__init__(registry)
-        self.calls = calls
-        self.cancel = cancel
-
-    async def run(self, name: str, arguments: str | dict[str, Any] | None) -> ToolResult:
-        self.cancel.check()
-        result = await super().run(name, arguments)
-        try:
-            self.calls.add(name, arguments, result)
-        except Exception:  # bookkeeping must never cost the model its tool result
-            log.warning("could not record a tool call", exc_info=True)
-        return result
-
-
-def _unknown_name(name: str) -> str:
-    # The name is the model's text (and so possibly the attacker's): keep it short and plain.
-    cleaned = strip_control(name)[:64]
-    return cleaned if _TOOL_NAME.fullmatch(cleaned) else "(invalid tool name)"
-
-
-def _loose_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any]:
-    if isinstance(arguments, dict):
-        return arguments
-    try:
-        value = json.loads(arguments or "{}")
-    except (ValueError, TypeError):
-        return {"raw": str(arguments)[:MAX_RECORDED_ARGUMENT_CHARS]}
-    return value if isinstance(value, dict) else {"raw": str(arguments)}
-
-
-def _bounded_json(value: dict[str, Any]) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    if len(text) > MAX_RECORDED_ARGUMENT_CHARS:
-        return text[:MAX_RECORDED_ARGUMENT_CHARS] + f"… [{len(text):,} characters]"
-    return text
-
-
-def _call_label(name: str, args: dict[str, Any]) -> str:
-    if name == SUBMIT_TOOL:
-        findings = args.get("findings")
-        return f"({len(findings)} findings)" if isinstance(findings, list) else ""
-    for key in ("command", "path", "symbol"):
-        value = args.get(key)
-        if isinstance(value, str):
-            text = strip_control(value)
-            return text if len(text) <= 80 else text[:79] + "…"
-    return ""
-
-
-def _tools_note(names: list[str], steps: int) -> str:
-    counts = Counter(names)
-    listed = [f"{n} ×{c}" for n, c in counts.most_common(MAX_NOTE_TOOLS)]
-    if len(counts) > MAX_NOTE_TOOLS:
-        listed.append(f"… {len(counts) - MAX_NOTE_TOOLS} more")
-    used = ", ".join(listed) if listed else "none"
-    return f"agent: {len(names)} tool calls in {steps} model steps ({used})"
-
-
-# -- the diff the agent looked at ----------------------------------------------------------------
-
-
-def _diff_files(texts: list[str]) -> tuple[list[str], DiffStats]:
-    """Files and +/- lines of the diffs the agent saw (the last view of a file wins)."""
-    per_file: dict[str, tuple[int, int]] = {}
-    for text in texts:
-        for fd in parse_git_diff(text):
-            added = sum(len(h.added) for h in fd.hunks)
-            per_file[strip_control(fd.path)] = (added, sum(h.removed for h in fd.hunks))
-    stats = DiffStats(
-        files=len(per_file),
-        added=sum(a for a, _ in per_file.values()),
-        removed=sum(r for _, r in per_file.values()),
-    )
-    return sorted(per_file), stats
-
-
-# -- file contents for anchoring and the verifier -------------------------------------------------
-
-
-class _CurrentText:
-    """A file's current text: the working tree, else HEAD; None when neither has it.
-
-    Paths come from the model. Repo.read_worktree refuses traversal, `.git` and symlinked
-    directories; secret files are refused here, so their content never becomes a finding's
-    quoted code in a report.
-    """
-
-    def __init__(self, root: Path, runner: GitRunner, max_bytes: int) -> None:
-        self.repo = Repo(root, runner)
-        self.max_bytes = max_bytes
-        self._cache: dict[str, str | None] = {}
-
-    def __call__(self, path: str) -> str | None:
-        if path not in self._cache:
-            self._cache[path] = self._read(path)
-        return self._cache[path]
-
-    def _read(self, path: str) -> str | None:
-        try:
-            if is_secret_path(check_rel_path(path)):
-                return None
-            data = self.repo.read_worktree(path, self.max_bytes)
-            if data is None:
-                data = self.repo.read_blob("HEAD", path, self.max_bytes)
-        except RedlineError as exc:
-            log.info("cannot read %r for anchoring: %s", strip_control(path)[:200], exc.message)
-            return None
-        return None if data is None else data.decode("utf-8", errors="replace")
-
-    def normalize(self, path: str, root: Path) -> str:
-        """The repository-relative form of a path as models write it (`./x`, `b/x`, absolute)."""
-        p = path.strip().replace("\\", "/")
-        if p.startswith("/"):
-            try:
-                p = Path(p).relative_to(root).as_posix()
-            except ValueError:
-                return p
-        while p.startswith("./"):
-            p = p[2:]
-        if p[:2] in ("a/", "b/") and self(p) is None and self(p[2:]) is not None:
-            p = p[2:]
-        return p
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -414,8 +237,8 @@ async def _ask(
     accepted: list[SubmittedReview] = []
     registry = build_tool_registry(ctx)
     registry.register(submit_review_tool(accepted))
-    calls = _CallLog(record, progress, client, frozenset(registry.names))
-    executor = _RecordingExecutor(registry, calls, cancel)
+    calls = CallLog(record, progress, client, frozenset(registry.names))
+    executor = RecordingExecutor(registry, calls, cancel)
     system = load_prompt("system")
     agent = Agent(client, ROLE, registry, system, max_steps=max(1, max_steps), executor=executor)
 
@@ -425,7 +248,7 @@ async def _ask(
     result, submitted = outcome.result, outcome.submitted
 
     coverage = Coverage()
-    coverage.notes.append(_tools_note(calls.names, outcome.steps))
+    coverage.notes.append(tools_note(calls.names, outcome.steps))
     if outcome.nudged:
         coverage.notes.append(f"the agent was reminded once to call {SUBMIT_TOOL}")
     stop_note = None if submitted is not None else _stop_note(result, outcome.nudged)
@@ -443,7 +266,7 @@ async def _ask(
         },
     )
 
-    read_text = _CurrentText(ctx.root, ctx.runner, settings.review.max_file_bytes)
+    read_text = CurrentText(ctx.root, ctx.runner, settings.review.max_file_bytes)
     source = f"model:{_answering_model(client)}"
     findings: list[Finding] = []
     for mf in submitted.findings if submitted else []:
@@ -477,8 +300,8 @@ async def _ask(
         ],
     )
 
-    diff_files, stats = _diff_files(calls.diffs)
-    coverage.reviewed_files = diff_files or sorted(set(calls.files_read))
+    changed, stats = diff_files(calls.diffs)
+    coverage.reviewed_files = changed or sorted(set(calls.files_read))
     coverage.notes.extend(ctx.writes.notes())
     coverage.notes.extend(ctx.runner.notes(ctx.root))  # objects not read (alternates), ...
     fill_usage(client, coverage)
