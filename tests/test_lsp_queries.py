@@ -79,6 +79,8 @@ async def test_report_is_the_last_review_without_what_was_dismissed_since(vscode
     edited = (await ask(s, "redline/report"))["markdown"]
     assert "Unused import" not in edited
     assert "1 finding of this review is not shown" in edited
+    # The findings left are where the editor shows them now: one line up.
+    assert "`app/reports.py:30`" in edited and "`app/reports.py:31`" not in edited
 
 
 async def test_refs_list_branches_and_recent_commits_for_the_pickers(

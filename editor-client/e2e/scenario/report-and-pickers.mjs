@@ -38,10 +38,12 @@ export async function reportAndPickers(ctx) {
     log(`  report: ${report.h1}`);
     for (const h of report.h3) log(`  report finding: ${h}`);
     check(title.startsWith(`Redline: ${report.h1.replace(/^Redline review: /, '')}`.slice(0, 40)), `the panel title "${title}" is not "Redline: <the report's scope>" (${report.h1})`);
-    // The findings left: the report lists each under a "### `file:line` — title" heading.
+    // The findings left: the report lists each under a "### `file:line` — title" heading, at
+    // the line the editor shows it on now (the quick fix removed line 4 above both).
     for (const key of ['shell injection', 'mutable default']) {
       const e = EXPECTED.find((x) => x.key === key);
-      check(report.h3.some((h) => h.includes(`${FILE}:${e.line}`) && h.includes(e.title)), `the report has no finding "${FILE}:${e.line} — ${e.title}": ${JSON.stringify(report.h3)}`);
+      const now = e.line - 1;
+      check(report.h3.some((h) => h.includes(`${FILE}:${now}`) && h.includes(e.title)), `the report has no finding "${FILE}:${now} — ${e.title}": ${JSON.stringify(report.h3)}`);
     }
     // Dismissed and fixed since the review: not among the findings (the Markdown report has no
     // "dismissed" section: it leaves them out entirely), and the summary counts what is left.
@@ -138,7 +140,12 @@ export async function reportAndPickers(ctx) {
     const frame = await waitFrameWith(page, 'Redline review: commit', STEP_TIMEOUT, 'the report after Review Commit…');
     const h3 = await frame.evaluate(() => [...document.querySelectorAll('h3')].map((e) => e.innerText.trim()));
     for (const h of h3) log(`  report finding: ${h}`);
-    for (const f of shown) check(h3.some((h) => h.includes(`${f.file}:${f.line}`) && h.includes(f.title.replace(/`/g, ''))), `the report of HEAD lacks "${f.file}:${f.line} — ${f.title}": ${JSON.stringify(h3)}`);
+    // The CLI's lines are HEAD's; the report says where the editor shows each finding now: the
+    // working tree lacks line 4 (`import os`, removed by the quick fix), so below it, one up.
+    for (const f of shown) {
+      const now = f.file === FILE && f.line > 4 ? f.line - 1 : f.line;
+      check(h3.some((h) => h.includes(`${f.file}:${now}`) && h.includes(f.title.replace(/`/g, ''))), `the report of HEAD lacks "${f.file}:${now} — ${f.title}": ${JSON.stringify(h3)}`);
+    }
     check(h3.length === shown.length, `the report of HEAD lists ${h3.length} findings, expected ${shown.length}: ${JSON.stringify(h3)}`);
     const tree = (await treeRows(page)).map((x) => x.text);
     for (const x of tree) log(`  sidebar: ${x}`);

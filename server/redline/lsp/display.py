@@ -34,13 +34,17 @@ def folder_of_uri(ls: RedlineServer, uri: str) -> Folder | None:
 def shown_review(ls: RedlineServer, folder: Folder) -> Review | None:
     """The folder's last finished review as the editor shows it: without the findings fixed or
     dismissed since, nor those withdrawn because their code is no longer in the file (edited,
-    or fixed and saved — also in an earlier server session), which a coverage note counts.
-    The report view, the export and the finished counts all say what the sidebar lists."""
+    or fixed and saved — also in an earlier server session), which a coverage note counts, and
+    with each finding at the lines the editor shows it on now. The report view, the export and
+    the finished counts all say what the sidebar lists."""
     review = folder.review
     if review is None:
         return None
-    shown_ids = {
-        t.id for uri in folder.findings for t in ls.tracker.visible(uri, ls.settings.stale_display)
+    # Where each finding is now (1-based): its lines move with the user's edits.
+    shown_at = {
+        t.id: (t.start_line + 1, t.end_line + 1)
+        for uri in folder.findings
+        for t in ls.tracker.visible(uri, ls.settings.stale_display)
     }
     tracked_paths = {fs[0].file for fs in folder.findings.values() if fs}
     kept: list[Finding] = []
@@ -48,16 +52,19 @@ def shown_review(ls: RedlineServer, folder: Folder) -> Review | None:
     for f in review.findings:
         if ls.tracker.is_closed(f.id):
             continue
-        if f.line is not None and f.file in tracked_paths and f.id not in shown_ids:
-            withdrawn += 1
-            continue
+        if f.line is not None and f.file in tracked_paths:
+            if f.id not in shown_at:
+                withdrawn += 1
+                continue
+            line, end_line = shown_at[f.id]
+            f = f.model_copy(update={"line": line, "end_line": end_line})
         kept.append(f)
     coverage = review.coverage
     if withdrawn:
         note = (
             f"{withdrawn} finding{'s' if withdrawn != 1 else ''} of this review "
-            f"{'are' if withdrawn != 1 else 'is'} not shown: "
-            "the code they are about has changed in the editor since"
+            f"{'are' if withdrawn != 1 else 'is'} not shown: the code "
+            f"{'they are' if withdrawn != 1 else 'it is'} about has changed in the editor since"
         )
         coverage = coverage.model_copy(update={"notes": [*coverage.notes, note]})
     return review.model_copy(update={"findings": kept, "coverage": coverage})
