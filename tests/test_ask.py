@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from model_env import isolate_model_env
 from redline import config
 from redline.agent.llm import LLMClient
 from redline.agent.toolkit import ToolError
@@ -78,15 +78,7 @@ class AskScript:
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for var in list(os.environ):
-        # REDLINE_CACHE_DIR stays: conftest points it at a temporary directory.
-        if var.startswith("REDLINE_") and var != "REDLINE_CACHE_DIR":
-            monkeypatch.delenv(var)
-    user = tmp_path / "user.toml"
-    user.write_text("[llm]\nmax_retries = 1\ntimeout = 20\n")
-    monkeypatch.setenv("REDLINE_CONFIG", str(user))
-    monkeypatch.setenv("REDLINE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("REDLINE_API_KEY", "sk-test-key-not-secret")
+    isolate_model_env(monkeypatch, tmp_path)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ a user reads: the report's findings and coverage lines, and the exit code."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -14,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from redline.cli import main
+from model_env import isolate_model_env
 from test_ask import AskScript
+from test_model_review import review as model_review
 
 from demo_findings import BARE_EXCEPT, PHANTOM, SHELL, SPECULATIVE
 from review_script import ReviewScript, role_of
@@ -33,14 +33,7 @@ REASKED = "Your answer could not be used"
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for var in list(os.environ):
-        if var.startswith("REDLINE_") and var != "REDLINE_CACHE_DIR":
-            monkeypatch.delenv(var)
-    user = tmp_path / "user.toml"
-    user.write_text("[llm]\nmax_retries = 1\ntimeout = 20\n")
-    monkeypatch.setenv("REDLINE_CONFIG", str(user))
-    monkeypatch.setenv("REDLINE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("REDLINE_API_KEY", "sk-test-key-not-secret")
+    isolate_model_env(monkeypatch, tmp_path)
 
 
 @pytest.fixture
@@ -65,13 +58,8 @@ def llm(script: ReviewScript) -> Iterator[ScriptedLLM]:
 def review(
     capsys: pytest.CaptureFixture[str], repo: Path, llm_url: str, *extra: str
 ) -> tuple[int, str]:
-    code = main(
-        [
-            "review", "--branch", "main", "--repo", str(repo), "--quiet",
-            "--model", "openai/scripted", "--api-base", llm_url, *extra,
-        ]
-    )  # fmt: skip
-    out, err = capsys.readouterr()
+    """`redline review --branch main` with the scripted model, which must exit 0."""
+    code, out, err = model_review(capsys, repo, llm_url, *extra)
     assert code == 0, err
     return code, out
 

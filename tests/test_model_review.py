@@ -4,7 +4,6 @@ path, and a scripted OpenAI-compatible server on 127.0.0.1 playing the model."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 import sys
 from collections.abc import Iterator
@@ -13,6 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from model_env import isolate_model_env
 from redline.cli import main
 
 from demo_findings import BARE_EXCEPT, PHANTOM, SHELL, SPECULATIVE
@@ -27,15 +27,7 @@ SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for var in list(os.environ):
-        # REDLINE_CACHE_DIR stays: conftest points it at a temporary directory.
-        if var.startswith("REDLINE_") and var != "REDLINE_CACHE_DIR":
-            monkeypatch.delenv(var)
-    user = tmp_path / "user.toml"
-    user.write_text("[llm]\nmax_retries = 1\ntimeout = 20\n")
-    monkeypatch.setenv("REDLINE_CONFIG", str(user))
-    monkeypatch.setenv("REDLINE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("REDLINE_API_KEY", "sk-test-key-not-secret")
+    isolate_model_env(monkeypatch, tmp_path)
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ every file; ordinary code reaches the model unchanged.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
+from model_env import isolate_model_env
 from redline.cli import main
 from redline.redaction import get_redactor
 
@@ -115,15 +115,9 @@ class LeakyModel:
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for var in list(os.environ):
-        # REDLINE_CACHE_DIR stays: conftest points it at a temporary directory.
-        if var.startswith("REDLINE_") and var != "REDLINE_CACHE_DIR":
-            monkeypatch.delenv(var)
-    user = tmp_path / "user.toml"
-    user.write_text("[llm]\nmax_retries = 0\ntimeout = 30\n")
-    monkeypatch.setenv("REDLINE_CONFIG", str(user))
-    monkeypatch.setenv("REDLINE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("REDLINE_API_KEY", API_KEY)
+    isolate_model_env(
+        monkeypatch, tmp_path, user_config="[llm]\nmax_retries = 0\ntimeout = 30\n", api_key=API_KEY
+    )
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from model_env import isolate_model_env
 from redline.cli import main
 
 from demo_findings import BARE_EXCEPT, GUTTER, NEAR_MISS, NOT_PARSING, SHELL
@@ -28,14 +29,7 @@ REPORTS = "app/reports.py"
 
 @pytest.fixture(autouse=True)
 def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for var in list(os.environ):
-        if var.startswith("REDLINE_") and var != "REDLINE_CACHE_DIR":
-            monkeypatch.delenv(var)
-    user = tmp_path / "user.toml"
-    user.write_text("[llm]\nmax_retries = 1\ntimeout = 20\n")
-    monkeypatch.setenv("REDLINE_CONFIG", str(user))
-    monkeypatch.setenv("REDLINE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("REDLINE_API_KEY", "sk-test-key-not-secret")
+    isolate_model_env(monkeypatch, tmp_path)
 
 
 @pytest.fixture(scope="module")
