@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from redline.model import Finding
+from redline.review.fusion import borrowed_fix
 
 SAME_TITLE = 0.6
 _WORD = re.compile(r"[a-z0-9_]{3,}")
@@ -57,15 +58,7 @@ def _merge(kept: Finding, other: Finding) -> Finding:
         "severity": max(kept.severity, other.severity, key=lambda s: s.rank),
         "confidence": max(kept.confidence, other.confidence),
     }
-    if kept.improved_code is None and other.improved_code is not None:
-        update.update(
-            line=other.line,
-            end_line=other.end_line,
-            existing_code=other.existing_code,
-            improved_code=other.improved_code,
-            anchor=other.anchor,
-            fix=other.fix,
-        )
+    update.update(borrowed_fix(kept, other))
     return kept.model_copy(update=update)
 
 

@@ -150,16 +150,23 @@ def _merge(model: Finding, analyzer: Finding) -> Finding:
         "sources": sources,
         "rule_id": analyzer.rule_id,
     }
-    if model.improved_code is None and analyzer.improved_code is not None:
-        update.update(
-            line=analyzer.line,
-            end_line=analyzer.end_line,
-            existing_code=analyzer.existing_code,
-            improved_code=analyzer.improved_code,
-            anchor=analyzer.anchor,
-            fix=analyzer.fix,
-        )
+    update.update(borrowed_fix(model, analyzer))
     return model.model_copy(update=update)
+
+
+def borrowed_fix(kept: Finding, other: Finding) -> dict[str, object]:
+    """When two findings become one and only `other` carries a fix: its fix with the place and
+    quote the fix replaces (they go together), as a `model_copy` update; else nothing."""
+    if kept.improved_code is not None or other.improved_code is None:
+        return {}
+    return {
+        "line": other.line,
+        "end_line": other.end_line,
+        "existing_code": other.existing_code,
+        "improved_code": other.improved_code,
+        "anchor": other.anchor,
+        "fix": other.fix,
+    }
 
 
 def _downgrade(f: Finding) -> Finding:
