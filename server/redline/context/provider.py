@@ -25,33 +25,38 @@ ToolContext.clean (secrets masked, invisible characters made visible).
 from __future__ import annotations
 
 import bisect
-import hashlib
 import re
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from redline.agent.toolkit import ToolError
+from redline.context.assembly import (
+    Assembly,
+    Candidate,
+    Lines,
+    Missing,
+    Side,
+    Source,
+    SourceKey,
+    Text,
+    count,
+)
 from redline.context.budget import (
-    Range,
     around,
     clamp,
     estimate_tokens,
     merge_ranges,
-    subtract_ranges,
 )
+from redline.context.bundle import ContextBundle, ContextSection
 from redline.context.format import (
-    LEGEND,
     decode_source,
-    fence_for,
     format_patch,
-    line_width,
     module_header_end,
-    number_lines,
 )
 from redline.context.request import ContextRequest
-from redline.diff.functions import FunctionSpan, function_spans, has_grammar, language_for
+from redline.diff.functions import FunctionSpan, function_spans, has_grammar
 from redline.diff.parse import FileDiff
 from redline.errors import FileTooLargeError, RedlineError
 from redline.git.pr import UNAVAILABLE_REV
@@ -68,7 +73,6 @@ MAX_HITS: Final = 30  # grep lines shown per callers/search section
 MAX_HIT_CHARS: Final = 300
 MAX_SEARCH_CHARS: Final = 200
 MAX_DEFINITION_FILES: Final = 3  # files read to find a named function outside this unit's file
-SECTION_OVERHEAD_TOKENS: Final = 20  # heading and fences of one section
 # The previous version is shown whole only when it costs at most 1/4 of the budget.
 PREVIOUS_WHOLE_SHARE: Final = 4
 
@@ -77,110 +81,6 @@ _SYMBOL: Final = re.compile(
     r"[A-Za-z_$][A-Za-z0-9_$]{0,99}(?:\.[A-Za-z_$][A-Za-z0-9_$]{0,99}){0,4}"
 )
 _DEFINITION: Final = r"(?:def|class|function|func|fn|interface|type|struct)\s+"
-
-Side = str  # "new" or "old"
-SourceKey = tuple[Side, str]
-
-
-@dataclass
-class ContextSection:
-    kind: str  # diff, function, hunk, header, window, file, previous_version, callers, search
-    title: str
-    text: str
-    tokens: int
-    language: str = ""  # fence info string
-
-    def render(self) -> str:
-        fence = fence_for(self.text)
-        return f"### {self.title}\n\n{fence}{self.language}\n{self.text}\n{fence}\n"
-
-
-@dataclass
-class ContextBundle:
-    unit_id: str
-    level: ContextLevel
-    sections: list[ContextSection]
-    tokens: int
-    omitted: list[str]  # what did not fit the budget or could not be read, and why
-    file_path: str = ""
-
-    def render(self, *, legend: bool = True) -> str:
-        """Markdown for the reviewer prompt: every section with a heading and fenced code.
-        `legend=False` leaves out how code lines are numbered, for a prompt whose instructions
-        (prompts/reviewer.md) say it once."""
-        parts = [
-            f"## Context for {self.file_path or self.unit_id} "
-            f"(unit {self.unit_id}, level {self.level.value})\n",
-        ]
-        if legend:
-            parts.append(LEGEND + "\n")
-        parts += [s.render() for s in self.sections]
-        if self.omitted:
-            parts.append("### Not included\n\n" + "\n".join(f"- {o}" for o in self.omitted) + "\n")
-        return "\n".join(parts)
-
-    def digest(self) -> str:
-        """sha256 of the rendered text: part of the review-cache key."""
-        return hashlib.sha256(self.render().encode("utf-8", "surrogatepass")).hexdigest()
-
-
-# -- candidates: what a bundle could contain, in priority order ---------------------------------
-
-
-@dataclass(frozen=True)
-class _Lines:
-    """Line ranges of one file version; `fallback` is tried when these do not fit."""
-
-    side: Side
-    path: str
-    ranges: tuple[Range, ...]
-    label: str
-    kind: str
-    fallback: _Lines | None = None
-
-
-@dataclass(frozen=True)
-class _Text:
-    key: tuple[str, str]
-    kind: str
-    title: str
-    text: str
-
-
-@dataclass(frozen=True)
-class _Missing:
-    reason: str
-
-
-_Candidate = _Lines | _Text | _Missing
-
-
-@dataclass
-class _Source:
-    """One decoded file version, with the token cost of each numbered line precomputed."""
-
-    side: Side
-    path: str
-    lines: list[str]
-    note: str | None
-    data: bytes
-    width: int = 0
-    _cumulative: list[int] = field(default_factory=list, repr=False)
-
-    def __post_init__(self) -> None:
-        self.width = line_width(len(self.lines))
-        total = 0
-        self._cumulative = [0]
-        for line in self.lines:
-            total += estimate_tokens(line) + (self.width + 4) // 4
-            self._cumulative.append(total)
-
-    def cost(self, ranges: Sequence[Range]) -> int:
-        return sum(self._cumulative[e] - self._cumulative[s - 1] for s, e in ranges)
-
-    @property
-    def whole(self) -> tuple[Range, ...]:
-        return ((1, len(self.lines)),) if self.lines else ()
 
 
 @dataclass(frozen=True)
@@ -209,7 +109,7 @@ class ContextProvider:
         self.token_budget = token_budget
         self.hunk_margin = hunk_margin
         self._lock = threading.Lock()
-        self._sources: dict[SourceKey, _Source | str] = {}
+        self._sources: dict[SourceKey, Source | str] = {}
         self._spans: dict[SourceKey, list[FunctionSpan]] = {}
         self._greps: dict[tuple[str, bool], tuple[list[_Hit], int] | str] = {}
 
@@ -222,7 +122,7 @@ class ContextProvider:
         requests: Sequence[ContextRequest] = (),
     ) -> ContextBundle:
         diff_section, fd = self._diff_section(unit)
-        asm = _Assembly(self, self.token_budget, diff_section.tokens)
+        asm = Assembly(self, self.token_budget, diff_section.tokens)
         if fd is not None:
             # Lines the diff already shows (numbered, new side): a section made only of them
             # would repeat them (a short function changed in one hunk, typically).
@@ -241,7 +141,7 @@ class ContextProvider:
             sections=[diff_section, *asm.sections(unit)],
             tokens=0,
             omitted=asm.omitted,
-            file_path=self._title(unit.file_path),
+            file_path=self.shown_title(unit.file_path),
         )
         bundle.tokens = estimate_tokens(bundle.render())
         return bundle
@@ -254,15 +154,15 @@ class ContextProvider:
         fd: FileDiff | None,
         level: ContextLevel,
         requests: Sequence[ContextRequest],
-    ) -> Iterator[_Candidate]:
+    ) -> Iterator[Candidate]:
         if _is_secret(unit.file_path):
-            yield _Missing(
+            yield Missing(
                 f"{unit.file_path} looks like a secret file: none of its content is sent "
                 "to the model, only that it changed"
             )
         wanted = list(requests[:MAX_REQUESTS])
         for extra in requests[MAX_REQUESTS:]:
-            yield _Missing(f"request {extra.kind} {extra.target!r}: over {MAX_REQUESTS} requests")
+            yield Missing(f"request {extra.kind} {extra.target!r}: over {MAX_REQUESTS} requests")
         bare_function = any(r.kind == "function" and not r.target.strip() for r in wanted)
         if level.depth >= ContextLevel.FUNCTION.depth or bare_function:
             yield from self._enclosing(unit, fd)
@@ -271,15 +171,15 @@ class ContextProvider:
         if level.depth >= ContextLevel.FILE_CONTEXT.depth:
             yield from self._file_context(unit)
         if level.depth >= ContextLevel.FULL_FILE.depth:
-            src = self._source("new", unit.file_path)
+            src = self.source("new", unit.file_path)
             if isinstance(src, str):
-                yield _Missing(f"the whole file: {src}")
+                yield Missing(f"the whole file: {src}")
             elif src.lines:
-                yield _Lines("new", src.path, src.whole, "whole file", "file")
+                yield Lines("new", src.path, src.whole, "whole file", "file")
 
     def _requested(
         self, unit: ReviewUnit, fd: FileDiff | None, request: ContextRequest
-    ) -> Iterator[_Candidate]:
+    ) -> Iterator[Candidate]:
         target = request.target.strip()
         try:
             if request.kind == "function":
@@ -294,16 +194,16 @@ class ContextProvider:
             elif request.kind == "search":
                 yield from self._search(target)
             else:
-                yield _Missing(f"unknown context request kind {request.kind!r}")
+                yield Missing(f"unknown context request kind {request.kind!r}")
         except ToolError as exc:  # a refused path or symbol: the model is told why
-            yield _Missing(f"{request.kind} {target!r}: {exc}")
+            yield Missing(f"{request.kind} {target!r}: {exc}")
         except Exception as exc:  # one odd request must not lose the unit's review
-            yield _Missing(f"{request.kind} {target!r}: failed ({type(exc).__name__}: {exc})")
+            yield Missing(f"{request.kind} {target!r}: failed ({type(exc).__name__}: {exc})")
 
-    def _enclosing(self, unit: ReviewUnit, fd: FileDiff | None) -> Iterator[_Candidate]:
-        src = self._source("new", unit.file_path)
+    def _enclosing(self, unit: ReviewUnit, fd: FileDiff | None) -> Iterator[Candidate]:
+        src = self.source("new", unit.file_path)
         if isinstance(src, str):
-            yield _Missing(f"enclosing functions: {src}")
+            yield Missing(f"enclosing functions: {src}")
             return
         anchors = _new_anchors(unit, fd)
         spans = self._function_spans(src)
@@ -320,32 +220,32 @@ class ContextProvider:
             near = clamp(around(lines, self.hunk_margin), span.end)
             near = [(max(s, span.start), e) for s, e in near]
             label = f"±{self.hunk_margin} lines around the change in {span.name}"
-            fallback = _Lines("new", src.path, tuple(near), label, "hunk")
+            fallback = Lines("new", src.path, tuple(near), label, "hunk")
             whole = ((span.start, span.end),)
-            yield _Lines("new", src.path, whole, f"function {span.name}", "function", fallback)
+            yield Lines("new", src.path, whole, f"function {span.name}", "function", fallback)
         if loose:
             why = "outside any function" if has_grammar(src.path) else "no parser for this language"
             ranges = clamp(around(loose, self.hunk_margin), len(src.lines))
             label = f"±{self.hunk_margin} lines around the change ({why})"
-            yield _Lines("new", src.path, tuple(ranges), label, "hunk")
+            yield Lines("new", src.path, tuple(ranges), label, "hunk")
 
-    def _file_context(self, unit: ReviewUnit) -> Iterator[_Candidate]:
-        src = self._source("new", unit.file_path)
+    def _file_context(self, unit: ReviewUnit) -> Iterator[Candidate]:
+        src = self.source("new", unit.file_path)
         if isinstance(src, str):
-            yield _Missing(f"file context: {src}")
+            yield Missing(f"file context: {src}")
             return
         header = module_header_end(src.lines)
         if header:
-            yield _Lines("new", src.path, ((1, header),), "imports and module header", "header")
+            yield Lines("new", src.path, ((1, header),), "imports and module header", "header")
         for start, end in unit.hunk_ranges or []:
             window = clamp(
                 [(start - FILE_CONTEXT_MARGIN, end + FILE_CONTEXT_MARGIN)], len(src.lines)
             )
             if window:
                 label = f"±{FILE_CONTEXT_MARGIN} lines around the change"
-                yield _Lines("new", src.path, tuple(window), label, "window")
+                yield Lines("new", src.path, tuple(window), label, "window")
 
-    def _named_function(self, unit: ReviewUnit, target: str) -> Iterator[_Candidate]:
+    def _named_function(self, unit: ReviewUnit, target: str) -> Iterator[Candidate]:
         path, sep, name = target.rpartition(":")
         explicit = bool(sep and path)
         if not explicit:
@@ -357,28 +257,28 @@ class ContextProvider:
         if not explicit:
             paths += [p for p in self._definition_files(name) if p != unit.file_path]
         for candidate_path in paths:
-            src = self._source("new", candidate_path)
+            src = self.source("new", candidate_path)
             if isinstance(src, str):
                 if explicit:
-                    yield _Missing(f"function {name}: {src}")
+                    yield Missing(f"function {name}: {src}")
                 continue
             found = _find_definition(definitions(src.path, src.data), name)
             if found is not None:
                 label = f"{found.kind} {found.name}"
-                yield _Lines("new", src.path, ((found.start, found.end),), label, "function")
+                yield Lines("new", src.path, ((found.start, found.end),), label, "function")
                 return
-        yield _Missing(f"function {name}: no definition found")
+        yield Missing(f"function {name}: no definition found")
 
-    def _callers(self, unit: ReviewUnit, fd: FileDiff | None, target: str) -> Iterator[_Candidate]:
+    def _callers(self, unit: ReviewUnit, fd: FileDiff | None, target: str) -> Iterator[Candidate]:
         symbols = [target] if target else self._changed_symbols(unit, fd)
         if not symbols:
-            yield _Missing("callers: no symbol given and the change is not inside a named function")
+            yield Missing("callers: no symbol given and the change is not inside a named function")
         for symbol in symbols:
             if not _SYMBOL.fullmatch(symbol):
                 raise ToolError("callers needs an identifier such as parse_config or Client.send")
             found = self._grep(symbol.rsplit(".", 1)[-1], word=True)
             if isinstance(found, str):
-                yield _Missing(f"callers of {symbol}: {found}")
+                yield Missing(f"callers of {symbol}: {found}")
                 continue
             hits, total = found
             tail = re.compile(_DEFINITION + re.escape(symbol.rsplit(".", 1)[-1]) + r"\b")
@@ -386,51 +286,51 @@ class ContextProvider:
                 f"{h.path}:{h.line}: {h.text}" + ("  (definition)" if tail.search(h.text) else "")
                 for h in hits
             ]
-            title = f"Uses of {symbol}: {_count(total, 'occurrence')}{self._where()}"
+            title = f"Uses of {symbol}: {count(total, 'occurrence')}{self._where()}"
             if total > len(hits):
                 title += f", the first {len(hits)} shown"
-            yield _Text(("callers", symbol), "callers", title, "\n".join(lines) or "(none)")
+            yield Text(("callers", symbol), "callers", title, "\n".join(lines) or "(none)")
 
-    def _search(self, target: str) -> Iterator[_Candidate]:
+    def _search(self, target: str) -> Iterator[Candidate]:
         if not target or "\n" in target or len(target) > MAX_SEARCH_CHARS:
             raise ToolError(f"search needs one line of text, at most {MAX_SEARCH_CHARS} characters")
         found = self._grep(target, word=False)
         if isinstance(found, str):
-            yield _Missing(f"search {target!r}: {found}")
+            yield Missing(f"search {target!r}: {found}")
             return
         hits, total = found
-        title = f"Search for {target!r}: {_count(total, 'match', 'matches')}{self._where()}"
+        title = f"Search for {target!r}: {count(total, 'match', 'matches')}{self._where()}"
         if total > len(hits):
             title += f", the first {len(hits)} shown"
         text = "\n".join(f"{h.path}:{h.line}: {h.text}" for h in hits) or "(none)"
-        yield _Text(("search", target), "search", title, text)
+        yield Text(("search", target), "search", title, text)
 
-    def _file(self, target: str) -> Iterator[_Candidate]:
+    def _file(self, target: str) -> Iterator[Candidate]:
         rel = self._check_path(target)
-        src = self._source("new", rel)
+        src = self.source("new", rel)
         if isinstance(src, str):
-            yield _Missing(f"file {rel}: {src}")
+            yield Missing(f"file {rel}: {src}")
         elif not src.lines:
-            yield _Missing(f"file {rel}: empty")
+            yield Missing(f"file {rel}: empty")
         else:
-            yield _Lines("new", rel, src.whole, "requested file", "file")
+            yield Lines("new", rel, src.whole, "requested file", "file")
 
-    def _previous(self, unit: ReviewUnit, fd: FileDiff | None, target: str) -> Iterator[_Candidate]:
+    def _previous(self, unit: ReviewUnit, fd: FileDiff | None, target: str) -> Iterator[Candidate]:
         own = {unit.file_path, unit.old_path or unit.file_path}
         path = unit.old_path or unit.file_path
         if target and target not in own:
             path = self._check_path(target)
         elif unit.patch_type is PatchType.ADD:
-            yield _Missing(f"previous version of {unit.file_path}: the file is new in this change")
+            yield Missing(f"previous version of {unit.file_path}: the file is new in this change")
             return
-        src = self._source("old", path)
+        src = self.source("old", path)
         if isinstance(src, str):
-            yield _Missing(f"previous version of {path}: {src}")
+            yield Missing(f"previous version of {path}: {src}")
             return
         if not src.lines:
-            yield _Missing(f"previous version of {path}: it was empty")
+            yield Missing(f"previous version of {path}: it was empty")
             return
-        whole = _Lines("old", path, src.whole, "whole file", "previous_version")
+        whole = Lines("old", path, src.whole, "whole file", "previous_version")
         if path in own and fd is not None and fd.hunks:
             # A big old file would crowd out the rest of the context: the old versions of the
             # changed functions instead (or, outside functions, the old lines around each hunk).
@@ -442,7 +342,7 @@ class ContextProvider:
                 ),
                 len(src.lines),
             )
-            hunks = _Lines(
+            hunks = Lines(
                 "old", path, tuple(windows), "old lines around the change", "previous_version"
             )
             spans = [_innermost(self._function_spans(src), n) for n in removed]
@@ -451,11 +351,11 @@ class ContextProvider:
             if ranges:
                 names = ", ".join(dict.fromkeys(s.name for s in spans if s is not None))
                 label = f"old version of {names}"
-                focused = _Lines("old", path, tuple(ranges), label, "previous_version", hunks)
+                focused = Lines("old", path, tuple(ranges), label, "previous_version", hunks)
             if src.cost(src.whole) > self.token_budget // PREVIOUS_WHOLE_SHARE:
                 yield focused
                 return
-            whole = _Lines("old", path, src.whole, "whole file", "previous_version", focused)
+            whole = Lines("old", path, src.whole, "whole file", "previous_version", focused)
         yield whole
 
     # -- helpers -----------------------------------------------------------------------------------
@@ -469,8 +369,8 @@ class ContextProvider:
     def _changed_symbols(self, unit: ReviewUnit, fd: FileDiff | None) -> list[str]:
         names = list(unit.metrics.functions)
         if not names:
-            src = self._source("new", unit.file_path)
-            if isinstance(src, _Source):
+            src = self.source("new", unit.file_path)
+            if isinstance(src, Source):
                 spans = self._function_spans(src)
                 found = (_innermost(spans, n) for n in _new_anchors(unit, fd))
                 names = [s.name for s in found if s is not None]
@@ -485,7 +385,7 @@ class ContextProvider:
         paths = [h.path for h in found[0] if pattern.search(h.text)]
         return list(dict.fromkeys(paths))[:MAX_DEFINITION_FILES]
 
-    def _source(self, side: Side, path: str) -> _Source | str:
+    def source(self, side: Side, path: str) -> Source | str:
         """A decoded file version (cached), or why it cannot be shown."""
         key = (side, path)
         with self._lock:
@@ -496,7 +396,7 @@ class ContextProvider:
         with self._lock:
             return self._sources.setdefault(key, loaded)
 
-    def _load(self, side: Side, path: str) -> _Source | str:
+    def _load(self, side: Side, path: str) -> Source | str:
         if _is_secret(path):
             return "it looks like a secret file (keys, tokens, .env); Redline never sends those"
         try:
@@ -512,9 +412,9 @@ class ContextProvider:
         lines, note = decode_source(data)
         if lines is None:
             return "it is a binary file"
-        return _Source(side, path, lines, note, data)
+        return Source(side, path, lines, note, data)
 
-    def _function_spans(self, src: _Source) -> list[FunctionSpan]:
+    def _function_spans(self, src: Source) -> list[FunctionSpan]:
         key = (src.side, src.path)
         with self._lock:
             cached = self._spans.get(key)
@@ -602,134 +502,15 @@ class ContextProvider:
             fd = None
         else:
             text, fd = format_patch(unit.patch)
-        return self._section("diff", title, text, ""), fd
+        return self.make_section("diff", title, text, ""), fd
 
-    def _section(self, kind: str, title: str, text: str, language: str) -> ContextSection:
-        section = ContextSection(kind, self._title(title), self.ctx.clean(text), 0, language)
+    def make_section(self, kind: str, title: str, text: str, language: str) -> ContextSection:
+        section = ContextSection(kind, self.shown_title(title), self.ctx.clean(text), 0, language)
         section.tokens = estimate_tokens(section.render())
         return section
 
-    def _title(self, text: str) -> str:
+    def shown_title(self, text: str) -> str:
         return self.ctx.clean(text).replace("\n", " ")
-
-
-class _Assembly:
-    """Fits candidates into the budget in the order given, tracking which lines are shown."""
-
-    def __init__(self, provider: ContextProvider, budget: int, used: int) -> None:
-        self.provider = provider
-        self.budget = budget
-        self.used = used
-        self.omitted: list[str] = []
-        self._covered: dict[SourceKey, list[Range]] = {}
-        self._labels: dict[SourceKey, list[tuple[tuple[Range, ...], str, str]]] = {}
-        self._slots: list[SourceKey | ContextSection] = []
-        self._texts: set[tuple[str, str]] = set()
-        self.in_diff: tuple[str, list[Range]] = ("", [])
-
-    @property
-    def left(self) -> int:
-        return max(0, self.budget - self.used)
-
-    def omit(self, reason: str) -> None:
-        reason = self.provider._title(reason)
-        if reason not in self.omitted:
-            self.omitted.append(reason)
-
-    def add(self, candidate: _Candidate) -> None:
-        if isinstance(candidate, _Missing):
-            self.omit(candidate.reason)
-        elif isinstance(candidate, _Text):
-            self._add_text(candidate)
-        else:
-            self._add_lines(candidate)
-
-    def _add_text(self, candidate: _Text) -> None:
-        if candidate.key in self._texts:
-            return
-        self._texts.add(candidate.key)
-        section = self.provider._section(candidate.kind, candidate.title, candidate.text, "text")
-        if section.tokens <= self.left:
-            self._slots.append(section)
-            self.used += section.tokens
-        else:
-            self.omit(f"{section.title}: ~{section.tokens} tokens, {self.left} left in the budget")
-
-    def _add_lines(self, candidate: _Lines) -> None:
-        option: _Lines | None = candidate
-        first_cost: int | None = None
-        while option is not None:
-            src = self.provider._source(option.side, option.path)
-            if isinstance(src, str):
-                self.omit(f"{option.label} of {option.path}: {src}")
-                return
-            key = (option.side, option.path)
-            if (
-                option.kind in ("function", "hunk")
-                and key == ("new", self.in_diff[0])
-                and not subtract_ranges(option.ranges, self.in_diff[1])
-            ):
-                return  # every line is in the diff already, numbered
-            new = subtract_ranges(option.ranges, self._covered.get(key, []))
-            if not new:
-                return  # every line is already shown
-            cost = src.cost(new) + SECTION_OVERHEAD_TOKENS * len(new)
-            if cost <= self.left:
-                self._covered[key] = merge_ranges([*self._covered.get(key, []), *new])
-                self._labels.setdefault(key, []).append((option.ranges, option.label, option.kind))
-                if key not in self._slots:
-                    self._slots.append(key)
-                self.used += cost
-                return
-            first_cost = first_cost or cost
-            option = option.fallback
-        side = " (before the change)" if candidate.side == "old" else ""
-        self.omit(
-            f"{candidate.label} of {candidate.path}{side}: ~{first_cost} tokens, "
-            f"{self.left} left in the budget"
-        )
-
-    def sections(self, unit: ReviewUnit) -> list[ContextSection]:
-        out: list[ContextSection] = []
-        for slot in self._slots:
-            if isinstance(slot, ContextSection):
-                out.append(slot)
-                continue
-            src = self.provider._source(*slot)
-            assert isinstance(src, _Source)  # only readable sources are ever covered
-            added = set(unit.added_lines) if slot == ("new", unit.file_path) else set()
-            for start, end in self._covered[slot]:
-                out.append(self._lines_section(src, start, end, added, self._labels[slot]))
-        return out
-
-    def _lines_section(
-        self,
-        src: _Source,
-        start: int,
-        end: int,
-        added: set[int],
-        labels: list[tuple[tuple[Range, ...], str, str]],
-    ) -> ContextSection:
-        inside = [
-            (label, kind)
-            for ranges, label, kind in labels
-            if any(s <= end and e >= start for s, e in ranges)
-        ]
-        names = list(dict.fromkeys(label for label, _ in inside if label != "whole file"))
-        kind = inside[0][1] if inside else "file"
-        if (start, end) == (1, len(src.lines)):
-            title = f"{src.path} (whole file, {_count(len(src.lines), 'line')})"
-            kind = "previous_version" if src.side == "old" else "file"
-        else:
-            title = f"{src.path} lines {start}-{end}"
-        if src.side == "old":
-            title = f"{title}, before the change (old-side line numbers: do not cite them)"
-        if names:
-            title += ": " + ", ".join(names)
-        if src.note:
-            title += f" ({src.note})"
-        text = number_lines(src.lines[start - 1 : end], start, width=src.width, added=added)
-        return self.provider._section(kind, title, text, language_for(src.path) or "")
 
 
 # -- pure helpers -------------------------------------------------------------------------------
@@ -778,10 +559,6 @@ def _find_definition(defs: Sequence[Definition], name: str) -> Definition | None
     tail = [d for d in defs if d.name.rsplit(".", 1)[-1] == name.rsplit(".", 1)[-1]]
     matches = exact or tail
     return matches[0] if matches else None
-
-
-def _count(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (plural or word + 's')}"
 
 
 __all__ = ["ContextBundle", "ContextProvider", "ContextSection", "estimate_tokens"]
