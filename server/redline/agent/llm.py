@@ -22,28 +22,54 @@ background as it begins. Message contents are never logged.
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import json
 import logging
 import random
 import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from redline.agent.limiter import AdaptiveLimit
 from redline.agent.litellm_loader import litellm_loaded, load_litellm
-from redline.agent.redact import redact, redact_messages
+from redline.agent.outcomes import (
+    KIND_TEXT,
+    BudgetExceeded,
+    CallFailed,
+    DeltaCallback,
+    LLMError,
+    LLMNotConfigured,
+    LLMResponse,
+    LLMTimeout,
+    LLMTruncated,
+    RequestCapReached,
+    ToolCall,
+    classify,
+    parse_retry_after,
+    provider_of,
+)
+from redline.agent.redact import redact_messages
 from redline.agent.usage import CallRecord, Usage, UsageLedger
 from redline.config_models import Settings
-from redline.errors import RedlineError
 from redline.redaction import register_secret
 
 log = logging.getLogger(__name__)
 
-__all__ = ["litellm_loaded", "load_litellm"]  # re-exported: the loader lives on its own
+# Re-exported: the loader and the call's outcomes live in their own modules.
+__all__ = [
+    "BudgetExceeded",
+    "LLMError",
+    "LLMNotConfigured",
+    "LLMResponse",
+    "LLMTimeout",
+    "LLMTruncated",
+    "RequestCapReached",
+    "ToolCall",
+    "litellm_loaded",
+    "load_litellm",
+    "parse_retry_after",
+]
 
 # Said to the model when its answer hit the output limit and is asked again. One sentence, so
 # it stays here rather than in prompts/.
@@ -54,209 +80,6 @@ TRUNCATION_NOTE = (
 
 DEFAULT_CONTEXT_LIMIT = 128_000
 DEFAULT_MAX_OUTPUT_CAP = 16_384
-
-
-# -- errors ------------------------------------------------------------------------------------
-
-
-class LLMError(RedlineError):
-    """A model call failed in a way the caller should report (and usually skip the work)."""
-
-    def __init__(self, message: str, hint: str | None = None, *, model: str | None = None) -> None:
-        super().__init__(message, hint)
-        self.model = model
-
-
-class LLMNotConfigured(LLMError):
-    """No model is configured for the role."""
-
-
-class LLMTimeout(LLMError):
-    """The model did not answer within `llm.timeout` (after retries and fallbacks)."""
-
-
-class LLMTruncated(LLMError):
-    """The answer hit the output limit twice; `response` is the last (partial) answer."""
-
-    def __init__(self, message: str, response: LLMResponse, *, model: str | None = None) -> None:
-        super().__init__(message, "raise the model's output limit or split the work", model=model)
-        self.response = response
-
-
-class BudgetExceeded(LLMError):
-    """The token or dollar budget is spent; no request was sent."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        spent_tokens: int,
-        spent_usd: float,
-        budget_tokens: int | None,
-        budget_usd: float | None,
-    ) -> None:
-        super().__init__(message, "raise llm.budget_tokens / llm.budget_usd to allow more")
-        self.spent_tokens = spent_tokens
-        self.spent_usd = spent_usd
-        self.budget_tokens = budget_tokens
-        self.budget_usd = budget_usd
-
-
-class RequestCapReached(LLMError):
-    """The run's cap on model requests is reached; no request was sent."""
-
-    def __init__(self, cap: int) -> None:
-        super().__init__(
-            f"model request cap ({cap}) reached",
-            "raise llm.max_requests (user config, REDLINE_MAX_REQUESTS or --max-requests)",
-        )
-        self.cap = cap
-
-
-# -- responses ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    id: str
-    name: str
-    arguments: str  # JSON text exactly as the model wrote it (may be invalid)
-
-    def to_message(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "type": "function",
-            "function": {"name": self.name, "arguments": self.arguments},
-        }
-
-
-@dataclass
-class LLMResponse:
-    content: str | None
-    tool_calls: list[ToolCall]
-    finish_reason: str | None
-    model: str  # the model string that answered (a fallback, possibly)
-    # What producing this answer cost, including a truncated first attempt that was re-asked.
-    usage: Usage = field(default_factory=Usage)
-    latency_s: float = 0.0
-
-    def to_message(self) -> dict[str, Any]:
-        """The assistant message to append to a conversation."""
-        msg: dict[str, Any] = {"role": "assistant", "content": self.content}
-        if self.tool_calls:
-            msg["tool_calls"] = [c.to_message() for c in self.tool_calls]
-        return msg
-
-
-# Streaming callback: (text piece, answer number). The answer number starts at 0 and goes up
-# when a truncated answer is asked again, so a consumer knows to discard what it showed.
-DeltaCallback = Callable[[str, int], Any]
-
-
-# -- failures ----------------------------------------------------------------------------------
-
-
-class _CallFailed(Exception):
-    """One attempt failed; `kind` decides whether to retry and how the final error reads."""
-
-    def __init__(
-        self, kind: str, detail: str, *, retryable: bool, retry_after: float | None = None
-    ) -> None:
-        super().__init__(detail)
-        self.kind = kind
-        self.detail = detail
-        self.retryable = retryable
-        self.retry_after = retry_after
-
-
-_KIND_TEXT = {
-    "timeout": "timed out",
-    "rate_limit": "was rate limited (HTTP 429)",
-    "server": "failed with a server error",
-    "connection": "could not be reached",
-    "garbage": "returned a response that is not valid JSON",
-    "auth": "rejected the credentials",
-    "bad_request": "rejected the request",
-    "context_window": "said the conversation is longer than its context window",
-    "error": "failed",
-}
-
-
-def _short(text: str, limit: int = 300) -> str:
-    text = redact(" ".join(text.split()))
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def parse_retry_after(headers: Any, cap: float) -> float | None:
-    """Seconds to wait from `retry-after-ms` / `Retry-After` (seconds or an HTTP date), capped."""
-    if not headers:
-        return None
-    try:
-        ms = headers.get("retry-after-ms")
-        if ms is not None:
-            return min(cap, max(0.0, float(ms) / 1000))
-        value = headers.get("retry-after")
-    except (AttributeError, ValueError):
-        return None
-    if value is None:
-        return None
-    value = str(value).strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - time.time()
-    return min(cap, max(0.0, seconds))
-
-
-def _classify(exc: BaseException, litellm: Any, retry_after_cap: float) -> _CallFailed:
-    if isinstance(exc, _CallFailed):
-        return exc
-    msg = _short(str(exc))
-    if isinstance(exc, asyncio.TimeoutError | litellm.Timeout):
-        return _CallFailed("timeout", msg, retryable=True)
-    if isinstance(exc, litellm.RateLimitError):
-        headers = getattr(exc, "litellm_response_headers", None) or getattr(
-            getattr(exc, "response", None), "headers", None
-        )
-        return _CallFailed(
-            "rate_limit",
-            msg,
-            retryable=True,
-            retry_after=parse_retry_after(headers, retry_after_cap),
-        )
-    if isinstance(exc, litellm.ContextWindowExceededError):
-        return _CallFailed("context_window", msg, retryable=False)
-    if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
-        return _CallFailed("auth", msg, retryable=False)
-    if isinstance(exc, json.JSONDecodeError) or "invalid response from llm" in msg.lower():
-        # litellm wraps a non-JSON body in a 500 whose
-        # message says so. A proxy error page is usually transient, so it is retried.
-        return _CallFailed("garbage", msg, retryable=True)
-    status = getattr(exc, "status_code", None)
-    if isinstance(exc, litellm.APIConnectionError) and not isinstance(status, int):
-        return _CallFailed("connection", msg, retryable=True)
-    if isinstance(status, int):
-        if status == 408:
-            return _CallFailed("timeout", msg, retryable=True)
-        if status == 429:
-            return _CallFailed("rate_limit", msg, retryable=True)
-        if status >= 500:
-            return _CallFailed("server", msg, retryable=True)
-        if status in (401, 403):
-            return _CallFailed("auth", msg, retryable=False)
-        if 400 <= status < 500:
-            return _CallFailed("bad_request", msg, retryable=False)
-    if isinstance(exc, litellm.APIConnectionError):
-        return _CallFailed("connection", msg, retryable=True)
-    return _CallFailed("error", f"{type(exc).__name__}: {msg}", retryable=False)
-
-
-def _provider(model: str) -> str:
-    return model.split("/", 1)[0] if "/" in model else ""
 
 
 # -- the client --------------------------------------------------------------------------------
@@ -323,7 +146,7 @@ class LLMClient:
         key = self.settings.models.api_key
         out = [(model, api_base, key)]
         for fb in fallbacks:
-            same = _provider(fb) == _provider(model)
+            same = provider_of(fb) == provider_of(model)
             out.append((fb, api_base if same else None, key if same else None))
         return out
 
@@ -414,7 +237,7 @@ class LLMClient:
                 "set [models] model in the user config or REDLINE_MODEL",
             )
         safe = redact_messages(messages)
-        failures: list[tuple[str, _CallFailed, int]] = []
+        failures: list[tuple[str, CallFailed, int]] = []
         for model, api_base, api_key in candidates:
             call = _Call(
                 role, model, api_base, api_key, safe, tools, max_tokens, response_format, on_delta
@@ -427,16 +250,16 @@ class LLMClient:
                     log.warning(
                         "model %s %s; trying fallback %s",
                         model,
-                        _KIND_TEXT[e.failure.kind],
+                        KIND_TEXT[e.failure.kind],
                         candidates[len(failures)][0],
                     )
         raise self._final_error(role, failures)
 
-    def _final_error(self, role: str, failures: list[tuple[str, _CallFailed, int]]) -> LLMError:
+    def _final_error(self, role: str, failures: list[tuple[str, CallFailed, int]]) -> LLMError:
         timeout = self.settings.llm.timeout
         parts = []
         for model, f, attempts in failures:
-            what = _KIND_TEXT[f.kind]
+            what = KIND_TEXT[f.kind]
             if f.kind == "timeout":
                 what += f" after {timeout:g} s"
             tries = f" ({attempts} attempts)" if attempts > 1 else ""
@@ -496,7 +319,7 @@ class LLMClient:
             call.streamed = False
             try:
                 return await self._call_once(call)
-            except _CallFailed as failure:
+            except CallFailed as failure:
                 # Once text reached a stream consumer a retry would show it twice: give up here.
                 if not failure.retryable or call.streamed or attempt == attempts - 1:
                     raise _Exhausted(failure, attempt + 1) from None
@@ -506,7 +329,7 @@ class LLMClient:
                 log.warning(
                     "model %s %s (attempt %d of %d); retrying in %.1f s: %s",
                     call.model,
-                    _KIND_TEXT[failure.kind],
+                    KIND_TEXT[failure.kind],
                     attempt + 1,
                     attempts,
                     wait,
@@ -552,7 +375,7 @@ class LLMClient:
                 raw = await self._request(litellm, kwargs, call)
                 response = self._parse(litellm, raw, call.model)
             except Exception as exc:
-                failure = _classify(exc, litellm, self.retry_after_cap)
+                failure = classify(exc, litellm, self.retry_after_cap)
                 throttled = failure.kind == "rate_limit"
                 latency = time.monotonic() - start
                 self.ledger.record(
@@ -611,13 +434,13 @@ class LLMClient:
                         await result
         built = litellm.stream_chunk_builder(chunks, messages=kwargs["messages"])
         if built is None:
-            raise _CallFailed("garbage", "the stream ended without any chunk", retryable=True)
+            raise CallFailed("garbage", "the stream ended without any chunk", retryable=True)
         return built
 
     def _parse(self, litellm: Any, raw: Any, model: str) -> LLMResponse:
         choices = getattr(raw, "choices", None)
         if not choices:
-            raise _CallFailed("garbage", "the response has no choices", retryable=True)
+            raise CallFailed("garbage", "the response has no choices", retryable=True)
         choice = choices[0]
         message = choice.message
         calls = []
@@ -684,7 +507,7 @@ class _Call:
 class _Exhausted(Exception):
     """All attempts on one model failed (internal: the caller moves to the next fallback)."""
 
-    def __init__(self, failure: _CallFailed, attempts: int) -> None:
+    def __init__(self, failure: CallFailed, attempts: int) -> None:
         super().__init__(failure.detail)
         self.failure = failure
         self.attempts = attempts
