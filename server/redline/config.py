@@ -29,6 +29,7 @@ _REPO_FORBIDDEN = {
     "analyzers.custom": "commands to run come only from your own config",
     "llm.max_requests": "resource caps come only from your own config, environment or flags",
     "tools": "resource caps come only from your own config, environment or flags",
+    "debate": "debaters, their models and prompts come only from your own config",
 }
 
 # Environment variables → dotted keys. Explicit, so `config show` can name the variable.

@@ -154,9 +154,88 @@ class ToolSettings(_Strict):
     max_write_total_bytes: int = Field(default=10 * 1024 * 1024, ge=0)  # all writes of a run
 
 
+DEBATER_NAME = r"^[a-z0-9][a-z0-9_-]{0,39}$"
+BUILTIN_DEBATERS = ("security", "performance", "code-quality")  # prompts/debate/<name>.md
+
+
+class DebaterSettings(_Strict):
+    """One debater: a model and a role prompt. A built-in name (security, performance,
+    code-quality) may leave the prompt out; a new one needs `prompt` or `prompt_file`."""
+
+    model: str | None = None  # None: the `debater` role's model ([models.roles.debater] or model)
+    api_base: str | None = None
+    prompt: str | None = None  # the role, inline Markdown
+    prompt_file: str | None = None  # or a Markdown file (~ expanded)
+    label: str | None = None  # how the transcript names it (default: from the name)
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str | None) -> str | None:
+        return check_model(v)
+
+    @field_validator("api_base")
+    @classmethod
+    def _api_base(cls, v: str | None) -> str | None:
+        return check_api_base(v)
+
+
+class SummarizerSettings(_Strict):
+    """The neutral summarizer; None: the `summarizer` role's model."""
+
+    model: str | None = None
+    api_base: str | None = None
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v: str | None) -> str | None:
+        return check_model(v)
+
+    @field_validator("api_base")
+    @classmethod
+    def _api_base(cls, v: str | None) -> str | None:
+        return check_api_base(v)
+
+
+class DebateSettings(_Strict):
+    """`redline debate`: who argues, for how long, within how much text. Only ever read from
+    the user's file, the environment or flags (models and prompts decide where code goes and
+    what is asked of it)."""
+
+    rounds: int = Field(default=3, ge=1, le=20)
+    turn_steps: int = Field(default=6, ge=1, le=30)  # model calls per turn, tool steps included
+    turn_tokens: int = Field(default=1500, gt=0)  # most output tokens of one turn
+    # The transcript a debater is shown; older turns are summarized (by its own model) beyond it.
+    transcript_tokens: int = Field(default=6000, gt=0)
+    change_tokens: int = Field(default=12000, gt=0)  # the change shown to every debater
+    reviewers: dict[str, DebaterSettings] = Field(default_factory=dict)  # empty: the built-ins
+    summarizer: SummarizerSettings = Field(default_factory=SummarizerSettings)
+
+    @field_validator("reviewers")
+    @classmethod
+    def _reviewers(cls, v: dict[str, DebaterSettings]) -> dict[str, DebaterSettings]:
+        import re
+
+        for name, d in v.items():
+            if not re.match(DEBATER_NAME, name):
+                raise ValueError(
+                    f"debater name {name[:40]!r}: use lowercase letters, digits, - and _"
+                )
+            if d.prompt and d.prompt_file:
+                raise ValueError(f"debater {name}: set prompt or prompt_file, not both")
+            if not (d.prompt or d.prompt_file) and name not in BUILTIN_DEBATERS:
+                raise ValueError(
+                    f"debater {name}: needs prompt or prompt_file (built-in roles: "
+                    f"{', '.join(BUILTIN_DEBATERS)})"
+                )
+        if len(v) == 1:
+            raise ValueError("a debate needs at least two reviewers")
+        return v
+
+
 class Settings(_Strict):
     review: ReviewSettings = Field(default_factory=ReviewSettings)
     analyzers: AnalyzerSettings = Field(default_factory=AnalyzerSettings)
     models: ModelSettings = Field(default_factory=ModelSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)
+    debate: DebateSettings = Field(default_factory=DebateSettings)

@@ -131,6 +131,54 @@ class DiffStats(BaseModel):
     removed: int = 0
 
 
+class DebateParticipant(BaseModel):
+    """One debater as the report shows it: who, with which model, and what it cost."""
+
+    name: str  # the configured name ("security")
+    label: str  # how the transcript names it ("Security")
+    model: str
+    calls: int = 0
+    tokens: int = 0
+    cost_usd: float | None = None
+    out: str | None = None  # why it left the debate (its model failed), None while it took part
+
+
+class DebateTurn(BaseModel):
+    """One entry of the transcript, in the order it happened."""
+
+    round: int
+    speaker: str  # a debater's name, or "user" for an interjection
+    label: str
+    kind: str  # turn | pass | interjection | skipped | stopped (cut short by the user)
+    text: str = ""
+    note: str | None = None  # e.g. why a turn was skipped
+    tokens: int = 0
+    latency_s: float = 0.0
+    tool_calls: int = 0
+
+
+class DebatePosition(BaseModel):
+    """A debater's final position, anonymous: the label is a letter given after shuffling."""
+
+    label: str  # "Debater A"
+    text: str
+
+
+class DebateRecord(BaseModel):
+    """What a debate said: the transcript, the final positions, the neutral summary."""
+
+    rounds_planned: int
+    rounds_held: int = 0
+    stop_reason: str = ""  # rounds | passed | budget | user | debaters | cancelled
+    participants: list[DebateParticipant] = Field(default_factory=list)
+    turns: list[DebateTurn] = Field(default_factory=list)
+    positions: list[DebatePosition] = Field(default_factory=list)
+    summary_markdown: str = ""  # the neutral summary, or the plain listing when it failed
+    summarizer_model: str | None = None
+    summarizer_error: str | None = None  # why the plain listing stands in for the summary
+    notes: list[str] = Field(default_factory=list)  # compaction, skipped debaters, budget
+
+
 class Review(BaseModel):
     task_id: str
     scope: str  # uncommitted | staged | branch | commit | since | range | pr
@@ -147,6 +195,7 @@ class Review(BaseModel):
     # Why the review could not be done (an ask agent that never submitted); None when it was.
     # An empty findings list then means "nothing was reviewed", not "nothing was found".
     failure: str | None = None
+    debate: DebateRecord | None = None  # set for a debate (`redline debate`)
 
     def counts_by_severity(self) -> dict[Severity, int]:
         counts = {s: 0 for s in Severity}

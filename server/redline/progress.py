@@ -34,6 +34,7 @@ class Stage(StrEnum):
     PLANNING = "planning"  # the model's planner
     REVIEWING = "reviewing"  # per-file model reviewers; done/total count files
     ASKING = "asking"  # the `ask` agent and its tool calls; done counts tool calls
+    DEBATING = "debating"  # the debaters' turns; done/total count turns
     VERIFYING = "verifying"
     SUMMARIZING = "summarizing"
     DONE = "done"  # the last event of a run, successful or not

@@ -5,7 +5,9 @@ one of these and hands it to the engine, so a scope is spelled one way everywher
 request is refused with the same message wherever it came from:
 
 - `ReviewRequest`: review a scope (`redline review`, the editor's review commands);
-- `AskRequest`: a free-form request read by one agent (`redline ask`, the editor's Ask).
+- `AskRequest`: a free-form request read by one agent (`redline ask`, the editor's Ask);
+- `DebateRequest`: several debaters argue over a scope for some rounds (`redline debate`,
+  the editor's Start Debate).
 
 Pydantic-free and cheap to import: the language server parses requests before it has loaded
 the engine.
@@ -145,4 +147,34 @@ class AskRequest:
         return f"ask {text[:60]}…" if len(text) > 60 else f"ask {text}"
 
 
-EngineRequest: TypeAlias = ReviewRequest | AskRequest  # the debate request joins here
+MAX_ROUNDS = 20
+
+
+@dataclass(frozen=True)
+class DebateRequest:
+    """Debate a scope: the debaters take turns for `rounds` rounds (None: the user's
+    `debate.rounds`), then a neutral summarizer sums up (`redline/debate/`)."""
+
+    scope: ScopeRequest
+    rounds: int | None = None
+
+    @property
+    def kind(self) -> str:
+        return "debate"
+
+    def check(self) -> DebateRequest:
+        self.scope.check()
+        if self.rounds is not None and not (
+            isinstance(self.rounds, int) and 1 <= self.rounds <= MAX_ROUNDS
+        ):
+            raise UsageError(
+                f"rounds must be a whole number from 1 to {MAX_ROUNDS} "
+                f"(got {_shown(str(self.rounds))!r})"
+            )
+        return self
+
+    def describe(self) -> str:
+        return f"debate {self.scope.describe()}"
+
+
+EngineRequest: TypeAlias = ReviewRequest | AskRequest | DebateRequest

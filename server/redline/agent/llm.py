@@ -121,12 +121,19 @@ class LLMClient:
         # Fewer requests at once after a 429, more again as calls succeed (agent/limiter.py).
         self._limit = AdaptiveLimit(settings.llm.max_concurrency)
         self._model_info: dict[str, dict[str, Any]] = {}
+        self._assigned: dict[str, tuple[str, str | None]] = {}
         self.max_requests: int | None = settings.llm.max_requests
         self.requests_sent = 0  # HTTP requests that left (or were about to leave) the process
         self.requests_refused = 0  # calls refused because the cap was reached
         self._requests_lock = threading.Lock()
 
     # -- configuration -------------------------------------------------------------------------
+
+    def assign(self, role: str, model: str, api_base: str | None = None) -> None:
+        """Give a role of this run its own model (a debater's `[debate.reviewers.<name>]`):
+        it is called with that model and api_base, no fallbacks; the key is shared only when
+        the provider is the default model's. Budget, cap and ledger stay the client's."""
+        self._assigned[role] = (model, api_base)
 
     def models_for(self, role: str) -> list[tuple[str, str | None]]:
         """(model, api_base) to try, in order: the role's model, then its fallbacks."""
@@ -140,10 +147,16 @@ class LLMClient:
         `anthropic/y` must neither go to the Ollama address nor carry another provider's key
         (litellm then reads the provider's own environment variable).
         """
+        key = self.settings.models.api_key
+        if role in self._assigned:
+            mine, base = self._assigned[role]
+            default = self.settings.models.model
+            same = default is not None and provider_of(default) == provider_of(mine)
+            shared_base = self.settings.models.api_base if same else None
+            return [(mine, base or shared_base, key if same else None)]
         model, api_base, fallbacks = self.settings.models.for_role(role)
         if not model:
             return []
-        key = self.settings.models.api_key
         out = [(model, api_base, key)]
         for fb in fallbacks:
             same = provider_of(fb) == provider_of(model)
