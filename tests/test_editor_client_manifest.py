@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from redline.lsp import commands
+from redline.lsp import commands, debates
 from redline.lsp.server import build_server
 from redline.lsp.settings import LspSettings, merge_settings
 
@@ -23,7 +23,7 @@ def manifest() -> dict[str, Any]:
 
 def server_commands() -> set[str]:
     build_server()  # registers every module's handlers
-    return {c.name for c in commands.HANDLERS.commands}
+    return {c.name for h in (commands.HANDLERS, debates.HANDLERS) for c in h.commands}
 
 
 def test_extension_commands_never_shadow_the_servers(manifest: dict[str, Any]) -> None:

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 from redline.lsp import publish
 from redline.lsp.settings import LspSettings
 from redline.progress import CancelToken, Progress, ProgressEvent, Stage
-from redline.requests import AskRequest, EngineRequest, ScopeKind, ScopeRequest
+from redline.requests import AskRequest, DebateRequest, EngineRequest, ScopeKind, ScopeRequest
 
 if TYPE_CHECKING:
+    from redline.debate.events import DebateControl, OnEvent
     from redline.model import Finding, Review
 
 log = logging.getLogger(__name__)
@@ -89,8 +90,12 @@ def review_sync(
     cancel: CancelToken,
     task_id: str,
     on_partial: OnPartial,
+    *,
+    control: DebateControl | None = None,
+    on_event: OnEvent | None = None,
 ) -> Outcome:
     """Run the review; raises RedlineError (not a repository, bad ref, ...) or Cancelled.
+    A debate is steered by `control` and reports its events to `on_event` (in this thread).
 
     The engine is imported here, on the first review, never at server start-up."""
     load_frozen("engine", _import_engine)
@@ -127,7 +132,26 @@ def review_sync(
         post(list(file_review.findings))
 
     store = TaskStore()
-    if isinstance(request, AskRequest):
+    if isinstance(request, DebateRequest):
+        from redline.debate.run import run_debate
+
+        progress.report(ProgressEvent(Stage.DEBATING, "starting the debate"))
+        # Debaters can name their own models without [models] model: always a model run.
+        load_frozen("litellm", _import_litellm)
+        review = asyncio.run(
+            run_debate(
+                DebateRequest(_with_base(request.scope, lsp_settings), request.rounds),
+                root,
+                settings,
+                progress=progress,
+                cancel=cancel,
+                store=store,
+                on_event=on_event,
+                control=control,
+                task_id=task_id,
+            )
+        )
+    elif isinstance(request, AskRequest):
         from redline.review.ask import run_ask
 
         progress.report(ProgressEvent(Stage.ASKING, "starting the agent"))
@@ -144,9 +168,7 @@ def review_sync(
             )
         )
     else:
-        scope = request.scope
-        if scope.kind is ScopeKind.BRANCH and scope.arg is None:
-            scope = ScopeRequest(ScopeKind.BRANCH, lsp_settings.base_branch)
+        scope = _with_base(request.scope, lsp_settings)
         plan = plan_review(root, scope, settings, progress, cancel=cancel)
         cancel.check()
         if plan.empty:
@@ -167,6 +189,13 @@ def review_sync(
     cancel.check()
     texts = {f.file: t for f in review.findings if (t := disk_text(root, f.file)) is not None}
     return Outcome(root=root, review=review, texts=texts)
+
+
+def _with_base(scope: ScopeRequest, lsp_settings: LspSettings) -> ScopeRequest:
+    """A branch scope without a base is against the editor's `baseBranch` setting."""
+    if scope.kind is ScopeKind.BRANCH and scope.arg is None:
+        return ScopeRequest(ScopeKind.BRANCH, lsp_settings.base_branch)
+    return scope
 
 
 def empty_review(task_id: str, plan: Any) -> Review:

@@ -20,14 +20,17 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from redline.debate.events import DebateControl
 from redline.errors import RedlineError
 from redline.lsp import display, engine, publish
+from redline.lsp.debate_stream import DebateStream
 from redline.lsp.engine import PathTexts
 from redline.lsp.folders import Folder, Snapshot
 from redline.lsp.handlers import Handlers
 from redline.lsp.reviews import ReviewJob, WorkerProgress
 from redline.progress import Cancelled, ProgressEvent
 from redline.redaction import redact_data
+from redline.requests import DebateRequest
 
 if TYPE_CHECKING:
     from redline.lsp.language_server import RedlineServer
@@ -76,6 +79,10 @@ def start_review(ls: RedlineServer, folder: Folder, request: EngineRequest) -> R
         token=f"redline-review-{task_id}",
     )
     job_ref.append(job)
+    if isinstance(request, DebateRequest):
+        # Steered by redline.debateInterject / debateStop (debates.py); its events streamed.
+        job.control = DebateControl()
+        job.on_debate_event = DebateStream(ls, folder.uri, job, loop).on_event
     previous = ls.registry.start(job)
     if previous is not None:
         ls.log_message(
@@ -128,7 +135,7 @@ async def _begin_progress(ls: RedlineServer, job: ReviewJob) -> None:
     ls.work_done_progress.begin(
         job.token,
         types.WorkDoneProgressBegin(
-            title="Redline review",
+            title=f"Redline {'debate' if job.control is not None else 'review'}",
             message=job.request.describe(),
             cancellable=True,
             percentage=0,
@@ -170,6 +177,8 @@ async def _run_job(
             job.cancel_token,
             job.task_id,
             partial,
+            control=job.control,
+            on_event=job.on_debate_event,
         )
         folder.root = outcome.root
         review, texts = outcome.review, outcome.texts

@@ -17,9 +17,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from redline.debate.events import DebateControl, DebateEvent
 from redline.errors import UsageError
 from redline.progress import CancelToken, ProgressEvent
-from redline.requests import AskRequest, EngineRequest, ReviewRequest, ScopeKind, ScopeRequest
+from redline.requests import (
+    MAX_ROUNDS,
+    AskRequest,
+    DebateRequest,
+    EngineRequest,
+    ReviewRequest,
+    ScopeKind,
+    ScopeRequest,
+)
 
 # The command argument that carries each kind's ScopeRequest.arg.
 _ARG_KEYS = {
@@ -73,10 +82,33 @@ def review_command(data: Any) -> EditorRequest:
     scope = _text(args, "scope") or str(ScopeKind.UNCOMMITTED)
     if scope.lower() == ASK:  # the form before redline.ask existed; editors still send it
         return ask_command(args)
+    request = ReviewRequest(_scope(args, scope)).check()
+    return EditorRequest(request, _folder(args))
+
+
+def _scope(args: dict[str, Any], scope: str) -> ScopeRequest:
     kind = ScopeKind.parse(scope)
     key = _ARG_KEYS.get(kind)
-    arg = _text(args, key) if key else None
-    request = ReviewRequest(ScopeRequest(kind, arg)).check()
+    return ScopeRequest(kind, _text(args, key) if key else None)
+
+
+def debate_command(data: Any) -> EditorRequest:
+    """`redline.debate {scope, base?, ref?, range?, pr?, rounds?, folder?}`: the scope as in
+    `redline.review`; `rounds` a whole number (None: the user's `debate.rounds`)."""
+    if isinstance(data, str):
+        data = {"scope": data}
+    args = _object(data, "redline.debate", "{scope: 'branch', rounds: 3}")
+    scope = _text(args, "scope") or str(ScopeKind.UNCOMMITTED)
+    rounds = args.get("rounds")
+    # JSON has one number type and bool is an int in Python: 2.0 is two rounds, true is not.
+    # A keymap may pass it as a string.
+    if isinstance(rounds, float) and rounds.is_integer():
+        rounds = int(rounds)
+    elif isinstance(rounds, str) and rounds.strip().isdigit():
+        rounds = int(rounds.strip())
+    if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int)):
+        raise UsageError(f"rounds must be a whole number from 1 to {MAX_ROUNDS}")
+    request = DebateRequest(_scope(args, scope), rounds).check()
     return EditorRequest(request, _folder(args))
 
 
@@ -117,6 +149,9 @@ class ReviewJob:
     task: asyncio.Task[None] | None = None
     started: float = field(default_factory=time.monotonic)
     progress_begun: bool = False
+    # A debate's steering (interject, stop) and where its events go: set for debates only.
+    control: DebateControl | None = None
+    on_debate_event: Callable[[DebateEvent], None] | None = None
 
     @property
     def cancelled(self) -> bool:

@@ -5,6 +5,8 @@ Features live in the module of their job, each declaring its handlers on a `Hand
 (handlers.py) that `build_server` registers here:
 - commands.py: `workspace/executeCommand` (review, ask, rerun, cancel, clear, dismiss, export,
   and the commands code actions carry);
+- debates.py: `redline.debate` (a debate run as a job) and steering it (`debateInterject`,
+  `debateStop`); debate_stream.py forwards its events as `redline/debate`;
 - jobs.py: running a review in a worker thread, its work-done progress and
   `redline/reviewState` notifications, cancel from the progress indicator;
 - display.py: what is shown per folder: diagnostics and the sidebar's `redline/findings`;
@@ -34,7 +36,7 @@ from typing import Any, BinaryIO
 
 from lsprotocol import types
 
-from redline.lsp import actions, commands, display, documents, engine, jobs, queries
+from redline.lsp import actions, commands, debates, display, documents, engine, jobs, queries
 from redline.lsp.handlers import Handlers, QuietCommandErrors
 from redline.lsp.language_server import RedlineServer, __version__
 from redline.lsp.settings import merge_settings
@@ -202,6 +204,7 @@ def build_server() -> RedlineServer:
     for handlers in (
         HANDLERS,
         commands.HANDLERS,
+        debates.HANDLERS,
         jobs.HANDLERS,
         actions.HANDLERS,
         documents.HANDLERS,
