@@ -78,6 +78,8 @@ class DebateStream:
             self._timer.cancel()
             self._timer = None
         held, self._held = self._held, []
+        if self._job.cancelled:
+            return
         for payload in held:
             self._send(payload)
 
