@@ -334,3 +334,34 @@ def test_every_turn_is_in_the_task_record_as_it_happens(tmp_path: Path) -> None:
     assert saved["status"] == "done"
     assert [t["speaker"] for t in saved["debate"]["turns"]] == list(NAMES)
     assert saved["review"]["debate"]["stop_reason"] == "rounds"
+
+
+def test_a_debater_checks_a_claim_with_the_read_only_tools_within_its_step_limit(
+    tmp_path: Path,
+) -> None:
+    make_repo(tmp_path / "repo")
+
+    def turn(name: str, rnd: int, body: dict[str, Any]) -> Reply | str:
+        tool_results = [m for m in body["messages"] if m.get("role") == "tool"]
+        offered = {t["function"]["name"] for t in body.get("tools", [])}
+        assert "write_file" not in offered and {"read_file", "git"} <= offered
+        if name == "alice" and not tool_results:
+            return Reply.tool("read_file", {"path": "app/users.py"})
+        if name == "alice":
+            assert "def all_users(db):" in tool_results[0]["content"]
+            return "alice: I read app/users.py; all_users queries once per row."
+        if name == "bob":  # never stops calling tools: the step limit ends the turn
+            return Reply.tool("git", {"command": f"log --oneline -n {len(tool_results) + 1}"})
+        return "carol agrees"
+
+    with ScriptedLLM(handler=DebateScript(turn)) as llm:
+        review, _ = _run(tmp_path / "repo", llm, rounds=1, turn_steps=3)
+    debate = review.debate
+    assert debate is not None
+    alice, bob, carol = debate.turns
+    assert (alice.kind, alice.tool_calls) == ("turn", 1)
+    assert alice.text.startswith("alice: I read app/users.py")
+    assert (bob.kind, bob.tool_calls) == ("skipped", 3)
+    assert bob.note == "no answer within 3 tool steps"
+    assert carol.kind == "turn"
+    assert debate.participants[1].out is None  # out of steps is not a broken model

@@ -69,30 +69,35 @@ class Transcript:
         memory = self._memories.setdefault(debater.name, _Memory())
         recent = self.turns[memory.folded :]
         text = self._compose(memory, recent)
-        if estimate_tokens(text) <= self.budget_tokens:
+        # The user's bound, and never more than a quarter of the debater's model's context
+        # (the change, its role and its tool results need the rest).
+        budget = min(self.budget_tokens, self.client.context_limit(debater.role) // 4)
+        if estimate_tokens(text) <= budget:
             return text
-        keep = self._recent_to_keep(recent)
+        keep = self._recent_to_keep(recent, budget)
         fold = recent[: len(recent) - keep]
         if fold:
-            await self._fold(debater, memory, fold)
+            await self._fold(debater, memory, fold, budget)
         return self._compose(memory, self.turns[memory.folded :])
 
-    def _recent_to_keep(self, recent: list[DebateTurn]) -> int:
+    def _recent_to_keep(self, recent: list[DebateTurn], budget: int) -> int:
         """How many of the latest turns stay verbatim: as many as fit in half the budget (at
         least the last one)."""
         used = keep = 0
         for turn in reversed(recent):
             cost = estimate_tokens(render_turn(turn)) + 1
-            if keep and used + cost > self.budget_tokens // 2:
+            if keep and used + cost > budget // 2:
                 break
             used += cost
             keep += 1
         return keep
 
-    async def _fold(self, debater: Debater, memory: _Memory, fold: list[DebateTurn]) -> None:
+    async def _fold(
+        self, debater: Debater, memory: _Memory, fold: list[DebateTurn], budget: int
+    ) -> None:
         first = memory.folded + 1
         last = memory.folded + len(fold)
-        limit = max(200, self.budget_tokens // 3)
+        limit = max(200, budget // 3)
         request = (
             f"{load_prompt('debate/compact')}\n\n"
             f"Write at most about {limit} tokens.\n\n"
@@ -117,7 +122,7 @@ class Transcript:
         self._say(
             debater,
             f"turns 1–{last} summarized for {debater.label} by its own model, to keep the "
-            f"transcript within {self.budget_tokens:,} tokens",
+            f"transcript within {budget:,} tokens",
         )
 
     def _say(self, debater: Debater, text: str) -> None:
