@@ -71,15 +71,21 @@ class DebateScript:
         )
 
 
-JUDGEMENT = {
-    "consensus": ["eval() on file contents executes arbitrary code"],
+JUDGEMENT = {  # the shape prompts/debate/summarizer.md asks for
+    "overview": "The debate was about loading a file with eval; all agree it must go.",
+    "consensus": [
+        {
+            "point": "eval() on file contents executes arbitrary code",
+            "supported_by": ["Debater A", "Debater B"],
+        }
+    ],
     "disagreements": [],
     "action_items": [
         {
             "title": "Do not eval file contents",
             "detail": "eval() runs whatever the file holds; parse it as JSON instead.",
-            "severity": "high",
-            "category": "security",
+            "severity": "High",
+            "category": "Security",
             "file": APP,
             "existing_code": EXISTING,
             "improved_code": IMPROVED,
@@ -162,8 +168,9 @@ class Debate:
 
 
 @pytest.fixture
-def script() -> DebateScript:
-    return DebateScript()
+def script(request: pytest.FixtureRequest) -> DebateScript:
+    # Parametrized indirectly with {debater: seconds} to hold that debater's first turn.
+    return DebateScript(getattr(request, "param", None))
 
 
 @pytest.fixture
