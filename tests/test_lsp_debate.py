@@ -269,10 +269,17 @@ async def test_a_debate_streams_its_turns_then_the_summary_and_publishes_the_act
     ] or next(iter((edit.changes or {}).values()), [])
     assert any(IMPROVED.strip() in e.new_text for e in changes), changes
     assert all("eval(" not in e.new_text for e in changes)
-    # The sidebar lists it, and the report carries the debate.
-    await s.until(lambda: any(f.get("findings") for f in s.findings), 10, "redline/findings")
+
+    # The sidebar lists it under the debate, and the report carries the debate.
+    def listed() -> list[str]:
+        last = next((f for f in reversed(s.findings) if f["taskId"] == task_id), None)
+        files = last["files"] if last else []
+        return [row["title"] for entry in files for row in entry["findings"]]
+
+    await s.until(lambda: "Do not eval file contents" in listed(), 10, "redline/findings")
     report = plain(await s.client.protocol.send_request_async("redline/report", {}))
     assert "Do not eval file contents" in report["markdown"]
+    assert "alice (answer 1)" in report["markdown"]  # the transcript
     # The debaters and the judge were each asked under their own model.
     assert {model_of(b) for b in llm.requests} == {"alice", "bob", "judge"}
     assert (await s.debug_info())["running"] == []
