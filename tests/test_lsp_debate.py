@@ -455,3 +455,18 @@ async def test_a_cancelled_debate_streams_nothing_more() -> None:
     stream.on_event(DebateEvent(EventKind.SUMMARY, {"markdown": "late", "failed": False}))
     await asyncio.sleep(DELTA_INTERVAL * 3)
     assert ls.protocol.sent == []
+
+
+async def test_a_debate_without_a_model_fails_and_says_how_to_set_one(
+    repo: Path, tmp_path: Path
+) -> None:
+    s = await start_session(repo, "vscode", server_env(tmp_path / "cache"))
+    try:
+        task_id = plain(await s.command("redline.debate", {"scope": "uncommitted"}))["taskId"]
+        end = await s.finished(task_id, timeout=30)
+        assert end["state"] == "failed", end
+        assert "debate needs a model" in end["error"]
+        shown = [m.message for m in s.client.messages if m.type == types.MessageType.Error]
+        assert any("debate needs a model" in m for m in shown), shown
+    finally:
+        await stop_session(s)
