@@ -11,13 +11,13 @@ Linear in the number of findings: reports with thousands of findings are benchma
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from redline.model import AnalyzerRun, AnchorState, Finding, FixState, Review, Severity
+from redline.report.markup import fenced as fenced
+from redline.report.markup import inline_code as inline_code
 from redline.report.sanitize import sanitize_inline, sanitize_markdown
 
-_BACKTICKS = re.compile(r"`+")
 # A long file list helps nobody; the JSON report keeps them all.
 _MAX_LISTED_FILES = 100
 
@@ -64,22 +64,6 @@ def language_for(path: str) -> str:
         return _FILENAMES[name]
     dot = name.rfind(".")
     return _LANGUAGES.get(name[dot:], "") if dot > 0 else ""
-
-
-def fenced(code: str, language: str = "") -> str:
-    """A fenced block that no backtick run inside `code` can close early."""
-    longest = max((len(m) for m in _BACKTICKS.findall(code)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{code}\n{fence}"
-
-
-def inline_code(text: str) -> str:
-    """A code span that survives backticks inside the text."""
-    text = " ".join(text.split())
-    longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def location(finding: Finding) -> str:
