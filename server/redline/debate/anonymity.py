@@ -117,7 +117,7 @@ class AnonymousPosition:
 
 
 def letter_label(index: int) -> str:
-    """"Debater A" … "Debater Z", then "Debater AA" (more than 26 debaters is unusual)."""
+    """ "Debater A" … "Debater Z", then "Debater AA" (more than 26 debaters is unusual)."""
     letters = ""
     index += 1
     while index:
