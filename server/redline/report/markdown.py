@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from redline.model import AnalyzerRun, AnchorState, Finding, FixState, Review, Severity
+from redline.report.debate_markdown import debate_sections, debate_summary
 from redline.report.markup import fenced as fenced
 from redline.report.markup import inline_code as inline_code
 from redline.report.sanitize import sanitize_inline, sanitize_markdown
@@ -36,7 +37,9 @@ _FILENAMES = {"dockerfile": "dockerfile", "makefile": "makefile"}
 
 
 def render_markdown(review: Review) -> str:
-    out: list[str] = [f"# Redline review: {sanitize_inline(review.scope_label)}", ""]
+    debate = review.debate
+    what = "debate" if debate is not None else "review"
+    out: list[str] = [f"# Redline {what}: {sanitize_inline(review.scope_label)}", ""]
     out.append(_summary_line(review))
     out.append("")
     offline = not review.coverage.models
@@ -45,14 +48,19 @@ def render_markdown(review: Review) -> str:
             "> Offline review: no model ran. These results come from static analyzers only.",
             "",
         ]
-    if review.summary:
+    # A debate's summary is the neutral summary; a review summary equal to it is not repeated.
+    if review.summary and (debate is None or review.summary != debate.summary_markdown):
         out += ["## Summary", "", sanitize_markdown(review.summary).strip(), ""]
+    if debate is not None:
+        debate_summary(debate, out)
     if review.findings:
         _findings(review.findings, out)
     elif review.failure is not None:
         out += ["No findings: the review did not complete.", ""]
     else:
         out += ["No findings.", ""]
+    if debate is not None:
+        debate_sections(debate, out)
     _coverage(review, out)
     return "\n".join(out).rstrip("\n") + "\n"
 
