@@ -7,10 +7,13 @@ from __future__ import annotations
 import json
 import random
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from debate_bed import NAMES, DebateScript, debate_settings, make_repo, speaker
+from model_env import isolate_model_env
 from redline.agent.llm import LLMClient
 from redline.config_models import (
     DebaterSettings,
@@ -23,8 +26,11 @@ from redline.config_models import (
 from redline.debate.conclude import Conclusion, conclude
 from redline.debate.events import DebateEvent, EventKind
 from redline.debate.roster import Debater, build_roster
+from redline.debate.run import run_debate
 from redline.model import FixState
 from redline.progress import Cancelled, CancelToken
+from redline.report import render
+from redline.requests import DebateRequest, ScopeKind, ScopeRequest
 from redline.review.fix_check import fix_state
 
 from gitrepo import GitRepo
@@ -450,3 +456,49 @@ async def test_cancelled_before_the_summary(change_repo: GitRepo) -> None:
                 cancel=cancel,
             )
     assert llm.requests == []
+
+
+async def test_a_whole_debate_ends_in_anchored_findings_and_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through run_debate: turns, final positions, the summary's action item as a finding in
+    the Review with an applicable fix, and the Markdown report showing all of it."""
+    isolate_model_env(monkeypatch, tmp_path)
+    root = tmp_path / "repo"
+    make_repo(root)
+    quote = '    query = "SELECT * FROM users WHERE name = \'" + name + "\'"\n'
+    quote += "    return db.execute(query).fetchone()"
+    fixed = '    return db.execute("SELECT * FROM users WHERE name = ?", (name,)).fetchone()'
+
+    def conclusion(body: dict[str, Any]) -> str:
+        if speaker(body) != "judge":
+            return f"I am {speaker(body)}. The query in app/users.py is injectable."
+        user = body["messages"][1]["content"]
+        assert not any(n in user.lower() for n in NAMES)
+        item = {"title": "Use a parameterized query", "detail": "Pass name as a parameter.",
+                "severity": "Critical", "category": "Security", "file": "app/users.py",
+                "existing_code": quote, "improved_code": fixed,
+                "supported_by": ["Debater A", "Debater B", "Debater C"]}  # fmt: skip
+        return json.dumps({"overview": "All three agree.", "consensus": [], "disagreements": [],
+                           "action_items": [item]})  # fmt: skip
+
+    script = DebateScript(lambda name, rnd, body: f"{name}: injectable" if rnd == 1 else "PASS",
+                          conclusion)  # fmt: skip
+    with ScriptedLLM(handler=script) as llm:
+        settings = debate_settings(llm)
+        review = await run_debate(
+            DebateRequest(ScopeRequest(ScopeKind.BRANCH, "main")),
+            root,
+            settings,
+            client=LLMClient(settings, backoff_base=0.0),
+        )
+    (finding,) = review.findings
+    assert (finding.file, finding.line, finding.end_line) == ("app/users.py", 5, 6)
+    assert finding.fix_applicable and finding.fix is FixState.PARSES
+    assert finding.confidence == pytest.approx(0.9) and "All 3 debaters agreed." in finding.comment
+    assert sorted(finding.sources) == [f"debate:{n}" for n in NAMES]
+    assert review.debate is not None and review.debate.summarizer_error is None
+    assert len(review.debate.positions) == 3
+    markdown = render(review, "markdown")
+    assert "## Neutral summary" in markdown and "### Final positions (anonymous)" in markdown
+    assert markdown.count("All three agree.") == 1  # the summary is not repeated
