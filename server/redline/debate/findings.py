@@ -131,6 +131,6 @@ def _final(candidate: _Candidate, heard: int) -> Finding:
         update={
             "comment": f"{candidate.detail}\n\n{note}",
             "confidence": round(confidence * finding.confidence, 3),
-            "sources": [f"debate:{name}" for name in candidate.support],
+            "sources": sorted(f"debate:{name}" for name in candidate.support),
         }
     )

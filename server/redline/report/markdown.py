@@ -39,7 +39,10 @@ _FILENAMES = {"dockerfile": "dockerfile", "makefile": "makefile"}
 def render_markdown(review: Review) -> str:
     debate = review.debate
     what = "debate" if debate is not None else "review"
-    out: list[str] = [f"# Redline {what}: {sanitize_inline(review.scope_label)}", ""]
+    label = (
+        review.scope_label.removeprefix("debate: ") if debate is not None else review.scope_label
+    )
+    out: list[str] = [f"# Redline {what}: {sanitize_inline(label)}", ""]
     out.append(_summary_line(review))
     out.append("")
     offline = not review.coverage.models
