@@ -107,13 +107,15 @@ def test_three_debaters_three_rounds_in_order_each_seeing_every_earlier_turn(
         "started",
         *["turnStarted", "delta", "turnFinished"] * 9,
         "stopped",
+        "summaries",
+        "summary",
         "final",
     ]
     deltas = "".join(e.data["text"] for e in events if e.kind is EventKind.DELTA)
     assert deltas == "".join(t.text for t in debate.turns)
-    # Per debater: its model, calls and tokens.
+    # Per debater: its model, calls (three turns and its final position) and tokens.
     assert [(p.name, p.model, p.calls) for p in debate.participants] == [
-        (n, f"openai/{n}-model", 3) for n in NAMES
+        (n, f"openai/{n}-model", 4) for n in NAMES
     ]
     assert all(p.tokens > 0 for p in debate.participants)
     assert review.scope_label.startswith("debate: branch feature vs main")

@@ -148,6 +148,18 @@ async def run_debate(
         return await _finish(debate, plan, label, task_id, rng or random.Random())
 
 
+def _recording_positions(debate: Debate) -> OnEvent:
+    """The caller's event callback, also writing the final positions to the task record as
+    they are known (a crash during the summary keeps them)."""
+
+    def on_event(event: DebateEvent) -> None:
+        if event.kind is EventKind.SUMMARIES:
+            record_update(debate.record, "positions", event.data.get("positions", []))
+        debate.on_event(event)
+
+    return on_event
+
+
 async def _finish(
     debate: Debate, plan: Any, label: str, task_id: str, rng: random.Random
 ) -> Review:
@@ -177,7 +189,7 @@ async def _finish(
             debate.change.text,
             read_text,
             rng=rng,
-            on_event=debate.on_event,
+            on_event=_recording_positions(debate),
             cancel=cancel,
         )
     record = debate.debate_record(conclusion)
