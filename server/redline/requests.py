@@ -165,7 +165,9 @@ class DebateRequest:
     def check(self) -> DebateRequest:
         self.scope.check()
         if self.rounds is not None and not (
-            isinstance(self.rounds, int) and 1 <= self.rounds <= MAX_ROUNDS
+            isinstance(self.rounds, int)
+            and not isinstance(self.rounds, bool)
+            and 1 <= self.rounds <= MAX_ROUNDS
         ):
             raise UsageError(
                 f"rounds must be a whole number from 1 to {MAX_ROUNDS} "

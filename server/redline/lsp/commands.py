@@ -100,7 +100,8 @@ def cmd_cancel(ls: RedlineServer, data: dict[str, Any]) -> dict[str, Any]:
         jobs = ls.registry.running()
     for job in jobs:
         job.cancel("cancelled by the user")
-        ls.log_message(f"Redline: cancelling review {job.task_id}")
+        what = "debate" if job.request.kind == "debate" else "review"
+        ls.log_message(f"Redline: cancelling {what} {job.task_id}")
     return {"cancelled": [j.task_id for j in jobs]}
 
 

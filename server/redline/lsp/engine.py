@@ -137,7 +137,11 @@ def review_sync(
 
         progress.report(ProgressEvent(Stage.DEBATING, "starting the debate"))
         # Debaters can name their own models without [models] model: always a model run.
-        load_frozen("litellm", _import_litellm)
+        # Imported in the background (frozen, as reviews do): the scope and the change are
+        # ready, and `started` is on screen, while litellm loads; the first turn waits for it.
+        from redline.agent.litellm_loader import start_background_import
+
+        start_background_import(lambda: load_frozen("litellm", _import_litellm))
         review = asyncio.run(
             run_debate(
                 DebateRequest(_with_base(request.scope, lsp_settings), request.rounds),

@@ -299,4 +299,5 @@ def on_progress_cancel(ls: RedlineServer, params: types.WorkDoneProgressCancelPa
     job = ls.registry.by_token(params.token)
     if job is not None:
         job.cancel("cancelled from the progress indicator")
-        ls.log_message(f"Redline: cancelling review {job.task_id}")
+        what = "debate" if job.request.kind == "debate" else "review"
+        ls.log_message(f"Redline: cancelling {what} {job.task_id}")
