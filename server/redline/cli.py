@@ -104,8 +104,10 @@ def _cmd_review(args: argparse.Namespace) -> int:
     repo = repo_root(args.repo)
     settings = cli_settings(repo, args)
     progress = StderrProgress(quiet=args.quiet)
-    if settings.models.model is not None:
-        # litellm's import (seconds) overlaps the git, unit and analyzer work below.
+    if settings.models.model is not None and not args.estimate:
+        # litellm's import (seconds) overlaps the git, unit and analyzer work below. Not for
+        # --estimate: it ends before the import's warm-up would, and a daemon thread still
+        # importing at interpreter exit can hang the exit on the import lock.
         start_background_import()
 
     plan = plan_review(

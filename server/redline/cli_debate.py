@@ -98,9 +98,11 @@ def cmd_debate(args: argparse.Namespace) -> int:
     repo = repo_root(args.repo)
     settings = cli_settings(repo, args)
     build_roster(settings)  # no model → UsageError (roster.NEEDS_MODEL) before anything runs
-    start_background_import()  # litellm's import overlaps collecting the change
     if args.estimate:
+        # No background import here: the estimate ends before its warm-up would, and a daemon
+        # thread still importing at interpreter exit can hang the exit on the import lock.
         return _estimate(request, repo, settings, args)
+    start_background_import()  # litellm's import overlaps collecting the change
     review = asyncio.run(_debate(request, repo, settings, args))
     if review is None:
         sys.stderr.write("redline: interrupted\n")
