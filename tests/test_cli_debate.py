@@ -34,7 +34,8 @@ JUDGE = "openai/judge"
 CACHE_LINE = '    return f"user:{name}"'
 INTERJECTION = "please look at the cache key, not the logging"
 SUMMARY = {
-    "consensus": ["The cache key ignores the tenant."],
+    "overview": "The debaters agree the cache key ignores the tenant.",
+    "consensus": [{"point": "The cache key ignores the tenant.", "file": "app/cache.py"}],
     "disagreements": [],
     "action_items": [
         {
@@ -200,8 +201,10 @@ def test_markdown_report_goes_to_stdout_while_the_debate_streams_on_stderr(
 ) -> None:
     result = run_debate(repo, "--rounds", "1")
     assert result.returncode == 0, result.stderr
-    assert "Round 1 · Carol" in result.stderr
-    assert "Round 1 · Carol" not in result.stdout
+    live = "── Round 1 · Carol (carol, openai/carol) ──"
+    assert live in result.stderr
+    assert live not in result.stdout
+    assert "Carol point 1" in result.stdout  # the report's transcript
     assert "Cache key collides across tenants" in result.stdout
     assert "`app/cache.py:2`" in result.stdout
 

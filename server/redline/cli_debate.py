@@ -191,7 +191,7 @@ def _sigint_handled(control: DebateControl, task: asyncio.Future[Any]) -> Any:
 def _estimate(
     request: DebateRequest, repo: Path, settings: Settings, args: argparse.Namespace
 ) -> int:
-    from redline.agent.session import estimate_tokens
+    from redline.debate.change import change_text
     from redline.debate.estimate import estimate_debate
     from redline.debate.roster import build_roster
     from redline.progress import ProgressEvent, Stage
@@ -205,9 +205,9 @@ def _estimate(
     progress.report(ProgressEvent(Stage.DONE, f"estimate for {plan.scope.label}"))
     estimate = estimate_debate(
         build_roster(settings),
-        settings.debate,
+        settings,
         rounds=request.rounds or settings.debate.rounds,
-        change_tokens=estimate_tokens(plan.scope.diff_text),
+        change_tokens=change_text(plan, settings.debate.change_tokens).tokens,
         scope_label=plan.scope.label,
     )
     write_report(

@@ -5,10 +5,10 @@ Each debater takes one turn per round — at least one model call, at most `deba
 (tool steps) — then states one final position; the summarizer makes one call (two when its
 answer must be asked again). Once the transcript passes `debate.transcript_tokens`, a
 debater's own model may be asked to compact older turns: those calls are possible, not
-planned. Prompt tokens are those of the first call of every turn: the debater's role prompt,
-the change (at most `debate.change_tokens`) and the transcript so far (turns assumed to use
-their full `debate.turn_tokens`, bounded by `debate.transcript_tokens`). Prices come from
-litellm's local price map, per model.
+planned. Prompt tokens are those of the first call of every turn: the debater's prompts, the
+change as `change.change_text` shows it (within `debate.change_tokens`) and the transcript so
+far (turns assumed to use their full `debate.turn_tokens`, bounded by
+`debate.transcript_tokens`). Prices come from litellm's local price map, per model.
 """
 
 from __future__ import annotations
@@ -17,9 +17,13 @@ import json
 from dataclasses import dataclass, field
 
 from redline.agent.session import estimate_tokens
-from redline.config_models import DebateSettings
+from redline.config_models import Settings
+from redline.debate.conclude import FINAL_PROMPT, SUMMARIZER_PROMPT
 from redline.debate.roster import Roster
-from redline.review.estimate import input_price
+from redline.debate.run import planned_calls
+from redline.debate.turns import system_prompt, turn_request
+from redline.review.estimate import input_price, request_cap
+from redline.review.prompts import load_prompt
 
 SUMMARIZER_REASKS = 1  # a malformed summary is asked for once more (ask_structured)
 
@@ -51,6 +55,7 @@ class DebateEstimate:
     transcript_tokens: int  # the bound on the transcript a debater is shown
     shares: list[ModelCost] = field(default_factory=list)  # the debaters, then the summarizer
     compaction_max: int = 0  # compaction calls possible on top (not in calls_max)
+    max_requests: int = 0  # the run's cap on model requests (llm.max_requests or derived)
 
     @property
     def calls_min(self) -> int:
@@ -84,6 +89,7 @@ class DebateEstimate:
             "compaction_calls_max": self.compaction_max,
             "prompt_tokens": self.prompt_tokens,
             "cost_usd": self.cost_usd,
+            "max_requests": self.max_requests,
             "models": [
                 {
                     "label": s.label,
@@ -112,6 +118,7 @@ class DebateEstimate:
                 if self.compaction_max
                 else "."
             ),
+            f"Model request cap: {self.max_requests} (llm.max_requests).",
             f"The change as the debaters see it: about {self.change_tokens} tokens; the "
             f"transcript they see is kept within {self.transcript_tokens} tokens.",
             "",
@@ -146,46 +153,49 @@ def _cost(value: float | None) -> str:
 
 def estimate_debate(
     roster: Roster,
-    settings: DebateSettings,
+    settings: Settings,
     *,
     rounds: int,
     change_tokens: int,
     scope_label: str,
-    fixed_prompt_tokens: int = 0,
-    summarizer_prompt_tokens: int = 0,
 ) -> DebateEstimate:
-    """`change_tokens`: the change as the engine shows it (capped here at
-    `debate.change_tokens`); `fixed_prompt_tokens`: the instructions every turn carries
-    besides the debater's role prompt; `summarizer_prompt_tokens`: the summarizer's own
-    instructions."""
-    change = min(change_tokens, settings.change_tokens)
+    """`change_tokens`: the change as the engine shows it (`change.change_text`)."""
+    debate = settings.debate
+    change = change_tokens
     debaters = roster.debaters
     total_turns = len(debaters) * rounds
+    asking = estimate_tokens(turn_request("", "", rounds, rounds))  # the turn's own words
+    final = estimate_tokens(load_prompt(FINAL_PROMPT))
     shares: list[ModelCost] = []
     compaction = 0
     for i, debater in enumerate(debaters):
-        own = estimate_tokens(debater.prompt) + fixed_prompt_tokens + change
+        own = estimate_tokens(system_prompt(debater)) + asking + change
         tokens = 0
         for r in range(rounds):
             before = r * len(debaters) + i  # turns spoken before this one
-            shown = before * settings.turn_tokens
-            tokens += own + min(shown, settings.transcript_tokens)
-            if shown > settings.transcript_tokens:
+            shown = before * debate.turn_tokens
+            tokens += own + min(shown, debate.transcript_tokens)
+            if shown > debate.transcript_tokens:
                 compaction += 1
-        # The final position: the whole debate, within the same bound.
-        tokens += own + min(total_turns * settings.turn_tokens, settings.transcript_tokens)
+        # The final position: the role, the change and the whole debate, within the bound.
+        tokens += estimate_tokens(debater.prompt) + final + change
+        tokens += min(total_turns * debate.turn_tokens, debate.transcript_tokens)
         shares.append(
             ModelCost(
                 label=debater.label,
                 model=debater.model,
                 calls_min=rounds + 1,
-                calls_max=rounds * settings.turn_steps + 1,
+                calls_max=rounds * debate.turn_steps + 1,
                 prompt_tokens=tokens,
                 input_cost_per_token=input_price(debater.model),
             )
         )
-    # The summarizer reads the anonymous positions (each at most a turn's length).
-    summary_tokens = summarizer_prompt_tokens + len(debaters) * settings.turn_tokens
+    # The summarizer reads the change and the anonymous positions (each at most a turn long).
+    summary_tokens = (
+        estimate_tokens(load_prompt(SUMMARIZER_PROMPT))
+        + change
+        + len(debaters) * debate.turn_tokens
+    )
     shares.append(
         ModelCost(
             label="Summarizer",
@@ -196,12 +206,15 @@ def estimate_debate(
             input_cost_per_token=input_price(roster.summarizer_model),
         )
     )
+    # As run_debate sets the cap when llm.max_requests is not set.
+    planned = planned_calls(len(debaters), rounds) * debate.turn_steps
     return DebateEstimate(
         scope_label=scope_label,
         rounds=rounds,
-        turn_steps=settings.turn_steps,
+        turn_steps=debate.turn_steps,
         change_tokens=change,
-        transcript_tokens=settings.transcript_tokens,
+        transcript_tokens=debate.transcript_tokens,
         shares=shares,
         compaction_max=compaction,
+        max_requests=request_cap(planned, settings.llm.max_requests),
     )
