@@ -2,8 +2,9 @@
 
 Exit codes: 0 done, 1 a finding at or above --fail-on, 2 a usage, configuration or repository
 error, or a review that failed (`ask` when the agent never submitted — out of steps, looping,
-or its model could not be used; the report is still written and its headline says why).
-The report goes to stdout (or --output); progress and messages go to stderr.
+or its model could not be used; the report is still written and its headline says why),
+130 when interrupted. The report goes to stdout (or --output); progress and messages go to
+stderr. The shared helpers are in `cli_common.py`; `redline debate` in `cli_debate.py`.
 """
 
 from __future__ import annotations
