@@ -1,4 +1,4 @@
-"""Run the model-pipeline, language-server, redaction and anchoring benchmarks one after
+"""Run the model-pipeline, language-server, redaction, anchoring and debate benchmarks one after
 another, each in its own process (so each pays its own imports, like a CLI run), then repeat
 their TARGET lines together.
 
@@ -23,6 +23,7 @@ BENCHMARKS = (
     "lsp_responsiveness.py",
     "redaction.py",
     "anchoring.py",
+    "debate.py",
 )
 
 

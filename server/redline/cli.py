@@ -2,8 +2,9 @@
 
 Exit codes: 0 done, 1 a finding at or above --fail-on, 2 a usage, configuration or repository
 error, or a review that failed (`ask` when the agent never submitted — out of steps, looping,
-or its model could not be used; the report is still written and its headline says why).
-The report goes to stdout (or --output); progress and messages go to stderr.
+or its model could not be used; the report is still written and its headline says why),
+130 when interrupted. The report goes to stdout (or --output); progress and messages go to
+stderr. The shared helpers are in `cli_common.py`; `redline debate` in `cli_debate.py`.
 """
 
 from __future__ import annotations
@@ -17,59 +18,45 @@ from pathlib import Path
 from typing import Any
 
 from redline import config
-from redline.config_models import Settings
+from redline.cli_common import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    FORMATS,
+    Parser,
+    add_fail_on,
+    add_model_flags,
+    add_scope_flags,
+    cli_settings,
+    repo_root,
+    report_and_exit_code,
+    scope_request,
+    write_report,
+)
+from redline.cli_debate import add_debate_parser
 from redline.errors import ConfigError, RedlineError, UsageError
-from redline.model import Review, Severity
-from redline.requests import AskRequest, ScopeKind, ScopeRequest
-
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_ERROR = 2
-
-FORMATS = ("markdown", "json", "json-simple", "sarif")
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse exits with 2 on usage errors already; keep its message but make it one line."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"redline: error: {message}\n")
-        raise SystemExit(EXIT_ERROR)
+from redline.model import Review
+from redline.requests import AskRequest
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="redline", description="An LLM code reviewer for your diff.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = Parser(prog="redline", description="An LLM code reviewer for your diff.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     review = sub.add_parser("review", help="review a change (default: uncommitted changes)")
-    scope = review.add_mutually_exclusive_group()
-    scope.add_argument("--uncommitted", action="store_true", help="staged + unstaged + untracked")
-    scope.add_argument("--staged", action="store_true", help="the index against HEAD")
-    scope.add_argument(
-        "--branch", nargs="?", const="", metavar="BASE", help="the branch vs BASE (from merge-base)"
-    )
-    scope.add_argument("--commit", metavar="REF", help="one commit, like `git show REF`")
-    scope.add_argument("--since", metavar="REF", help="REF..HEAD")
-    scope.add_argument("--range", metavar="A..B", dest="range_", help="a revision range")
-    scope.add_argument("--pr", metavar="N|URL", help="a pull request")
+    add_scope_flags(review)
     review.add_argument("--repo", type=Path, default=Path.cwd(), help="repository (default: .)")
     review.add_argument("--format", choices=FORMATS, default="markdown")
     review.add_argument("--output", "-o", type=Path, help="write the report here, not stdout")
-    review.add_argument(
-        "--fail-on",
-        choices=("critical", "high", "medium", "low"),
-        help="exit 1 when a finding at or above this severity is found",
-    )
-    review.add_argument("--model", help="litellm model string (used from the LLM pipeline on)")
-    review.add_argument("--api-base", help="OpenAI-compatible API base URL for --model")
-    _add_max_requests(review)
+    add_fail_on(review)
+    add_model_flags(review, "litellm model string (used from the LLM pipeline on)")
     review.add_argument(
         "--estimate", action="store_true", help="print units, skips and the plan; run nothing"
     )
     review.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 
     _add_ask_parser(sub)
+    add_debate_parser(sub)
 
     init = sub.add_parser("init", help="write a commented configuration file")
     init.add_argument(
@@ -88,7 +75,7 @@ def _build_parser() -> argparse.ArgumentParser:
     history.add_argument("--limit", type=int, default=20)
 
     cfg = sub.add_parser("config", help="show or validate the merged settings")
-    cfg_sub = cfg.add_subparsers(dest="config_command", required=True, parser_class=_Parser)
+    cfg_sub = cfg.add_subparsers(dest="config_command", required=True, parser_class=Parser)
     for name, text in (("show", "print settings and their sources"), ("validate", "check files")):
         p = cfg_sub.add_parser(name, help=text)
         p.add_argument("--repo", type=Path, default=Path.cwd())
@@ -103,96 +90,9 @@ def _add_ask_parser(sub: Any) -> None:
     ask.add_argument("--repo", type=Path, default=Path.cwd(), help="repository (default: .)")
     ask.add_argument("--format", choices=FORMATS, default="markdown")
     ask.add_argument("--output", "-o", type=Path, help="write the report here, not stdout")
-    ask.add_argument(
-        "--fail-on",
-        choices=("critical", "high", "medium", "low"),
-        help="exit 1 when a finding at or above this severity is found",
-    )
-    ask.add_argument("--model", help="litellm model string (required here: ask is model-driven)")
-    ask.add_argument("--api-base", help="OpenAI-compatible API base URL for --model")
-    _add_max_requests(ask)
+    add_fail_on(ask)
+    add_model_flags(ask, "litellm model string (required here: ask is model-driven)")
     ask.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
-
-
-def _add_max_requests(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--max-requests",
-        type=int,
-        metavar="N",
-        help="send at most N model requests in this run, retries included (llm.max_requests)",
-    )
-
-
-def _scope_request(args: argparse.Namespace) -> ScopeRequest:
-    if args.staged:
-        return ScopeRequest(ScopeKind.STAGED)
-    if args.branch is not None:
-        return ScopeRequest(ScopeKind.BRANCH, args.branch or None)
-    if args.commit:
-        return ScopeRequest(ScopeKind.COMMIT, args.commit)
-    if args.since:
-        return ScopeRequest(ScopeKind.SINCE, args.since)
-    if args.range_:
-        return ScopeRequest(ScopeKind.RANGE, args.range_).check()
-    if args.pr:
-        return ScopeRequest(ScopeKind.PR, args.pr)
-    return ScopeRequest(ScopeKind.UNCOMMITTED)
-
-
-def _repo_root(path: Path) -> Path:
-    from redline.git.runner import find_repo_root
-
-    if not path.exists():
-        raise UsageError(f"--repo {path}: no such directory")
-    return find_repo_root(path)
-
-
-def _write_report(text: str, output: Path | None) -> None:
-    if output is None:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-        sys.stdout.flush()
-        return
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--output {output}: cannot write: {exc.strerror}") from None
-    sys.stderr.write(f"redline: report written to {output}\n")
-
-
-def _settings(repo: Path, args: argparse.Namespace) -> Settings:
-    """Merged settings for a review or ask, with the flags the user passed; warnings (keys a
-    repository file may not set) go to stderr."""
-    flags = {
-        "review.fail_on": args.fail_on,
-        "models.model": args.model,
-        "models.api_base": args.api_base,
-        "llm.max_requests": args.max_requests,
-    }
-    loaded = config.load_settings(repo, flags)
-    for warning in loaded.warnings:
-        sys.stderr.write(f"redline: warning: {warning}\n")
-    return loaded.settings
-
-
-def _report_and_exit_code(review: Review, settings: Settings, args: argparse.Namespace) -> int:
-    """Write the report (secrets redacted: it lands in terminals, CI logs and PR comments);
-    exit 2 when the review failed, 1 when a finding is at or above --fail-on."""
-    from redline.redaction import redact_data
-    from redline.report import render
-
-    shown = Review.model_validate(redact_data(review.model_dump(mode="json")))
-    _write_report(render(shown, args.format), args.output)
-    if review.failure is not None:
-        sys.stderr.write(f"redline: error: the review failed: {shown.failure}\n")
-        return EXIT_ERROR
-    fail_on = settings.review.fail_on
-    if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in review.findings):
-        worst = max(f.severity.rank for f in review.findings)
-        name = next(s.value for s in Severity if s.rank == worst)
-        sys.stderr.write(f"redline: failing: a {name} finding is at or above --fail-on\n")
-        return EXIT_FINDINGS
-    return EXIT_OK
 
 
 def _cmd_review(args: argparse.Namespace) -> int:
@@ -202,15 +102,17 @@ def _cmd_review(args: argparse.Namespace) -> int:
     from redline.review.pipeline import plan_review, run_review
     from redline.store import TaskStore
 
-    repo = _repo_root(args.repo)
-    settings = _settings(repo, args)
+    repo = repo_root(args.repo)
+    settings = cli_settings(repo, args)
     progress = StderrProgress(quiet=args.quiet)
-    if settings.models.model is not None:
-        # litellm's import (seconds) overlaps the git, unit and analyzer work below.
+    if settings.models.model is not None and not args.estimate:
+        # litellm's import (seconds) overlaps the git, unit and analyzer work below. Not for
+        # --estimate: it ends before the import's warm-up would, and a daemon thread still
+        # importing at interpreter exit can hang the exit on the import lock.
         start_background_import()
 
     plan = plan_review(
-        repo, _scope_request(args), settings, progress, function_metrics=args.estimate or None
+        repo, scope_request(args), settings, progress, function_metrics=args.estimate or None
     )
     if plan.empty:
         progress.report(ProgressEvent(Stage.DONE, f"nothing to review: {plan.scope.label}"))
@@ -219,11 +121,11 @@ def _cmd_review(args: argparse.Namespace) -> int:
         progress.report(ProgressEvent(Stage.DONE, f"estimate for {plan.scope.label}"))
         estimate = estimate_model(plan, settings)
         text = render_estimate(plan, as_json=args.format != "markdown", model_estimate=estimate)
-        _write_report(text, args.output)
+        write_report(text, args.output)
         return EXIT_OK
 
     review = run_review(plan, settings, progress, store=TaskStore())
-    return _report_and_exit_code(review, settings, args)
+    return report_and_exit_code(review, settings, args)
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
@@ -234,8 +136,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     from redline.review.ask import ASK_NEEDS_MODEL, ROLE, run_ask
     from redline.store import TaskStore
 
-    repo = _repo_root(args.repo)
-    settings = _settings(repo, args)
+    repo = repo_root(args.repo)
+    settings = cli_settings(repo, args)
     if settings.models.for_role(ROLE)[0] is None:
         # Unlike review, there is no offline fallback: the model is what reads the request.
         raise UsageError(ASK_NEEDS_MODEL)
@@ -243,12 +145,12 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     progress = StderrProgress(quiet=args.quiet)
     request = AskRequest(args.request).check()
     review = asyncio.run(run_ask(request, repo, settings, progress=progress, store=TaskStore()))
-    return _report_and_exit_code(review, settings, args)
+    return report_and_exit_code(review, settings, args)
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
     if args.repo_file:
-        target = _repo_root(args.repo) / config.REPO_FILE
+        target = repo_root(args.repo) / config.REPO_FILE
         path = config.write_template(target, include_models=False, force=args.force)
     else:
         path = config.write_template(
@@ -280,14 +182,14 @@ def _cmd_history(args: argparse.Namespace) -> int:
         raise UsageError(
             f"review {args.task_id} has no result (status: {data.get('status', 'unknown')})"
         )
-    _write_report(render(Review.model_validate(data["review"]), args.format), None)
+    write_report(render(Review.model_validate(data["review"]), args.format), None)
     return EXIT_OK
 
 
 def _cmd_config(args: argparse.Namespace) -> int:
     repo: Path | None
     try:
-        repo = _repo_root(args.repo)
+        repo = repo_root(args.repo)
     except RedlineError:
         repo = None  # config still works outside a repository: user file + environment
     loaded = config.load_settings(repo)
@@ -331,6 +233,10 @@ def _run_command(args: argparse.Namespace) -> int:
             return _cmd_review(args)
         if args.command == "ask":
             return _cmd_ask(args)
+        if args.command == "debate":
+            from redline.cli_debate import cmd_debate
+
+            return cmd_debate(args)
         if args.command == "init":
             return _cmd_init(args)
         if args.command == "history":
@@ -344,7 +250,7 @@ def _run_command(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         sys.stderr.write("redline: interrupted\n")
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

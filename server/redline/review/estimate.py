@@ -166,14 +166,14 @@ def estimate_model(plan: Plan, settings: Settings) -> ModelEstimate | None:
         calls_min=calls_min,
         calls_max=calls_max,
         prompt_tokens=tokens,
-        input_cost_per_token=_input_price(model),
+        input_cost_per_token=input_price(model),
         # As the review sets it: from one call per file, since a batch whose answer is
         # unusable is reviewed again file by file.
         max_requests=request_cap(planned_calls(files), settings.llm.max_requests),
     )
 
 
-def _input_price(model: str) -> float | None:
+def input_price(model: str) -> float | None:
     try:
         info = load_litellm().model_cost.get(model) or load_litellm().model_cost.get(
             model.split("/", 1)[-1]

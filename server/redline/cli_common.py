@@ -1,0 +1,149 @@
+"""What the `redline` subcommands share: exit codes, the parser class, the scope flags, the
+settings with the user's flags, and writing the report with its exit code.
+
+Its own module so `cli.py` (the wiring) and the commands kept in their own modules
+(`cli_debate.py`) both import it without importing each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from redline import config
+from redline.config_models import Settings
+from redline.errors import UsageError
+from redline.model import Review, Severity
+from redline.requests import ScopeKind, ScopeRequest
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130  # as a shell reports a process ended by SIGINT
+
+FORMATS = ("markdown", "json", "json-simple", "sarif")
+SEVERITIES = ("critical", "high", "medium", "low")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse exits with 2 on usage errors already; keep its message but make it one line."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"redline: error: {message}\n")
+        raise SystemExit(EXIT_ERROR)
+
+
+def add_scope_flags(parser: argparse.ArgumentParser) -> None:
+    """The scope flags of `review` and `debate` (none: the uncommitted changes)."""
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("--uncommitted", action="store_true", help="staged + unstaged + untracked")
+    scope.add_argument("--staged", action="store_true", help="the index against HEAD")
+    scope.add_argument(
+        "--branch", nargs="?", const="", metavar="BASE", help="the branch vs BASE (from merge-base)"
+    )
+    scope.add_argument("--commit", metavar="REF", help="one commit, like `git show REF`")
+    scope.add_argument("--since", metavar="REF", help="REF..HEAD")
+    scope.add_argument("--range", metavar="A..B", dest="range_", help="a revision range")
+    scope.add_argument("--pr", metavar="N|URL", help="a pull request")
+
+
+def add_fail_on(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--fail-on",
+        choices=SEVERITIES,
+        help="exit 1 when a finding at or above this severity is found",
+    )
+
+
+def add_model_flags(parser: argparse.ArgumentParser, model_help: str) -> None:
+    parser.add_argument("--model", help=model_help)
+    parser.add_argument("--api-base", help="OpenAI-compatible API base URL for --model")
+    add_max_requests(parser)
+
+
+def add_max_requests(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-requests",
+        type=int,
+        metavar="N",
+        help="send at most N model requests in this run, retries included (llm.max_requests)",
+    )
+
+
+def scope_request(args: argparse.Namespace) -> ScopeRequest:
+    if args.staged:
+        return ScopeRequest(ScopeKind.STAGED)
+    if args.branch is not None:
+        return ScopeRequest(ScopeKind.BRANCH, args.branch or None)
+    if args.commit:
+        return ScopeRequest(ScopeKind.COMMIT, args.commit)
+    if args.since:
+        return ScopeRequest(ScopeKind.SINCE, args.since)
+    if args.range_:
+        return ScopeRequest(ScopeKind.RANGE, args.range_).check()
+    if args.pr:
+        return ScopeRequest(ScopeKind.PR, args.pr)
+    return ScopeRequest(ScopeKind.UNCOMMITTED)
+
+
+def repo_root(path: Path) -> Path:
+    from redline.git.runner import find_repo_root
+
+    if not path.exists():
+        raise UsageError(f"--repo {path}: no such directory")
+    return find_repo_root(path)
+
+
+def write_report(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+        return
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--output {output}: cannot write: {exc.strerror}") from None
+    sys.stderr.write(f"redline: report written to {output}\n")
+
+
+def cli_settings(repo: Path, args: argparse.Namespace, **extra: Any) -> Settings:
+    """Merged settings for a review, ask or debate, with the flags the user passed (`extra`:
+    more dotted keys a command sets); warnings (keys a repository file may not set) go to
+    stderr."""
+    flags = {
+        "review.fail_on": args.fail_on,
+        "models.model": args.model,
+        "models.api_base": args.api_base,
+        "llm.max_requests": args.max_requests,
+        **extra,
+    }
+    loaded = config.load_settings(repo, flags)
+    for warning in loaded.warnings:
+        sys.stderr.write(f"redline: warning: {warning}\n")
+    return loaded.settings
+
+
+def report_and_exit_code(
+    review: Review, settings: Settings, args: argparse.Namespace, *, what: str = "review"
+) -> int:
+    """Write the report (secrets redacted: it lands in terminals, CI logs and PR comments);
+    exit 2 when the {what} failed, 1 when a finding is at or above --fail-on."""
+    from redline.redaction import redact_data
+    from redline.report import render
+
+    shown = Review.model_validate(redact_data(review.model_dump(mode="json")))
+    write_report(render(shown, args.format), args.output)
+    if review.failure is not None:
+        sys.stderr.write(f"redline: error: the {what} failed: {shown.failure}\n")
+        return EXIT_ERROR
+    fail_on = settings.review.fail_on
+    if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in review.findings):
+        worst = max(f.severity.rank for f in review.findings)
+        name = next(s.value for s in Severity if s.rank == worst)
+        sys.stderr.write(f"redline: failing: a {name} finding is at or above --fail-on\n")
+        return EXIT_FINDINGS
+    return EXIT_OK
