@@ -23,11 +23,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 
-from scripted_llm import Reply, ScriptedLLM  # noqa: E402
+from scripted_llm import Reply, ScriptedLLM
 
 # How the engine asks a debater for its final position (prompts/debate/*.md): words its turn
 # prompts never use.
 POSITION_MARKERS = ("final position", "final-position", "closing statement")
+# A debater's own model folding older turns (prompts/debate/compact.md).
+COMPACT_MARKER = "keep the record of a code review debate"
 
 
 def _text(body: dict[str, Any]) -> str:
@@ -58,6 +60,8 @@ class DebateScript:
         model = str(body.get("model", ""))
         if model == self.script["summarizer"]:
             return "summary"
+        if COMPACT_MARKER in _text(body):
+            return "compact"
         if any(k in _last_user(body).lower() for k in POSITION_MARKERS):
             return "position"
         return "turn"
@@ -69,7 +73,13 @@ class DebateScript:
             n = self.turns_taken.get(model, 0)
             if kind == "turn":
                 self.turns_taken[model] = n + 1
-            entry = {"at": time.time(), "model": model, "kind": kind, "turn": n, "text": _text(body)}
+            entry = {
+                "at": time.time(),
+                "model": model,
+                "kind": kind,
+                "turn": n,
+                "text": _text(body),
+            }
             with self.log.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(entry) + "\n")
         if kind == "summary":
@@ -79,8 +89,10 @@ class DebateScript:
             return Reply.error(400, f"scripted_debate: no script for model {model!r}")
         if kind == "position":
             return Reply.text(debater["position"])
+        if kind == "compact":
+            return Reply.text("Summary so far: the shell call in export_report was discussed.")
         turns: list[str] = debater["turns"]
-        text = turns[n] if n < len(turns) else "I pass: nothing to add."
+        text = turns[n] if n < len(turns) else "PASS"
         return Reply.text(text, delay=float(self.script.get("turn_delay", 0)))
 
 
