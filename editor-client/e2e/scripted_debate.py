@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 
 from scripted_llm import Reply, ScriptedLLM
 
-# How the engine asks a debater for its final position (prompts/debate/*.md): words its turn
-# prompts never use.
-POSITION_MARKERS = ("final position", "final-position", "closing statement")
+# How the engine asks a debater for its final position (prompts/debate/final_position.md):
+# words its turn prompts never use.
+POSITION_MARKER = "your final position"
 # A debater's own model folding older turns (prompts/debate/compact.md).
 COMPACT_MARKER = "keep the record of a code review debate"
 
@@ -43,12 +43,6 @@ def _text(body: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def _last_user(body: dict[str, Any]) -> str:
-    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
-    content = users[-1].get("content") if users else ""
-    return content if isinstance(content, str) else json.dumps(content)
-
-
 class DebateScript:
     def __init__(self, script: dict[str, Any], log: Path) -> None:
         self.script = script
@@ -62,7 +56,7 @@ class DebateScript:
             return "summary"
         if COMPACT_MARKER in _text(body):
             return "compact"
-        if any(k in _last_user(body).lower() for k in POSITION_MARKERS):
+        if POSITION_MARKER in _text(body).lower():
             return "position"
         return "turn"
 

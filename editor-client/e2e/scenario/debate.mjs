@@ -40,15 +40,17 @@ const SCRIPT = {
       position: 'An argument list costs nothing; do it.',
     },
   },
+  // The JSON of prompts/debate/summarizer.md (server/redline/debate/schemas.py).
   summary: {
-    consensus: ['The shell call in export_report is injectable through name and target_dir.'],
+    overview: 'Both positions find the shell call in export_report injectable and ask for an argument list.',
+    consensus: [{ point: 'The shell call in export_report is injectable through name and target_dir.', supported_by: ['Debater A', 'Debater B'] }],
     disagreements: [],
     action_items: [
       {
         title: ACTION_TITLE,
-        detail: 'Both debaters agree: `shell=True` with a formatted string lets `name` inject commands.',
+        detail: 'Both positions agree: `shell=True` with a formatted string lets `name` inject commands.',
         severity: 'High',
-        category: 'security',
+        category: 'Security',
         file: FILE,
         existing_code: SHELL_CODE,
         improved_code: '    return subprocess.call(["zip", "-r", f"{target_dir}/{name}.zip", f"reports/{name}"])',
