@@ -43,6 +43,15 @@ def _text(body: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _tail(model: str) -> str:
+    """litellm sends "openai/alice" as "alice": the script's names are matched without it."""
+    return model.rsplit("/", 1)[-1]
+
+
+def _model(body: dict[str, Any]) -> str:
+    return _tail(str(body.get("model", "")))
+
+
 class DebateScript:
     def __init__(self, script: dict[str, Any], log: Path) -> None:
         self.script = script
@@ -51,8 +60,8 @@ class DebateScript:
         self.lock = threading.Lock()
 
     def kind(self, body: dict[str, Any]) -> str:
-        model = str(body.get("model", ""))
-        if model == self.script["summarizer"]:
+        model = _model(body)
+        if model == _tail(self.script["summarizer"]):
             return "summary"
         if COMPACT_MARKER in _text(body):
             return "compact"
@@ -61,7 +70,7 @@ class DebateScript:
         return "turn"
 
     def __call__(self, body: dict[str, Any]) -> Reply:
-        model = str(body.get("model", ""))
+        model = _model(body)
         kind = self.kind(body)
         with self.lock:
             n = self.turns_taken.get(model, 0)
@@ -78,7 +87,7 @@ class DebateScript:
                 f.write(json.dumps(entry) + "\n")
         if kind == "summary":
             return Reply.text(json.dumps(self.script["summary"]))
-        debater = self.script["debaters"].get(model)
+        debater = {_tail(k): v for k, v in self.script["debaters"].items()}.get(model)
         if debater is None:
             return Reply.error(400, f"scripted_debate: no script for model {model!r}")
         if kind == "position":

@@ -70,10 +70,13 @@ export function debateBodyHtml(state: DebateState | undefined): string {
     for (const p of state.positions) parts.push(`<h3>${escapeHtml(p.label)}</h3>${renderMarkdown(p.text)}`);
     parts.push('</section>');
   }
+  if (state.ended) {
+    parts.push(`<p class="stopped ended">${escapeHtml(debateStatusLine(state))}</p>`);
+  }
   if (state.summary) {
     const failed = state.summary.failed ? '<p class="note">The summarizer failed: the positions are listed as they are.</p>' : '';
     parts.push(`<section class="summary"><h2>Summary</h2>${failed}${renderMarkdown(state.summary.markdown)}</section>`);
-  } else if (state.phase === 'concluding') {
+  } else if (state.phase === 'concluding' && !state.ended) {
     parts.push('<p class="empty">Writing the summary…</p>');
   }
   return parts.join('\n');

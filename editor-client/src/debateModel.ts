@@ -57,6 +57,8 @@ export interface DebateState {
   positions?: { label: string; text: string }[];
   summary?: { markdown: string; failed: boolean };
   final?: DebateFinal;
+  /** The task ended without its final event (`redline/reviewState` failed or cancelled). */
+  ended?: { how: 'failed' | 'cancelled'; text: string };
 }
 
 export function emptyDebate(taskId: string, folder: string): DebateState {
@@ -152,6 +154,12 @@ function apply(state: DebateState, e: DebateEventBody): DebateState {
   }
 }
 
+/** The debate's task failed or was cancelled (its `redline/reviewState`): over, with why. */
+export function withEnd(state: DebateState, how: 'failed' | 'cancelled', text: string): DebateState {
+  if (state.phase === 'finished') return state;
+  return { ...state, phase: 'finished', pending: [], ended: { how, text } };
+}
+
 /** The user sent words to interject: shown as queued until the server adds them. */
 export function withPending(state: DebateState, text: string): DebateState {
   return { ...state, pending: [...state.pending, text.trim()] };
@@ -204,6 +212,7 @@ export function debateStatusLine(state: DebateState): string {
     const who = speaking ? ` · ${speaking.label} is speaking…` : '';
     return `Debating: round ${round || 1}${rounds}${who}`;
   }
+  if (state.ended) return `Debate ${state.ended.how}${state.ended.text ? `: ${state.ended.text}` : ''}`;
   const why = state.stopped ? ` (${stopReason(state.stopped.reason)})` : '';
   if (state.phase === 'concluding') return `Debate over after ${taken} turn${taken === 1 ? '' : 's'}${why}: writing the summary…`;
   const f = state.final;
@@ -241,6 +250,6 @@ export function debateMarkdown(state: DebateState): string {
     if (state.summary.failed) out.push('_The summarizer failed: the positions are listed as they are._', '');
     out.push(state.summary.markdown.trim(), '');
   }
-  if (state.final) out.push(`_${debateStatusLine({ ...state, phase: 'finished' })}._`, '');
+  if (state.final || state.ended) out.push(`_${debateStatusLine({ ...state, phase: 'finished' })}._`, '');
   return out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd() + '\n';
 }

@@ -5,8 +5,8 @@
 import * as vscode from 'vscode';
 import { randomBytes } from 'crypto';
 import { RedlineClient } from './client';
-import { DEBATE_COMMANDS, DebateNotification, REQUESTS, ReportResult } from './protocol';
-import { DebateState, canSteer, emptyDebate, debateMarkdown, reduceDebate, withPending, withoutPending } from './debateModel';
+import { DEBATE_COMMANDS, DebateNotification, REQUESTS, ReportResult, ReviewStateEvent } from './protocol';
+import { DebateState, canSteer, emptyDebate, debateMarkdown, reduceDebate, withEnd, withPending, withoutPending } from './debateModel';
 import { debatePage, isDebateViewMessage, renderMessage } from './debateHtml';
 
 /** Deltas arrive a few words at a time: the page is redrawn at most this often. */
@@ -41,6 +41,15 @@ export class DebateView implements vscode.Disposable {
     if (this.debate?.taskId !== taskId) this.debate = emptyDebate(taskId, folder);
     this.setContext();
     this.reveal();
+    this.scheduleRender();
+  }
+
+  /** A debate's task that fails or is cancelled ends without its final event. */
+  onReviewState(e: ReviewStateEvent): void {
+    if (!this.debate || e.taskId !== this.debate.taskId) return;
+    if (e.state !== 'failed' && e.state !== 'cancelled') return;
+    this.debate = withEnd(this.debate, e.state, (e.state === 'failed' ? e.error : e.reason) ?? '');
+    this.setContext();
     this.scheduleRender();
   }
 

@@ -19,7 +19,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const report = new ReportView();
   const redline: RedlineClient = new RedlineClient(output, {
     onFindings: (p) => session.onFindings(p),
-    onReviewState: (e) => session.onReviewState(e),
+    onReviewState: (e) => {
+      session.onReviewState(e);
+      debate.onReviewState(e);
+    },
     onDebate: (e) => debate.onEvent(e),
     onRunningChanged: (running) => {
       if (running) session.serverUp();

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  DebateState, TurnEntry, canSteer, debateMarkdown, debateStatusLine, reduceDebate, withPending, withoutPending,
+  DebateState, TurnEntry, canSteer, debateMarkdown, debateStatusLine, reduceDebate, withEnd, withPending, withoutPending,
 } from '../src/debateModel';
 import { DebateEventBody, DebateNotification } from '../src/protocol';
 import { FOLDER } from './fixtures';
@@ -113,4 +113,16 @@ test('the Markdown export has the transcript in order, the positions and the sum
   assert.ok(at.every((i) => i >= 0), `missing: ${order.filter((_, i) => at[i] < 0)}`);
   assert.deepEqual([...at].sort((a, b) => a - b), at);
   assert.doesNotMatch(md, /\n{3}/);
+});
+
+test('a debate whose task failed is over, says why, and keeps what was said', () => {
+  const s = withEnd(withPending(run(STARTED, { event: 'note', text: 'said' }), 'x'), 'failed', 'no model for debater:security');
+  assert.equal(s.phase, 'finished');
+  assert.equal(canSteer(s), false);
+  assert.deepEqual(s.pending, []);
+  assert.equal(debateStatusLine(s), 'Debate failed: no model for debater:security');
+  assert.equal(s.entries.length, 1);
+  const done = reduceDebate(run(STARTED), ev({ event: 'final', findings: 0 }));
+  assert.equal(withEnd(done, 'cancelled', 'late'), done); // a finished debate stays as it ended
+  assert.match(debateMarkdown(s), /_Debate failed: no model for debater:security\._/);
 });

@@ -205,7 +205,7 @@ export async function debate(ctx) {
     const at = panel.articles.findIndex((a) => a.cls.includes('interjection') && a.text.includes(INTERJECTION));
     check(at > 0 && at < panel.articles.length - 1, `the interjection is not between two turns: ${JSON.stringify(panel.articles.map((a) => a.h3))}`);
     const next = panel.articles.slice(at + 1).find((a) => a.cls.includes('turn'));
-    const nextModel = next.speaker === 'security' ? ALICE : BOB;
+    const nextModel = (next.speaker === 'security' ? ALICE : BOB).split('/').pop(); // as litellm sends it
     const nextIndex = next.round - 1;
     const requests = requestsLogged(requestsLog);
     const turnRequests = requests.filter((r) => r.kind === 'turn');
