@@ -6,7 +6,7 @@
 // the extension renders (`render` messages) without reloading the page, so what the user is
 // typing in the interjection box survives the stream of turns, and it posts the user's
 // interjection, Stop and Export back. No script ever comes from the content.
-import { DebateState, TurnEntry, canSteer, debateStatusLine, stopReason, turnHeading, turnMeta } from './debateModel';
+import { DebateState, TurnEntry, canSteer, debateStatusLine, debatedScope, stopReason, turnHeading, turnMeta } from './debateModel';
 import { REPORT_STYLE, contentSecurityPolicy, escapeHtml, renderMarkdown } from './reportHtml';
 
 /** What the page's script posts to the extension. */
@@ -45,7 +45,7 @@ function turnHtml(t: TurnEntry): string {
 export function debateBodyHtml(state: DebateState | undefined): string {
   if (state === undefined) return '<p class="empty">No debate yet: run "Redline: Start Debate…".</p>';
   const parts: string[] = [];
-  parts.push(`<h1>Debate: ${escapeHtml(state.scopeLabel || 'starting…')}</h1>`);
+  parts.push(`<h1>Debate: ${escapeHtml(debatedScope(state) || 'starting…')}</h1>`);
   if (state.debaters.length > 0) {
     const who = state.debaters.map((d) => `<li><strong>${escapeHtml(d.label)}</strong> <span class="meta">${escapeHtml(d.model)}</span></li>`);
     parts.push(`<ul class="debaters">${who.join('')}</ul>`);

@@ -173,6 +173,12 @@ export function withoutPending(state: DebateState, text: string): DebateState {
 
 // -- text ------------------------------------------------------------------------------------
 
+/** What is debated, for a title that already says "Debate": the engine's scope label is
+ *  "debate: branch x vs main …" (server/redline/debate/run.py), its own prefix left out here. */
+export function debatedScope(state: DebateState): string {
+  return state.scopeLabel.replace(/^debate:\s*/i, '');
+}
+
 export function turnHeading(t: TurnEntry): string {
   return `Round ${t.round} · ${t.label}`;
 }
@@ -225,7 +231,7 @@ export function debateStatusLine(state: DebateState): string {
 /** The debate as Markdown, from the events alone: the export when the server's report is not
  *  this debate's. The transcript quotes models, so their text is kept as they wrote it. */
 export function debateMarkdown(state: DebateState): string {
-  const out: string[] = [`# Redline debate: ${state.scopeLabel || 'change'}`, ''];
+  const out: string[] = [`# Redline debate: ${debatedScope(state) || 'change'}`, ''];
   if (state.debaters.length > 0) {
     out.push('Debaters: ' + state.debaters.map((d) => `${d.label} (${d.model})`).join(', ') + '.', '');
   }

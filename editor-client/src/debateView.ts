@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { randomBytes } from 'crypto';
 import { RedlineClient } from './client';
 import { DEBATE_COMMANDS, DebateNotification, REQUESTS, ReportResult, ReviewStateEvent } from './protocol';
-import { DebateState, canSteer, emptyDebate, debateMarkdown, reduceDebate, withEnd, withPending, withoutPending } from './debateModel';
+import { DebateState, canSteer, debatedScope, emptyDebate, debateMarkdown, reduceDebate, withEnd, withPending, withoutPending } from './debateModel';
 import { debatePage, isDebateViewMessage, renderMessage } from './debateHtml';
 
 /** Deltas arrive a few words at a time: the page is redrawn at most this often. */
@@ -77,7 +77,7 @@ export class DebateView implements vscode.Disposable {
     } else {
       this.panel.reveal(undefined, true);
     }
-    this.panel.title = this.debate?.scopeLabel ? `Redline Debate: ${this.debate.scopeLabel}` : 'Redline Debate';
+    this.setTitle();
   }
 
   private onMessage(m: unknown): void {
@@ -129,6 +129,12 @@ export class DebateView implements vscode.Disposable {
     if (open) await vscode.window.showTextDocument(target);
   }
 
+  private setTitle(): void {
+    if (this.panel === undefined) return;
+    const scope = this.debate ? debatedScope(this.debate) : '';
+    this.panel.title = scope ? `Redline Debate: ${scope}` : 'Redline Debate';
+  }
+
   private setContext(): void {
     void vscode.commands.executeCommand('setContext', 'redlineClient.debating', canSteer(this.debate));
   }
@@ -143,7 +149,7 @@ export class DebateView implements vscode.Disposable {
 
   private render(): void {
     if (this.panel === undefined) return;
-    if (this.debate?.scopeLabel) this.panel.title = `Redline Debate: ${this.debate.scopeLabel}`;
+    this.setTitle();
     void this.panel.webview.postMessage(renderMessage(this.debate));
   }
 

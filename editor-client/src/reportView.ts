@@ -13,10 +13,12 @@ export class ReportView implements vscode.Disposable {
     return this.panel !== undefined;
   }
 
-  /** Replace the report and reveal the panel. */
-  show(markdown: string | null, title?: string): void {
+  /** Replace the report and reveal the panel; with `reveal` false, an open panel is updated
+   *  where it is (not brought in front of the debate panel that shares its editor group). */
+  show(markdown: string | null, title?: string, reveal = true): void {
     this.sections = markdown ? [{ markdown }] : [];
-    this.ensurePanel(title);
+    if (reveal || this.panel === undefined) this.ensurePanel(title);
+    else this.panel.title = title ? `Redline: ${title}` : 'Redline Report';
     this.render();
   }
 

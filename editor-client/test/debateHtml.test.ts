@@ -9,7 +9,7 @@ const run = (...bodies: DebateEventBody[]): DebateState =>
   bodies.reduce((s, b) => reduceDebate(s, { folder: FOLDER, taskId: 't1', ...b }), emptyDebate('t1', FOLDER));
 
 const STARTED: DebateEventBody = {
-  event: 'started', rounds: 1, scopeLabel: 'branch <x>',
+  event: 'started', rounds: 1, scopeLabel: 'debate: branch <x>',
   debaters: [{ name: 'security', label: 'Security', model: 'openai/alice' }, { name: 'perf', label: 'Perf', model: 'openai/bob' }],
 };
 
