@@ -93,7 +93,8 @@ export function renderMessage(state: DebateState | undefined): RenderMessage {
 }
 
 const STYLE = `${REPORT_STYLE}
-body { padding-bottom: 9em; }
+body { padding-bottom: 10em; }
+h1 { font-size: 1.4em; }
 .debaters { list-style: none; padding: 0; display: flex; gap: 1.5em; flex-wrap: wrap; }
 .meta { opacity: .75; font-size: .9em; }
 article { border-left: 3px solid var(--vscode-panel-border); padding: .2em 0 .2em .9em; margin: 1em 0; }

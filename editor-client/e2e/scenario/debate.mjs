@@ -106,6 +106,20 @@ function requestsLogged(file) {
   return readFileSync(file, 'utf-8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 }
 
+// The debate panel for docs/images/vscode-debate.png: its editor group maximized and the bottom
+// panel hidden for the shot, the transcript scrolled to the interjection; then back as it was.
+async function screenshot(page, frame, file) {
+  const run = (title) => palette(page, title).then(() => page.waitForTimeout(400), (err) => log(`  (screenshot layout: ${err.message})`));
+  await run('View: Hide Panel');
+  await run('View: Toggle Maximize Editor Group');
+  await frame.evaluate(() => document.querySelector('article.interjection')?.scrollIntoView({ block: 'start' }));
+  await frame.evaluate(() => window.scrollBy(0, -260));
+  await page.mouse.move(700, 850);
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: file });
+  await run('View: Toggle Maximize Editor Group');
+}
+
 export async function debate(ctx) {
   const { page, tmp, env, redline, here, artifacts } = ctx;
   const { step, pass, shot, figures } = ctx.steps;
@@ -222,9 +236,7 @@ export async function debate(ctx) {
     const steer = Object.fromEntries(panel.steer);
     check(!steer['interject-text'] && !steer['interject-send'] && !steer.stop, `the interjection box or Stop is still enabled after the debate: ${JSON.stringify(panel.steer)}`);
     check(steer.export, 'Export Markdown is not enabled after the debate');
-    await page.mouse.move(900, 300);
-    await frame.evaluate(() => window.scrollTo(0, 0));
-    await page.screenshot({ path: path.join(artifacts, 'debate.png') });
+    await screenshot(page, frame, path.join(artifacts, 'debate.png'));
     pass('debate', `${turns.length} turns in order (${turns.map((a) => a.h3).join(', ')}); the interjection reached ${next.h3} (${nextModel}) and no earlier turn; the summarizer saw no debater model; the summary names "${ACTION_TITLE}"; steering disabled, Export enabled`);
   });
 
@@ -235,7 +247,7 @@ export async function debate(ctx) {
     await page.locator('.tabs-container .tab.active', { hasText: path.basename(FILE) }).first().waitFor({ timeout: STEP_TIMEOUT });
     let lines = [];
     for (const deadline = Date.now() + STEP_TIMEOUT; ; await page.waitForTimeout(200)) {
-      lines = await squiggleLines(page);
+      lines = await squiggleLines(page, sel.activeEditor); // the debate panel's group: reports.py opened there
       if (lines.some((l) => l.line === SHELL_LINE) || Date.now() > deadline) break;
     }
     log(`  squiggles: ${JSON.stringify(lines)}`);
