@@ -113,7 +113,7 @@ async function screenshot(page, frame, file) {
   await run('View: Hide Panel');
   await run('View: Toggle Maximize Editor Group');
   await frame.evaluate(() => document.querySelector('article.interjection')?.scrollIntoView({ block: 'start' }));
-  await frame.evaluate(() => window.scrollBy(0, -260));
+  await frame.evaluate(() => window.scrollBy(0, -330));
   await page.mouse.move(700, 850);
   await page.waitForTimeout(300);
   await page.screenshot({ path: file });
