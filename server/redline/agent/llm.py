@@ -150,8 +150,10 @@ class LLMClient:
         key = self.settings.models.api_key
         if role in self._assigned:
             mine, base = self._assigned[role]
+            # As for fallbacks: the shared api_base and key go only to the default model's
+            # provider (with no default model, [models] describes the one endpoint there is).
             default = self.settings.models.model
-            same = default is not None and provider_of(default) == provider_of(mine)
+            same = default is None or provider_of(default) == provider_of(mine)
             shared_base = self.settings.models.api_base if same else None
             return [(mine, base or shared_base, key if same else None)]
         model, api_base, fallbacks = self.settings.models.for_role(role)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from redline.agent.llm import BudgetExceeded, LLMClient, LLMError, RequestCapReached, ToolCall
+from redline.agent.outcomes import DeltaCallback
 from redline.agent.session import Session
 from redline.agent.toolkit import ToolExecutor, ToolRegistry
 from redline.agent.usage import Usage
@@ -80,10 +81,15 @@ class Agent:
         self.executor = executor if executor is not None else ToolExecutor(registry)
 
     async def run(
-        self, task: str | list[dict[str, Any]], *, max_steps: int | None = None
+        self,
+        task: str | list[dict[str, Any]],
+        *,
+        max_steps: int | None = None,
+        on_delta: DeltaCallback | None = None,
     ) -> AgentResult:
         """Run one task; `max_steps` lowers this run's limit (e.g. a follow-up that must stay
-        within what an earlier run left of a shared budget)."""
+        within what an earlier run left of a shared budget). With `on_delta`, every answer is
+        streamed to it as it arrives (a debater's turn shown live)."""
         limit = self.max_steps if max_steps is None else max_steps
         session = Session.start(self.system_prompt, task)
         tools = self.registry.specs() or None
@@ -106,7 +112,11 @@ class Agent:
             session.fit(self.client.context_limit(self.role))
             try:
                 response = await self.client.complete(
-                    self.role, session.messages, tools=tools, max_tokens=self.max_tokens
+                    self.role,
+                    session.messages,
+                    tools=tools,
+                    max_tokens=self.max_tokens,
+                    on_delta=on_delta,
                 )
             except BudgetExceeded as e:
                 return stop("budget", str(e))

@@ -11,13 +11,14 @@ Linear in the number of findings: reports with thousands of findings are benchma
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from redline.model import AnalyzerRun, AnchorState, Finding, FixState, Review, Severity
+from redline.report.debate_markdown import debate_sections, debate_summary
+from redline.report.markup import fenced as fenced
+from redline.report.markup import inline_code as inline_code
 from redline.report.sanitize import sanitize_inline, sanitize_markdown
 
-_BACKTICKS = re.compile(r"`+")
 # A long file list helps nobody; the JSON report keeps them all.
 _MAX_LISTED_FILES = 100
 
@@ -36,7 +37,12 @@ _FILENAMES = {"dockerfile": "dockerfile", "makefile": "makefile"}
 
 
 def render_markdown(review: Review) -> str:
-    out: list[str] = [f"# Redline review: {sanitize_inline(review.scope_label)}", ""]
+    debate = review.debate
+    what = "debate" if debate is not None else "review"
+    label = (
+        review.scope_label.removeprefix("debate: ") if debate is not None else review.scope_label
+    )
+    out: list[str] = [f"# Redline {what}: {sanitize_inline(label)}", ""]
     out.append(_summary_line(review))
     out.append("")
     offline = not review.coverage.models
@@ -45,14 +51,19 @@ def render_markdown(review: Review) -> str:
             "> Offline review: no model ran. These results come from static analyzers only.",
             "",
         ]
-    if review.summary:
+    # A debate's summary is the neutral summary; a review summary equal to it is not repeated.
+    if review.summary and (debate is None or review.summary != debate.summary_markdown):
         out += ["## Summary", "", sanitize_markdown(review.summary).strip(), ""]
+    if debate is not None:
+        debate_summary(debate, out)
     if review.findings:
         _findings(review.findings, out)
     elif review.failure is not None:
         out += ["No findings: the review did not complete.", ""]
     else:
         out += ["No findings.", ""]
+    if debate is not None:
+        debate_sections(debate, out)
     _coverage(review, out)
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -64,22 +75,6 @@ def language_for(path: str) -> str:
         return _FILENAMES[name]
     dot = name.rfind(".")
     return _LANGUAGES.get(name[dot:], "") if dot > 0 else ""
-
-
-def fenced(code: str, language: str = "") -> str:
-    """A fenced block that no backtick run inside `code` can close early."""
-    longest = max((len(m) for m in _BACKTICKS.findall(code)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{language}\n{code}\n{fence}"
-
-
-def inline_code(text: str) -> str:
-    """A code span that survives backticks inside the text."""
-    text = " ".join(text.split())
-    longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def location(finding: Finding) -> str:
