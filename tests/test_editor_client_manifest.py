@@ -46,6 +46,7 @@ def test_every_palette_review_command_is_there(manifest: dict[str, Any]) -> None
         "Redline: Review Commit…",
         "Redline: Review Pull Request…",
         "Redline: Ask Redline…",
+        "Redline: Start Debate…",
         "Redline: Cancel Review",
         "Redline: Rerun Review",
         "Redline: Clear Findings",

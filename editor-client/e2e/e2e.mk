@@ -7,7 +7,8 @@
 # installed when running as root, else the rule says how.
 #   make e2e             the test (prints each check, palette → first squiggle; exit 1 on failure,
 #                        with a screenshot per step and the logs in editor-client/e2e/artifacts/)
-#   make e2e-screenshot  the test, then docs/images/vscode-sidebar.png from its sidebar shot
+#   make e2e-screenshot  the test, then docs/images/vscode-sidebar.png and vscode-debate.png from
+#                        its sidebar and debate panel shots
 
 E2E          := editor-client/e2e
 E2E_NODE     := $(E2E)/node_modules/node/bin/node
@@ -55,6 +56,7 @@ endif
 e2e-screenshot: e2e
 	mkdir -p docs/images
 	cp $(E2E)/artifacts/sidebar.png docs/images/vscode-sidebar.png
+	cp $(E2E)/artifacts/debate.png docs/images/vscode-debate.png
 
 e2e-clean:
 	rm -rf $(E2E)/node_modules $(E2E)/artifacts

@@ -84,6 +84,7 @@ export function createHarness({ here, artifacts, keep }) {
   const codeServerBin = path.join(here, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
   let codeServer = null;
   let browser = null;
+  const services = []; // helper processes a scenario started (the scripted models), with their logs
 
   function run(cmd, args, what) {
     const r = spawnSync(cmd, args, { env, encoding: 'utf-8', timeout: 120_000 });
@@ -154,7 +155,22 @@ export function createHarness({ here, artifacts, keep }) {
     return procs.filter((p) => (p.args === `${redline} lsp` || p.args.endsWith(` ${redline} lsp`)) && under(p.pid)).map((p) => [p.pid, p.args]);
   }
 
+  // A helper process for the rest of the run (its own process group, its output in `<name>.log`
+  // of the temporary directory, saved with the logs); killed with code-server at the end.
+  function startService(name, cmd, args) {
+    const logFile = path.join(tmp, `${name}.log`);
+    const fd = openSync(logFile, 'a');
+    const child = spawn(cmd, args, { env, stdio: ['ignore', fd, fd], detached: true });
+    services.push({ child, logFile });
+    return { child, logFile };
+  }
+
   async function cleanup() {
+    for (const { child } of services) {
+      try {
+        if (child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+    }
     if (browser) await Promise.race([browser.close().catch(() => {}), new Promise((r) => setTimeout(r, 5000))]);
     if (codeServer && codeServer.exitCode === null) {
       // The whole process group: code-server, its extension host and the `redline lsp` it started.
@@ -173,6 +189,7 @@ export function createHarness({ here, artifacts, keep }) {
   function saveLogs() {
     try {
       if (existsSync(serverLog)) cpSync(serverLog, path.join(artifacts, 'code-server.log'));
+      for (const { logFile } of services) if (existsSync(logFile)) cpSync(logFile, path.join(artifacts, path.basename(logFile)));
       const logs = path.join(userData, 'logs');
       if (existsSync(logs)) cpSync(logs, path.join(artifacts, 'vscode-logs'), { recursive: true });
     } catch {}
@@ -201,5 +218,5 @@ export function createHarness({ here, artifacts, keep }) {
     return { disarm: () => clearTimeout(timer), fired: () => fired };
   }
 
-  return { tmp, env, stepsDir, codeServerBin, run, writeSettings, installExtension, startCodeServer, openChromium, serverProcesses, saveLogs, exit, overallTimeout };
+  return { tmp, env, stepsDir, codeServerBin, run, writeSettings, installExtension, startCodeServer, openChromium, serverProcesses, startService, saveLogs, exit, overallTimeout };
 }

@@ -17,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createHarness } from './harness.mjs';
+import { debate } from './scenario/debate.mjs';
 import { failedReviewAndCrash, noErrorLeftOnScreen } from './scenario/failures.mjs';
 import { firstReview } from './scenario/first-review.mjs';
 import { applyFixFromSidebar, quickFixAndDismiss } from './scenario/fix-and-dismiss.mjs';
@@ -52,6 +53,7 @@ const SCENARIO = [
   exportReport,
   failedReviewAndCrash,
   openUserConfiguration,
+  debate, // after the configuration step: the debaters are set in that file
   noErrorLeftOnScreen,
 ];
 
@@ -87,7 +89,7 @@ try {
   checkPrerequisites(ctx);
   for (const part of SCENARIO) await part(ctx);
   timeout.disarm();
-  ctx.steps.printSummary([path.join(artifacts, 'sidebar.png'), path.join(artifacts, 'report.png')]);
+  ctx.steps.printSummary(['sidebar.png', 'report.png', 'debate.png'].map((f) => path.join(artifacts, f)));
   await harness.exit(0);
 } catch (err) {
   if (!timeout.fired()) {

@@ -16,6 +16,7 @@ export const sel = {
   activitybar: '#workbench\\.parts\\.activitybar',
   problemsRows: '.markers-panel .monaco-list-row',
   editor: '.editor-instance .monaco-editor',
+  activeEditor: '.editor-group-container.active .editor-instance .monaco-editor',
   squiggle: '.monaco-editor .squiggly-error, .monaco-editor .squiggly-warning, .monaco-editor .squiggly-info',
   errorShown: '.monaco-dialog-box, .notifications-toasts .notification-list-item .codicon-error',
 };
@@ -103,8 +104,8 @@ export async function openQuickFix(page, row) {
 }
 
 // The squiggles in the editor, as {line, kind}: each decoration's top matched to a line number.
-export async function squiggleLines(page) {
-  return page.locator(sel.editor).first().evaluate((ed) => {
+export async function squiggleLines(page, editor = sel.editor) {
+  return page.locator(editor).first().evaluate((ed) => {
     const numbers = [...ed.querySelectorAll('.margin-view-overlays .line-numbers')].map((n) => ({
       line: Number(n.textContent.trim()),
       top: n.getBoundingClientRect().top,

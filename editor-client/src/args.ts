@@ -1,5 +1,5 @@
 // Arguments for the server's commands, built from what the user picked or typed. Pure.
-import { ReviewArgs } from './protocol';
+import { DebateArgs, ReviewArgs } from './protocol';
 
 function withFolder(args: ReviewArgs, folder: string | undefined): ReviewArgs {
   return folder ? { ...args, folder } : args;
@@ -129,4 +129,35 @@ export function serverErrorMessage(error: unknown, method?: string): string {
     ? String((error as { message: unknown }).message)
     : String(error);
   return raw.replace(/^redline\.[A-Za-z]+: /, '');
+}
+
+export function rangeArgs(range: string, folder?: string): ReviewArgs {
+  return withFolder({ scope: 'range', range: range.trim() }, folder);
+}
+
+const RANGE = /^[^\s.][^\s]*?\.\.\.?[^\s.][^\s]*$/;
+
+/** 'A..B' or 'A...B' (server/redline/requests.py): an error to show, or undefined. */
+export function rangeError(input: string): string | undefined {
+  return RANGE.test(input.trim()) ? undefined : 'Enter a range: A..B, or A...B from their merge-base (e.g. main..HEAD).';
+}
+
+/** The most rounds a debate may take (server/redline/config_models.py DebateSettings.rounds). */
+export const MAX_ROUNDS = 20;
+
+export type RoundsParse = { ok: true; rounds: number | undefined } | { ok: false; error: string };
+
+/** The rounds box: empty means the server's default (the user's `[debate] rounds`). */
+export function parseRounds(input: string): RoundsParse {
+  const text = input.trim();
+  if (text === '') return { ok: true, rounds: undefined };
+  if (!/^[0-9]{1,3}$/.test(text) || Number(text) < 1 || Number(text) > MAX_ROUNDS) {
+    return { ok: false, error: `A number of rounds from 1 to ${MAX_ROUNDS}, or empty for your configured default.` };
+  }
+  return { ok: true, rounds: Number(text) };
+}
+
+/** `redline.debate` arguments: the scope picked, and the rounds only when the user gave them. */
+export function debateArgs(scope: ReviewArgs, rounds: number | undefined): DebateArgs {
+  return rounds === undefined ? { ...scope } : { ...scope, rounds };
 }

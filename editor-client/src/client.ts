@@ -12,13 +12,14 @@ import {
   ShowMessageNotification,
   State,
 } from 'vscode-languageclient/node';
-import { FindingsPayload, NOTIFICATIONS, ReviewStateEvent } from './protocol';
+import { DebateNotification, FindingsPayload, NOTIFICATIONS, ReviewStateEvent } from './protocol';
 import { findServer } from './serverDiscovery.vscode';
 import { serverErrorMessage } from './args';
 
 export interface ClientEvents {
   onFindings(payload: FindingsPayload): void;
   onReviewState(event: ReviewStateEvent): void;
+  onDebate(event: DebateNotification): void;
   onRunningChanged(running: boolean): void;
   /** There is no server (not found, did not start, stopped): why, for the status bar. */
   onServerDown(reason: string): void;
@@ -74,6 +75,7 @@ export class RedlineClient implements vscode.Disposable {
     const client = new LanguageClient('redline', 'Redline', serverOptions, clientOptions);
     client.onNotification(NOTIFICATIONS.findings, (p: FindingsPayload) => this.events.onFindings(p));
     client.onNotification(NOTIFICATIONS.reviewState, (e: ReviewStateEvent) => this.events.onReviewState(e));
+    client.onNotification(NOTIFICATIONS.debate, (e: DebateNotification) => this.events.onDebate(e));
     // Replaces the client's default: the same display, but remembered, so a command's error answer
     // that repeats it is not shown twice.
     client.onNotification(ShowMessageNotification.type, (m) => this.showServerMessage(m.type, m.message));

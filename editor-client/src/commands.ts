@@ -5,11 +5,13 @@ import { RedlineClient } from './client';
 import { Session } from './session';
 import { FindingsView, openFinding } from './findingsView';
 import { FindingNode } from './findingsModel';
-import { ReviewArgs } from './protocol';
+import { DEBATE_COMMANDS, ReviewArgs } from './protocol';
 import {
-  askArgs, branchArgs, chooseFixAction, chooseFolder, findingClipboardText, stagedArgs, uncommittedArgs,
+  askArgs, branchArgs, chooseFixAction, chooseFolder, debateArgs, findingClipboardText, parseRounds, stagedArgs, uncommittedArgs,
 } from './args';
-import { askPullRequest, pickBranch, pickCommit } from './pickers';
+import { askPullRequest, pickBranch, pickCommit, pickScope } from './pickers';
+import { DebateView } from './debateView';
+import { canSteer } from './debateModel';
 import { exportReport } from './export';
 import { openUserConfig } from './userConfig';
 
@@ -17,6 +19,7 @@ export interface CommandDeps {
   client: RedlineClient;
   session: Session;
   tree: FindingsView;
+  debate: DebateView;
   output: vscode.OutputChannel;
   onStatusBarClick(): Promise<void>;
 }
@@ -27,7 +30,7 @@ function currentFolder(): string | undefined {
 }
 
 export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
-  const { client, session, tree, output } = deps;
+  const { client, session, tree, output, debate } = deps;
 
   const review = async (args: ReviewArgs | undefined) => {
     if (!args) return;
@@ -91,7 +94,51 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       await client.command('redline.dismiss', { id: node.finding.id, reason });
     }),
     register('applyFix', (node: FindingNode) => applyFix(node)),
+    register('startDebate', () => startDebate(client, debate, output)),
+    register('interjectDebate', async () => {
+      if (!canSteer(debate.state)) {
+        void vscode.window.showInformationMessage('Redline: no debate is running.');
+        return;
+      }
+      const text = await vscode.window.showInputBox({
+        title: 'Interject in the Debate',
+        prompt: 'Your words go into the transcript before the next turn.',
+        ignoreFocusOut: true,
+        validateInput: (t) => (t.trim() ? undefined : 'Say something, or press Escape.'),
+      });
+      if (text !== undefined) await debate.interject(text);
+    }),
+    register('stopDebate', () => debate.stop()),
+    register('showDebate', () => debate.reveal()),
+    register('exportDebate', () => debate.exportMarkdown()),
   ];
+}
+
+/** Start Debate…: a scope, the rounds (empty: the server's default), then `redline.debate`; the
+ *  panel opens on the server's first event. */
+async function startDebate(client: RedlineClient, debate: DebateView, output: vscode.OutputChannel): Promise<void> {
+  const folder = currentFolder();
+  const scope = await pickScope(client, folder, 'Start Debate…');
+  if (!scope) return;
+  const rounds = await vscode.window.showInputBox({
+    title: 'Start Debate…',
+    prompt: 'How many rounds? Empty: your configured default ([debate] rounds, 3 unless set).',
+    placeHolder: 'default',
+    ignoreFocusOut: true,
+    validateInput: (text) => {
+      const parsed = parseRounds(text);
+      return parsed.ok ? undefined : parsed.error;
+    },
+  });
+  if (rounds === undefined) return;
+  const parsed = parseRounds(rounds);
+  if (!parsed.ok) return;
+  const args = debateArgs(scope, parsed.rounds);
+  const started = await client.command<{ taskId: string }>(DEBATE_COMMANDS.start, args);
+  if (!started) return;
+  output.appendLine(`Debate ${started.taskId} started: ${JSON.stringify(args)}`);
+  const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.toString());
+  debate.begin(started.taskId, folder ?? folders[0] ?? '');
 }
 
 /** Apply the quick fix the server offers for this finding: the same code action the light bulb

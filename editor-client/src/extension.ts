@@ -7,6 +7,7 @@ import { StatusBar } from './statusBar';
 import { ReportView } from './reportView';
 import { Session } from './session';
 import { registerCommands } from './commands';
+import { DebateView } from './debateView';
 
 let client: RedlineClient | undefined;
 
@@ -18,22 +19,31 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const report = new ReportView();
   const redline: RedlineClient = new RedlineClient(output, {
     onFindings: (p) => session.onFindings(p),
-    onReviewState: (e) => session.onReviewState(e),
+    onReviewState: (e) => {
+      session.onReviewState(e);
+      debate.onReviewState(e);
+    },
+    onDebate: (e) => debate.onEvent(e),
     onRunningChanged: (running) => {
       if (running) session.serverUp();
-      else session.reset(); // what a stopped server showed is gone with it
+      else {
+        session.reset(); // what a stopped server showed is gone with it
+        debate.serverGone();
+      }
     },
     onServerDown: (reason) => session.serverDown(reason),
   });
   const session = new Session(store, tree, statusBar, report, () => redline);
+  const debate = new DebateView(() => redline, output);
   client = redline;
 
   context.subscriptions.push(
-    output, tree, statusBar, report, redline,
+    output, tree, statusBar, report, debate, redline,
     ...registerCommands({
       client: redline,
       session,
       tree,
+      debate,
       output,
       onStatusBarClick: () => statusBar.onClick(async () => {
         await vscode.commands.executeCommand('redlineClient.cancel');

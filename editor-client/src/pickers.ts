@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { RedlineClient } from './client';
 import { RefsResult, REQUESTS, ReviewArgs } from './protocol';
-import { branchArgs, commitArgs, parsePullRequest, prArgs } from './args';
+import { branchArgs, commitArgs, parsePullRequest, prArgs, rangeArgs, rangeError, stagedArgs, uncommittedArgs } from './args';
 
 async function refs(client: RedlineClient, folder: string | undefined): Promise<RefsResult | undefined> {
   return client.request<RefsResult>(REQUESTS.refs, folder ? { folder, limit: 50 } : { limit: 50 });
@@ -65,4 +65,31 @@ export async function askPullRequest(folder: string | undefined): Promise<Review
   if (value === undefined) return undefined;
   const parsed = parsePullRequest(value);
   return parsed.ok ? prArgs(parsed.value, folder) : undefined;
+}
+
+export async function askRange(folder: string | undefined, title = 'Range…'): Promise<ReviewArgs | undefined> {
+  const value = await vscode.window.showInputBox({
+    title,
+    prompt: 'A..B (the commits of B not in A), or A...B (B against its merge-base with A)',
+    placeHolder: 'main..HEAD',
+    ignoreFocusOut: true,
+    validateInput: rangeError,
+  });
+  return value === undefined ? undefined : rangeArgs(value, folder);
+}
+
+/** Every scope a review can take, in one quick pick (the debate's "what to argue about"). */
+export async function pickScope(client: RedlineClient, folder: string | undefined, title: string): Promise<ReviewArgs | undefined> {
+  const base = vscode.workspace.getConfiguration('redline').get<string>('baseBranch');
+  const choices: { label: string; detail: string; pick: () => Promise<ReviewArgs | undefined> }[] = [
+    { label: 'Uncommitted changes', detail: 'staged and unstaged', pick: async () => uncommittedArgs(folder) },
+    { label: 'Staged changes', detail: 'what the next commit holds', pick: async () => stagedArgs(folder) },
+    { label: 'Current branch', detail: base?.trim() ? `against ${base.trim()}` : 'against the default base', pick: async () => branchArgs(base, folder) },
+    { label: 'Branch against…', detail: 'pick the base branch', pick: () => pickBranch(client, folder) },
+    { label: 'Commit…', detail: 'pick one commit', pick: () => pickCommit(client, folder) },
+    { label: 'Range…', detail: 'A..B or A...B', pick: () => askRange(folder, title) },
+    { label: 'Pull request…', detail: 'number or URL', pick: () => askPullRequest(folder) },
+  ];
+  const picked = await vscode.window.showQuickPick(choices, { title, placeHolder: 'What should the debaters argue about?', ignoreFocusOut: true });
+  return picked ? picked.pick() : undefined;
 }

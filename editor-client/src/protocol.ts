@@ -93,6 +93,38 @@ export interface UserConfigResult {
   created: boolean;
 }
 
+/** `redline.debate` arguments: a review scope plus the rounds (absent: the server's default). */
+export interface DebateArgs extends ReviewArgs {
+  rounds?: number;
+}
+
+export interface DebaterInfo {
+  name: string;
+  label: string;
+  model: string;
+}
+
+export type TurnKind = 'turn' | 'pass' | 'skipped' | 'stopped';
+
+/** The `event` field of `redline/debate` and its fields (server/redline/debate/events.py). */
+export type DebateEventBody =
+  | { event: 'started'; debaters: DebaterInfo[]; rounds: number; scopeLabel: string }
+  | { event: 'turnStarted'; round: number; speaker: string; label: string; model: string }
+  | { event: 'delta'; round: number; speaker: string; text: string }
+  | {
+    event: 'turnFinished'; round: number; speaker: string; label: string; kind: TurnKind; text: string;
+    note?: string | null; tokens?: number; latencyMs?: number; toolCalls?: number;
+  }
+  | { event: 'interjection'; round: number; text: string }
+  | { event: 'note'; text: string }
+  | { event: 'stopped'; reason: string; text: string }
+  | { event: 'summaries'; positions: { label: string; text: string }[] }
+  | { event: 'summary'; markdown: string; failed: boolean }
+  | { event: 'final'; findings: number; counts?: Partial<Record<Severity, number>>; tokens?: number; costUsd?: number | null };
+
+/** `redline/debate`: one event of a running debate. */
+export type DebateNotification = DebateEventBody & { folder: string; taskId: string };
+
 export const REQUESTS = {
   report: 'redline/report',
   refs: 'redline/refs',
@@ -102,4 +134,12 @@ export const REQUESTS = {
 export const NOTIFICATIONS = {
   findings: 'redline/findings',
   reviewState: 'redline/reviewState',
+  debate: 'redline/debate',
+} as const;
+
+/** The server's debate commands (`workspace/executeCommand`). */
+export const DEBATE_COMMANDS = {
+  start: 'redline.debate',
+  interject: 'redline.debateInterject',
+  stop: 'redline.debateStop',
 } as const;

@@ -41,11 +41,14 @@ export function escapeHtml(text: string): string {
   return md.utils.escapeHtml(text);
 }
 
-export function contentSecurityPolicy(nonce: string): string {
-  return `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'none'; script-src 'none'; font-src 'none'; connect-src 'none'; form-action 'none'; frame-src 'none'`;
+/** No network, no images; scripts only with `script: true`, and then only the page's own
+ *  (the one element carrying the nonce), never an inline handler or one from the content. */
+export function contentSecurityPolicy(nonce: string, options: { script?: boolean } = {}): string {
+  const script = options.script ? `'nonce-${nonce}'` : "'none'";
+  return `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'none'; script-src ${script}; font-src 'none'; connect-src 'none'; form-action 'none'; frame-src 'none'`;
 }
 
-const STYLE = `
+export const REPORT_STYLE = `
 body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); padding: 0 1.5em 2em; line-height: 1.5; }
 pre, code { font-family: var(--vscode-editor-font-family); }
 pre { background: var(--vscode-textCodeBlock-background); padding: .6em; overflow-x: auto; }
@@ -66,6 +69,6 @@ export function reportPage(sections: readonly ReportSection[], nonce: string): s
 <html lang="en"><head><meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy(nonce)}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<style nonce="${nonce}">${STYLE}</style><title>Redline Report</title></head>
+<style nonce="${nonce}">${REPORT_STYLE}</style><title>Redline Report</title></head>
 <body>${body}</body></html>`;
 }

@@ -1,6 +1,6 @@
 // The report webview: the last review's whole report (summary, findings, coverage) from the
-// `redline/report` request. `show` replaces the content, `appendSection` adds to it, so a later
-// mode (the debate) can post its turns into the same panel.
+// `redline/report` request. (A running debate has its own panel, debateView.ts: it streams, and
+// takes the user's interjections.)
 import * as vscode from 'vscode';
 import { randomBytes } from 'crypto';
 import { ReportSection, reportPage } from './reportHtml';
@@ -13,17 +13,12 @@ export class ReportView implements vscode.Disposable {
     return this.panel !== undefined;
   }
 
-  /** Replace the report and reveal the panel. */
-  show(markdown: string | null, title?: string): void {
+  /** Replace the report and reveal the panel; with `reveal` false, an open panel is updated
+   *  where it is (not brought in front of the debate panel that shares its editor group). */
+  show(markdown: string | null, title?: string, reveal = true): void {
     this.sections = markdown ? [{ markdown }] : [];
-    this.ensurePanel(title);
-    this.render();
-  }
-
-  /** Add a section below what is shown (opens the panel if needed). */
-  appendSection(title: string, markdown: string): void {
-    this.sections.push({ title, markdown });
-    this.ensurePanel();
+    if (reveal || this.panel === undefined) this.ensurePanel(title);
+    else this.panel.title = title ? `Redline: ${title}` : 'Redline Report';
     this.render();
   }
 

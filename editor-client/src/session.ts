@@ -35,7 +35,9 @@ export class Session {
   onReviewState(event: ReviewStateEvent): void {
     this.status = reduce(this.status, event);
     this.update();
-    if (event.state === 'finished' && this.report.visible) void this.showReport(false);
+    // An open report follows each finished review; a debate's replaces it without coming to the
+    // front: the user is reading the debate's own panel.
+    if (event.state === 'finished' && this.report.visible) void this.showReport(false, event.scope !== 'debate');
   }
 
   /** The server stopped or restarted: what it showed is gone with it. */
@@ -61,12 +63,12 @@ export class Session {
     this.reset();
   }
 
-  async showReport(reveal = true): Promise<void> {
+  async showReport(reveal = true, toFront = true): Promise<void> {
     const result = await this.client().request<ReportResult>(REQUESTS.report, {});
     if (!result) return;
     if (!reveal && !this.report.visible) return;
     const markdown = result.markdown ?? (result.running ? '_A review is running; the report appears when it finishes._' : null);
-    this.report.show(markdown, result.scopeLabel ?? undefined);
+    this.report.show(markdown, result.scopeLabel ?? undefined, toFront);
   }
 
   private update(): void {

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  askArgs, branchArgs, chooseFixAction, chooseFolder, commitArgs, parsePullRequest, prArgs, serverErrorMessage, stagedArgs, uncommittedArgs,
+  askArgs, branchArgs, chooseFixAction, chooseFolder, commitArgs, debateArgs, parsePullRequest, parseRounds, prArgs, rangeArgs, rangeError, serverErrorMessage, stagedArgs, uncommittedArgs,
 } from '../src/args';
 
 const F = 'file:///work/demo';
@@ -53,4 +53,16 @@ test('server error messages lose the command prefix', () => {
   assert.equal(serverErrorMessage({ code: -32602, message: 'redline.export: bad' }), 'bad');
   assert.match(serverErrorMessage({ code: -32601, message: 'Method Not Found: redline/refs' }, 'redline/refs'),
     /does not support redline\/refs: update Redline/);
+});
+
+test('debate arguments: a range is A..B or A...B; rounds 1-20 or empty for the default', () => {
+  assert.equal(rangeError('main..HEAD'), undefined);
+  assert.equal(rangeError(' v1.0...feature/x '), undefined);
+  for (const bad of ['', 'main', 'main..', '..HEAD', 'a b..c']) assert.ok(rangeError(bad), bad);
+  assert.deepEqual(rangeArgs(' main..HEAD ', 'file:///w'), { scope: 'range', range: 'main..HEAD', folder: 'file:///w' });
+  assert.deepEqual(parseRounds(''), { ok: true, rounds: undefined });
+  assert.deepEqual(parseRounds(' 4 '), { ok: true, rounds: 4 });
+  for (const bad of ['0', '21', '-1', '2.5', 'three']) assert.equal(parseRounds(bad).ok, false, bad);
+  assert.deepEqual(debateArgs({ scope: 'staged' }, undefined), { scope: 'staged' });
+  assert.deepEqual(debateArgs({ scope: 'branch', base: 'main' }, 2), { scope: 'branch', base: 'main', rounds: 2 });
 });
