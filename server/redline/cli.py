@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -212,10 +213,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         from redline.lsp.server import main as lsp_main
 
         return lsp_main()
+    code = EXIT_ERROR
     try:
-        return _run_command(args)
+        code = _run_command(args)
+        return code
     finally:
         if argv is None:
+            loader = sys.modules.get("redline.agent.litellm_loader")
+            if loader is not None and loader.import_in_progress():
+                # An early exit (a bad ref, an estimate) while a daemon thread still imports
+                # litellm: the interpreter's shutdown can deadlock on the import lock it
+                # holds. Everything is written by now (report, task record): leave at once.
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
             # The process ends next (the console script or `python -m`): with litellm loaded,
             # the interpreter's final collections scan ~250k objects for ~1.2 s after the
             # report is out. Frozen, they are left to the exit. (Callers passing argv — tests,

@@ -112,6 +112,12 @@ def start_background_import(load: Callable[[], object] = load_and_warm) -> bool:
     return True
 
 
+def import_in_progress() -> bool:
+    """True while a background import started by `start_background_import` is still running."""
+    thread = _background
+    return thread is not None and thread.is_alive()
+
+
 def _load_quietly(load: Callable[[], object]) -> None:
     try:
         load()
