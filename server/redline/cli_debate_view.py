@@ -93,7 +93,9 @@ class DebateView:
         model = clean(str(data.get("model", "")))
         label = clean(str(data.get("label", "")))
         self._line()
-        self._line(rule(f"Round {data.get('round')} · {label} ({speaker}, {model})"))
+        # The configured name only when the label does not already say it ("Security").
+        who = model if label.lower().replace(" ", "-") == speaker else f"{speaker}, {model}"
+        self._line(rule(f"Round {data.get('round')} · {label} ({who})"))
 
     def _on_delta(self, data: dict[str, Any]) -> None:
         self._streamed = True
@@ -113,7 +115,7 @@ class DebateView:
         elif note:
             self._line(f"[{note}]")
         seconds = float(str(data.get("latencyMs") or 0)) / 1000
-        self._line(rule(f"{data.get('tokens', 0)} tokens, {seconds:.1f} s"))
+        self._line(rule(f"{_count(data.get('tokens'))} tokens, {seconds:.1f} s"))
         self._streamed = False
 
     def _on_interjection(self, data: dict[str, Any]) -> None:
@@ -151,4 +153,10 @@ class DebateView:
         cost = data.get("costUsd")
         spent = f", ${float(str(cost)):.4f}" if cost is not None else ""
         self._line()
-        self._line(f"{count} findings; {data.get('tokens', 0)} tokens{spent}")
+        noun = "finding" if count == 1 else "findings"
+        self._line(f"{count} {noun}; {_count(data.get('tokens'))} tokens{spent}")
+
+
+def _count(value: object) -> str:
+    """A token count as people read it (17,328)."""
+    return f"{value:,}" if isinstance(value, int) else "0"

@@ -102,7 +102,7 @@ async def run_debate(
                     {"name": d.name, "label": d.label, "model": d.model} for d in roster.debaters
                 ],
                 "rounds": rounds,
-                "scopeLabel": label,
+                "scopeLabel": plan.scope.label,
             },
         )
     )
