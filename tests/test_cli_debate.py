@@ -189,7 +189,7 @@ def test_three_debaters_take_three_rounds_in_order_and_the_report_has_it_all(
 
     # The debate streamed on stderr, turn by turn, with the positions and the summary.
     err = result.stderr
-    assert "Round 1 · Alice (alice, openai/alice)" in err
+    assert "Round 1 · Alice (openai/alice)" in err
     assert err.index("Round 1 · Alice") < err.index("Round 1 · Bob") < err.index("Round 3 · Carol")
     assert "Bob point 1: the cache key ignores the tenant." in err
     assert "Final positions (anonymous)" in err
@@ -201,7 +201,7 @@ def test_markdown_report_goes_to_stdout_while_the_debate_streams_on_stderr(
 ) -> None:
     result = run_debate(repo, "--rounds", "1")
     assert result.returncode == 0, result.stderr
-    live = "── Round 1 · Carol (carol, openai/carol) ──"
+    live = "── Round 1 · Carol (openai/carol) ──"
     assert live in result.stderr
     assert live not in result.stdout
     assert "Carol point 1" in result.stdout  # the report's transcript
@@ -386,7 +386,7 @@ def test_the_view_draws_turns_from_events_and_strips_terminal_escapes() -> None:
     text = out.getvalue()
     assert "\x1b" not in text and "\x07" not in text
     assert "Debate over branch feature: 1 debaters, 2 rounds — A (m/a)" in text
-    assert "── Round 1 · A (a, m/a) ──" in text
+    assert "── Round 1 · A (m/a) ──" in text
     assert "The key ]0;pwnedcollides.\n" in text  # streamed once, not repeated at the end
     assert text.count("collides") == 1
     assert "12 tokens, 1.5 s" in text
@@ -396,7 +396,7 @@ def test_the_view_draws_turns_from_events_and_strips_terminal_escapes() -> None:
     assert "■ The debate ended: every debater passed" in text
     assert text.index("Final positions") < text.index("Debater A:") < text.index("Fix the key.")
     assert "## Consensus" in text
-    assert "1 findings; 99 tokens" in text
+    assert "1 finding; 99 tokens" in text
 
 
 def test_a_turn_that_did_not_stream_is_shown_when_it_finishes() -> None:

@@ -231,7 +231,8 @@ async def _finish(
         tokens=review.coverage.tokens,
         costUsd=review.coverage.cost_usd,
     )
-    done = f"debate done: {len(review.findings)} findings"
+    n = len(review.findings)
+    done = f"debate done: {n} finding{'' if n == 1 else 's'}"
     if failure:
         done = f"debate failed: {failure}"
     report_done(debate.progress, review, done, model_ran=True)
