@@ -23,8 +23,10 @@ from redline.cli_common import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    FORMAT_HELP,
     FORMATS,
     Parser,
+    add_color_flag,
     add_fail_on,
     add_model_flags,
     add_scope_flags,
@@ -47,8 +49,9 @@ def _build_parser() -> argparse.ArgumentParser:
     review = sub.add_parser("review", help="review a change (default: uncommitted changes)")
     add_scope_flags(review)
     review.add_argument("--repo", type=Path, default=Path.cwd(), help="repository (default: .)")
-    review.add_argument("--format", choices=FORMATS, default="markdown")
+    review.add_argument("--format", choices=FORMATS, help=FORMAT_HELP)
     review.add_argument("--output", "-o", type=Path, help="write the report here, not stdout")
+    add_color_flag(review)
     add_fail_on(review)
     add_model_flags(review, "litellm model string (used from the LLM pipeline on)")
     review.add_argument(
@@ -89,8 +92,9 @@ def _add_ask_parser(sub: Any) -> None:
     )
     ask.add_argument("request", help='e.g. "review pull request 12", "审查当前分支"')
     ask.add_argument("--repo", type=Path, default=Path.cwd(), help="repository (default: .)")
-    ask.add_argument("--format", choices=FORMATS, default="markdown")
+    ask.add_argument("--format", choices=FORMATS, help=FORMAT_HELP)
     ask.add_argument("--output", "-o", type=Path, help="write the report here, not stdout")
+    add_color_flag(ask)
     add_fail_on(ask)
     add_model_flags(ask, "litellm model string (required here: ask is model-driven)")
     ask.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
@@ -105,7 +109,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
 
     repo = repo_root(args.repo)
     settings = cli_settings(repo, args)
-    progress = StderrProgress(quiet=args.quiet)
+    progress = StderrProgress(quiet=args.quiet, color=args.color)
     if settings.models.model is not None and not args.estimate:
         # litellm's import (seconds) overlaps the git, unit and analyzer work below. Not for
         # --estimate: it ends before the import's warm-up would, and a daemon thread still
@@ -121,7 +125,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
     if args.estimate:
         progress.report(ProgressEvent(Stage.DONE, f"estimate for {plan.scope.label}"))
         estimate = estimate_model(plan, settings)
-        text = render_estimate(plan, as_json=args.format != "markdown", model_estimate=estimate)
+        as_json = args.format not in (None, "markdown")
+        text = render_estimate(plan, as_json=as_json, model_estimate=estimate)
         write_report(text, args.output)
         return EXIT_OK
 
@@ -143,7 +148,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         # Unlike review, there is no offline fallback: the model is what reads the request.
         raise UsageError(ASK_NEEDS_MODEL)
     start_background_import()  # overlaps the agent's set-up
-    progress = StderrProgress(quiet=args.quiet)
+    progress = StderrProgress(quiet=args.quiet, color=args.color)
     request = AskRequest(args.request).check()
     review = asyncio.run(run_ask(request, repo, settings, progress=progress, store=TaskStore()))
     return report_and_exit_code(review, settings, args)
@@ -262,6 +267,10 @@ def _run_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("redline: interrupted\n")
         return EXIT_INTERRUPTED
+    finally:
+        progress = sys.modules.get("redline.progress")
+        if progress is not None:
+            progress.close_live_lines()  # an error or Ctrl+C must not leave the line drawn
 
 
 if __name__ == "__main__":

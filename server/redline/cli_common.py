@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redline import config
 from redline.config_models import Settings
@@ -18,12 +18,19 @@ from redline.errors import UsageError
 from redline.model import Review, Severity
 from redline.requests import ScopeKind, ScopeRequest
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
 EXIT_INTERRUPTED = 130  # as a shell reports a process ended by SIGINT
 
 FORMATS = ("markdown", "json", "json-simple", "sarif")
+FORMAT_HELP = (
+    "report format (default: markdown; on a terminal, a coloured view of it, unless "
+    "--format markdown is given explicitly)"
+)
 SEVERITIES = ("critical", "high", "medium", "low")
 
 
@@ -71,6 +78,32 @@ def add_max_requests(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="send at most N model requests in this run, retries included (llm.max_requests)",
     )
+
+
+def add_color_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour on a terminal: auto (default; off when NO_COLOR is set), always (the "
+        "terminal report even when stdout is piped), never (no escape codes)",
+    )
+
+
+def terminal_console(args: argparse.Namespace) -> Console | None:
+    """The console the report is drawn on with rich, or None for a text format.
+
+    The rich report is for a person: only when no --format was given (its default, None, means
+    "auto"; an explicit `--format markdown` always gets Markdown), the report goes to stdout,
+    and stdout is a terminal or --color always asked for it. Pipes and files thus get the
+    Markdown, byte for byte as before."""
+    if args.format is not None or args.output is not None:
+        return None
+    if args.color != "always" and not sys.stdout.isatty():
+        return None
+    from redline.report.terminal import console_for
+
+    return console_for(sys.stdout, args.color)
 
 
 def scope_request(args: argparse.Namespace) -> ScopeRequest:
@@ -136,7 +169,13 @@ def report_and_exit_code(
     from redline.report import render
 
     shown = Review.model_validate(redact_data(review.model_dump(mode="json")))
-    write_report(render(shown, args.format), args.output)
+    console = terminal_console(args)
+    if console is not None:
+        from redline.report.terminal import print_terminal
+
+        print_terminal(shown, console)
+    else:
+        write_report(render(shown, args.format or "markdown"), args.output)
     if review.failure is not None:
         sys.stderr.write(f"redline: error: the {what} failed: {shown.failure}\n")
         return EXIT_ERROR

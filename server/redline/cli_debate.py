@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 from redline.cli_common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
+    FORMAT_HELP,
+    add_color_flag,
     add_fail_on,
     add_model_flags,
     add_scope_flags,
@@ -59,8 +61,9 @@ def add_debate_parser(sub: Any) -> None:
         help="before each turn: Enter continues, text interjects, q ends the debate",
     )
     debate.add_argument("--repo", type=Path, default=Path.cwd(), help="repository (default: .)")
-    debate.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    debate.add_argument("--format", choices=("markdown", "json"), help=FORMAT_HELP)
     debate.add_argument("--output", "-o", type=Path, help="write the report here, not stdout")
+    add_color_flag(debate)
     add_fail_on(debate)
     add_model_flags(debate, "litellm model string for every debater without its own model")
     debate.add_argument(
@@ -75,10 +78,10 @@ class _Progress:
     """Stage lines for what comes before and after the turns; during them the debate itself
     is what stderr shows."""
 
-    def __init__(self, quiet: bool) -> None:
+    def __init__(self, quiet: bool, color: str = "auto") -> None:
         from redline.progress import StderrProgress
 
-        self.inner = StderrProgress(quiet=quiet)
+        self.inner = StderrProgress(quiet=quiet, color=color)
 
     def report(self, event: ProgressEvent) -> None:
         from redline.progress import Stage
@@ -123,13 +126,16 @@ async def _debate(
     control = DebateControl()
     if args.interactive:
         control.before_turn = TerminalPrompter(control, sys.stdin, sys.stderr)
-    on_event = None if args.quiet else DebateView(sys.stderr, tty=sys.stderr.isatty())
+    progress = _Progress(args.quiet, args.color)
+    # The view erases the live progress line before it writes; the line comes back with the
+    # next stage after the turns.
+    on_event = None if args.quiet else DebateView(sys.stderr, before_write=progress.inner.pause)
     task = asyncio.ensure_future(
         run_debate(
             request,
             repo,
             settings,
-            progress=_Progress(args.quiet),
+            progress=progress,
             store=TaskStore(),
             on_event=_safe(on_event),
             control=control,
@@ -197,7 +203,7 @@ def _estimate(
     from redline.progress import ProgressEvent, Stage
     from redline.review.pipeline import plan_review
 
-    progress = _Progress(args.quiet)
+    progress = _Progress(args.quiet, args.color)
     plan: Plan = plan_review(repo, request.scope, settings, progress, function_metrics=False)
     if plan.empty:
         progress.report(ProgressEvent(Stage.DONE, f"nothing to debate: {plan.scope.label}"))

@@ -4,19 +4,20 @@ interjections and the engine's notes marked, then the anonymous positions and th
 summary.
 
 It writes to stderr (stdout carries the report, so `redline debate > report.md` still shows
-the debate live). Plain text: no terminal library is a dependency.
+the debate live), as plain text; on a terminal, the live progress line (progress_line.py) is
+erased through `before_write` first, so the two never draw over each other.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from redline.debate.events import DebateEvent
 from redline.redaction import redact
 
 WIDTH = 72
-CLEAR_LINE = "\r\x1b[2K"  # erases a progress line StderrProgress drew in place
 
 # Model output is shown raw on the user's terminal: an escape sequence in it (asked for by a
 # hostile diff, say) could move the cursor, retitle the window or worse. Keep text and
@@ -39,9 +40,9 @@ def rule(title: str = "", char: str = "─") -> str:
 class DebateView:
     """Fed every `DebateEvent` (it is the engine's `on_event`); never raises into the engine."""
 
-    def __init__(self, stream: TextIO, *, tty: bool = False) -> None:
+    def __init__(self, stream: TextIO, *, before_write: Callable[[], None] | None = None) -> None:
         self.stream = stream
-        self.tty = tty  # a progress line may be drawn in place: erase it before writing
+        self.before_write = before_write  # erases a live progress line drawn on the stream
         self._at_line_start = True
         self._streamed = False  # the current turn's text arrived as deltas
 
@@ -57,8 +58,8 @@ class DebateView:
     def _write(self, text: str) -> None:
         if not text:
             return
-        if self._at_line_start and self.tty:
-            self.stream.write(CLEAR_LINE)
+        if self.before_write is not None:
+            self.before_write()
         self.stream.write(text)
         self._at_line_start = text.endswith("\n")
 

@@ -22,7 +22,10 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
+
+if TYPE_CHECKING:
+    from redline.progress_line import LiveLine
 
 
 class Stage(StrEnum):
@@ -133,26 +136,63 @@ def _stop(loop: asyncio.AbstractEventLoop) -> None:
 class StderrProgress:
     """Stage lines on stderr (never stdout: stdout carries the report).
 
-    On a terminal the current stage is redrawn in place with its elapsed time; otherwise (CI
-    logs) each stage is one plain line.
+    On a terminal, a live line (`progress_line.py`: the stage, a bar, the elapsed time, tokens
+    and cost) redrawn in place, erased at the end, when `pause()`d, or by `close()`; otherwise
+    (CI logs) each event is one plain `redline: …` line. `color` is the CLI's `--color`.
+    Usable as a context manager, so an error or Ctrl+C never leaves the line drawn.
     """
 
-    def __init__(self, stream: TextIO | None = None, *, quiet: bool = False) -> None:
+    def __init__(
+        self, stream: TextIO | None = None, *, quiet: bool = False, color: str = "auto"
+    ) -> None:
         self.stream = stream or sys.stderr
         self.quiet = quiet
         self.tty = self.stream.isatty()
         self.started = time.monotonic()
-
-    def _elapsed(self) -> str:
-        return f"{time.monotonic() - self.started:5.1f}s"
+        self.color = color
+        self._line: LiveLine | None = None
 
     def report(self, event: ProgressEvent) -> None:
         if self.quiet:
             return
-        final = event.stage is Stage.DONE
-        if self.tty:
-            end = "\n" if final else ""
-            self.stream.write(f"\r\x1b[2K[{self._elapsed()}] {event.text}{end}")
-        else:
+        if not self.tty:
             self.stream.write(f"redline: {event.text}\n")
-        self.stream.flush()
+            self.stream.flush()
+            return
+        if self._line is None:
+            # Imported here: rich costs start-up time, and only a terminal needs it.
+            from redline.progress_line import LiveLine
+
+            self._line = LiveLine(self.stream, self.color, self.started)
+            _DRAWING.add(self)
+        if event.stage is Stage.DONE:
+            self._line.finish(event)
+        else:
+            self._line.show(event)
+
+    def pause(self) -> None:
+        """Erase the live line before something else writes to the terminal; the next event
+        draws it again."""
+        if self._line is not None:
+            self._line.pause()
+
+    def close(self) -> None:
+        self.pause()
+        _DRAWING.discard(self)
+
+    def __enter__(self) -> StderrProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# The sinks that have drawn a live line: one process has one stderr, and whatever way a command
+# ends (an error, Ctrl+C), `close_live_lines` erases theirs before the process exits.
+_DRAWING: set[StderrProgress] = set()
+
+
+def close_live_lines() -> None:
+    """Erase every live progress line still drawn (the CLI calls it as a command ends)."""
+    for progress in list(_DRAWING):
+        progress.close()

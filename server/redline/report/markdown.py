@@ -64,7 +64,7 @@ def render_markdown(review: Review) -> str:
         out += ["No findings.", ""]
     if debate is not None:
         debate_sections(debate, out)
-    _coverage(review, out)
+    coverage_section(review, out)
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -159,7 +159,8 @@ def _finding(finding: Finding, out: list[str]) -> None:
     out += ["Suggested fix:", "", fenced(finding.improved_code, language), ""]
 
 
-def _coverage(review: Review, out: list[str]) -> None:
+def coverage_section(review: Review, out: list[str]) -> None:
+    """The Coverage section's lines (appended to `out`): also drawn by report/terminal.py."""
     coverage = review.coverage
     out += ["## Coverage", ""]
     reviewed = coverage.reviewed_files
