@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from pty_run import colour_codes, plain, run_redline, screen
 
+from pty_run import colour_codes, plain, run_redline, screen
 from redline.cli_debate_view import DebateView
 from redline.debate.events import DebateEvent, EventKind
 from redline.model import Category, Finding, Review, Severity
@@ -65,7 +65,7 @@ def test_a_terminal_gets_the_report_in_colour_with_links_and_code(
     for place, title in _headings(markdown):
         path, line = place.rsplit(":", 1)
         # file:line is an OSC 8 link to the file on this host, the line as the fragment.
-        assert f"\x1b]8;id=" in run.stdout
+        assert "\x1b]8;id=" in run.stdout
         assert re.search(rf"\x1b\]8;id=\d+;file://[^/]*{re.escape(str(demo_repo / path))}#{line}",
                          run.stdout), place  # fmt: skip
         assert f"{place} — {title}" in text
