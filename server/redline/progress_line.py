@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 from rich.live import Live
 from rich.progress_bar import ProgressBar
@@ -28,7 +28,24 @@ from redline.report.terminal import console_for, terminal_safe
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
 
-    from redline.progress import ProgressEvent
+
+class ProgressEvent(Protocol):
+    """What the line reads of `progress.ProgressEvent` (named here, not imported: progress.py
+    imports this module)."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def done(self) -> int | None: ...
+    @property
+    def total(self) -> int | None: ...
+    @property
+    def tokens(self) -> int | None: ...
+    @property
+    def cost_usd(self) -> float | None: ...
+    @property
+    def fraction(self) -> float | None: ...
+
 
 _REFRESH_PER_SECOND = 8
 _BAR_WIDTH = 20
