@@ -1,17 +1,20 @@
 """`make run`: build a demo repository with a realistic change and review it, offline.
 
-The repository lives in a temporary directory: `main` holds a small reporting service, and
-the branch `feature/export` changes several files — a shell-injection `subprocess` call with
-user input, a bare `except`, an unused import and a mutable default argument among clean
-changes, a docs edit and a lockfile update (which the review skips, and says so).
+The repository is kept in Redline's cache directory (`<cache>/demo/repo`; `REDLINE_CACHE_DIR`
+moves it) until the next `make run` rebuilds it, so it can be opened in the editor or reviewed
+again with a model afterwards; the run ends by saying where it is and what to try next.
+`main` holds a small reporting service, and the branch `feature/export` changes several
+files — a shell-injection `subprocess` call with user input, a bare `except`, an unused import
+and a mutable default argument among clean changes, a docs edit and a lockfile update (which
+the review skips, and says so).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 BASE_FILES = {
@@ -150,18 +153,73 @@ def build_demo_repo(root: Path) -> Path:
     return root
 
 
+# Written into the demo directory: a directory without it is never deleted by a rebuild.
+_MARKER = ".redline-demo"
+
+
+def demo_dir() -> Path:
+    """Where the demo is kept: Redline's own cache directory, so REDLINE_CACHE_DIR moves it."""
+    from redline.files import cache_root
+
+    return cache_root() / "demo"
+
+
+def fresh_demo(base: Path) -> Path:
+    """Rebuild the demo under `base` (the previous one is removed) and return the repository."""
+    if base.exists():
+        if not (base / _MARKER).is_file():
+            raise SystemExit(f"make run: {base} exists and is not a Redline demo; move it away")
+        shutil.rmtree(base)
+    base.mkdir(parents=True)
+    (base / _MARKER).write_text("rebuilt by `make run`\n", encoding="utf-8")
+    # An empty user file: the demo ignores the user's own configuration (offline by design).
+    (base / "config.toml").write_text("# the demo's own (empty) configuration\n")
+    return build_demo_repo(base / "repo")
+
+
+def next_steps(repo: Path, redline: Path) -> str:
+    """What `make run` says last: where the repository is, and what to try with it."""
+    try:
+        command = os.path.relpath(redline)
+    except ValueError:  # another drive on Windows
+        command = str(redline)
+    command = command if os.sep in command else str(redline)
+    review = f"{command} review --branch main --repo {repo}"
+    return f"""
+The demo repository is kept until the next `make run` (branch feature/export vs main):
+  {repo}
+Try next:
+  open it in your editor (VS Code with the Redline extension, or any LSP client running
+  `redline lsp`; see the README):
+    code {repo}
+  review it with a model (or export REDLINE_MODEL; a local server: add --api-base URL):
+    {review} --model gpt-4o-mini
+  write SARIF for code scanning:
+    {review} --format sarif --output redline.sarif
+  let several models debate the change:
+    {command} debate --branch main --repo {repo} --model gpt-4o-mini
+"""
+
+
 def main() -> int:
     redline = Path(sys.executable).with_name("redline")
-    with tempfile.TemporaryDirectory(prefix="redline-demo-") as tmp:
-        repo = build_demo_repo(Path(tmp) / "demo")
-        sys.stderr.write(f"demo repository: {repo} (branch feature/export vs main)\n")
-        # The demo is offline by design: drop any model a user's environment configures.
-        env = {k: v for k, v in os.environ.items() if not k.startswith("REDLINE_")}
-        env["REDLINE_CONFIG"] = "/nonexistent/redline-demo.toml"
-        result = subprocess.run(
-            [str(redline), "review", "--branch", "main", "--repo", str(repo)], env=env
-        )
-        return result.returncode
+    base = demo_dir()
+    repo = fresh_demo(base)
+    sys.stderr.write(f"demo repository: {repo} (branch feature/export vs main)\n")
+    # The demo is offline by design: drop any model a user's environment configures (the cache
+    # location stays: the review is recorded where `redline history` looks).
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("REDLINE_") or k == "REDLINE_CACHE_DIR"
+    }
+    env["REDLINE_CONFIG"] = str(base / "config.toml")
+    result = subprocess.run(
+        [str(redline), "review", "--branch", "main", "--repo", str(repo)], env=env
+    )
+    sys.stdout.flush()
+    sys.stderr.write(next_steps(repo, redline))
+    return result.returncode
 
 
 if __name__ == "__main__":

@@ -268,6 +268,37 @@ def test_secret_values_are_redacted_from_text() -> None:
     assert "***" in finding.comment
 
 
+def test_masking_hides_values_never_the_analyzers_words() -> None:
+    # Literals that are also pieces of the message's own words ("passw" in "password").
+    code = b'DB_PASSWORD = "passw"\npwd = "password"\ntoken = "hunter2"\n'
+    result = run_analyzers({"db.py": code}, {"db.py": {1, 2, 3}}, AnalyzerSettings())
+    texts = [f.title + " " + f.comment for f in result.findings if f.category is Category.SECURITY]
+    assert len(texts) == 3
+    for text in texts:
+        assert "***ord" not in text and "hardcoded ***" not in text
+        assert "Possible hardcoded password" in text
+        assert "hunter2" not in text
+
+
+def test_a_title_is_not_repeated_as_the_body() -> None:
+    result = run_analyzers({"m.py": b"print(undefined_thing)\n"}, {"m.py": {1}}, AnalyzerSettings())
+    (finding,) = result.findings
+    assert finding.title == "Undefined name `undefined_thing`"
+    assert finding.title not in finding.comment
+    assert finding.comment.startswith("This raises NameError")
+
+
+def test_long_titles_are_cut_between_words() -> None:
+    from redline.analyzers.base import RawResult
+    from redline.analyzers.convert import to_findings
+
+    words = "Something odd happens to the configuration value here " * 4
+    raw = RawResult(tool="custom", rule="X1", file="m.py", line=1, end_line=1, message=words)
+    (finding,) = to_findings([raw], {"m.py": SourceText("x = 1\n")}, {"m.py": {1}})
+    assert finding.title.endswith("…") and len(finding.title) <= 100
+    assert words.startswith(finding.title.removesuffix("…") + " ")
+
+
 # --- pure parts ------------------------------------------------------------------------------
 
 

@@ -201,7 +201,7 @@ def test_ask_reviews_the_current_branch_with_anchored_verified_findings(
     assert [d["title"] for d in record["verification"]["dropped"]] == ["Speculative quadratic loop"]
     assert record["review"]["task_id"] == result["task_id"]
 
-    assert main(["history"]) == 0
+    assert main(["history", "--repo", str(demo_repo)]) == 0
     assert 'ask: "review the current branch"' in capsys.readouterr().out
 
 

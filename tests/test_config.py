@@ -137,6 +137,6 @@ def test_init_repo_file_has_no_model_section(
     assert main(["init", "--repo-file", "--repo", str(repo.root)]) == 0
     text = (repo.root / ".redline.toml").read_text()
     assert "[review]" in text and "[models]" not in text
-    assert main(["config", "validate", "--repo", str(repo.root)]) == 0
+    assert main(["config", "validate", "--repo", str(repo.root), "--format", "json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["valid"] is True

@@ -145,9 +145,10 @@ def test_task_record_holds_content_review_and_attempts(
     assert record["review"]["task_id"] == task_id
     assert len(record["attempts"]) == 1
 
-    assert main(["history"]) == 0
+    assert main(["history", "--repo", str(demo_repo)]) == 0
     listing = capsys.readouterr().out
-    assert task_id in listing
+    assert task_id in listing and str(demo_repo.resolve()) in listing
+    assert " tokens, " in listing  # a model ran: its tokens and cost are listed
     assert main(["history", task_id]) == 0
     assert "Shell injection through the report name" in capsys.readouterr().out
 

@@ -321,11 +321,26 @@ def test_unknown_format_is_an_error() -> None:
         ("[docs](https://docs.example/x)", "[docs](https://docs.example/x)"),
         ("<https://ok.example>", "<https://ok.example>"),
         ("a <b>bold</b> <!-- hidden --> word", "a bold  word"),
-        ("generic List<int> stays", "generic List&lt;int> stays"),
-        ("x <<img>img src=1> y", "x &lt;img src=1> y"),
+        ("generic List<int> stays", "generic List\\<int> stays"),
+        ("x <<img>img src=1> y", "x \\<img src=1> y"),
+        ("an escaped \\<tag> stays escaped", "an escaped \\<tag> stays escaped"),
+        ("a backslash \\\\<tag x> then", "a backslash \\\\\\<tag x> then"),
+        ("a < b && c > d", "a < b && c > d"),
         ("keep `<b>` and `[x](command:y)` in code", "keep `<b>` and `[x](command:y)` in code"),
         ("```\n<script>1</script>\n```\nafter <i>x</i>", "```\n<script>1</script>\n```\nafter x"),
     ],
 )  # fmt: skip
 def test_sanitize_markdown(text: str, expected: str) -> None:
     assert sanitize_markdown(text) == expected
+
+
+def test_escaped_tags_render_as_text_and_read_plainly() -> None:
+    # No HTML entity in the Markdown itself (it is read raw in terminals and CI logs), and a
+    # CommonMark renderer (markdown-it, as rich and VS Code use) shows the "<" as text.
+    from markdown_it import MarkdownIt
+
+    shown = sanitize_markdown("use Map<K, V> & a <foo onclick=x> here")
+    assert "&" + "lt;" not in shown and "&amp;" not in shown
+    html = MarkdownIt("commonmark").render(shown)
+    assert "<foo" not in html and "&lt;foo onclick=x&gt;" in html
+    assert "Map&lt;K, V&gt; &amp; a" in html

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from redline import config
 from redline.cli_common import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -36,24 +34,53 @@ from redline.cli_common import (
     scope_request,
     write_report,
 )
+from redline.cli_config import add_config_parser, add_init_parser, cmd_config, cmd_init
 from redline.cli_debate import add_debate_parser
+from redline.cli_history import add_history_parser, cmd_history
 from redline.errors import ConfigError, RedlineError, UsageError
-from redline.model import Review
 from redline.requests import AskRequest
 
 
-def _build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="redline", description="An LLM code reviewer for your diff.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
 
-    review = sub.add_parser("review", help="review a change (default: uncommitted changes)")
+    try:
+        return version("redline")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Every command and option; public so a test can walk it (every option has help)."""
+    parser = Parser(
+        prog="redline",
+        description="An LLM code reviewer for your diff.",
+        epilog="`redline COMMAND --help` shows a command's options. `redline` alone prints "
+        "this help and exits 0.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {_version()}", help="print the version"
+    )
+    # Not required: `redline` alone prints the help (exit 0), as git-style tools do.
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+    review = sub.add_parser(
+        "review",
+        help="review a change (default: uncommitted changes)",
+        description="Review a change: the analyzers always, the model pipeline with a model. "
+        "The report goes to stdout (or --output), progress to stderr.",
+    )
     add_scope_flags(review)
-    review.add_argument("--repo", type=Path, default=Path.cwd(), help="repository (default: .)")
+    review.add_argument(
+        "--repo", type=Path, default=Path.cwd(), metavar="PATH", help="repository (default: .)"
+    )
     review.add_argument("--format", choices=FORMATS, help=FORMAT_HELP)
-    review.add_argument("--output", "-o", type=Path, help="write the report here, not stdout")
+    review.add_argument(
+        "--output", "-o", type=Path, metavar="FILE", help="write the report here, not stdout"
+    )
     add_color_flag(review)
     add_fail_on(review)
-    add_model_flags(review, "litellm model string (used from the LLM pipeline on)")
+    add_model_flags(review, "litellm model string; without one, the analyzers only")
     review.add_argument(
         "--estimate", action="store_true", help="print units, skips and the plan; run nothing"
     )
@@ -62,27 +89,14 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_ask_parser(sub)
     add_debate_parser(sub)
 
-    init = sub.add_parser("init", help="write a commented configuration file")
-    init.add_argument(
-        "--repo-file",
-        action="store_true",
-        help="write .redline.toml in the repository instead of the user file",
+    add_init_parser(sub)
+    sub.add_parser(
+        "lsp",
+        help="run the language server over stdio (for editors)",
+        description="Run the language server over stdio; an editor starts this, not a person.",
     )
-    init.add_argument("--repo", type=Path, default=Path.cwd())
-    init.add_argument("--force", action="store_true", help="overwrite an existing file")
-
-    sub.add_parser("lsp", help="run the language server over stdio (for editors)")
-
-    history = sub.add_parser("history", help="list past reviews, or re-render one")
-    history.add_argument("task_id", nargs="?", help="the review to show")
-    history.add_argument("--format", choices=FORMATS, default="markdown")
-    history.add_argument("--limit", type=int, default=20)
-
-    cfg = sub.add_parser("config", help="show or validate the merged settings")
-    cfg_sub = cfg.add_subparsers(dest="config_command", required=True, parser_class=Parser)
-    for name, text in (("show", "print settings and their sources"), ("validate", "check files")):
-        p = cfg_sub.add_parser(name, help=text)
-        p.add_argument("--repo", type=Path, default=Path.cwd())
+    add_history_parser(sub)
+    add_config_parser(sub)
     return parser
 
 
@@ -91,9 +105,13 @@ def _add_ask_parser(sub: Any) -> None:
         "ask", help='review what a free-form request names, e.g. "review the current branch"'
     )
     ask.add_argument("request", help='e.g. "review pull request 12", "审查当前分支"')
-    ask.add_argument("--repo", type=Path, default=Path.cwd(), help="repository (default: .)")
+    ask.add_argument(
+        "--repo", type=Path, default=Path.cwd(), metavar="PATH", help="repository (default: .)"
+    )
     ask.add_argument("--format", choices=FORMATS, help=FORMAT_HELP)
-    ask.add_argument("--output", "-o", type=Path, help="write the report here, not stdout")
+    ask.add_argument(
+        "--output", "-o", type=Path, metavar="FILE", help="write the report here, not stdout"
+    )
     add_color_flag(ask)
     add_fail_on(ask)
     add_model_flags(ask, "litellm model string (required here: ask is model-driven)")
@@ -154,64 +172,12 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     return report_and_exit_code(review, settings, args)
 
 
-def _cmd_init(args: argparse.Namespace) -> int:
-    if args.repo_file:
-        target = repo_root(args.repo) / config.REPO_FILE
-        path = config.write_template(target, include_models=False, force=args.force)
-    else:
-        path = config.write_template(
-            config.user_config_file(), include_models=True, force=args.force
-        )
-    sys.stderr.write(f"redline: wrote {path}\n")
-    return EXIT_OK
-
-
-def _cmd_history(args: argparse.Namespace) -> int:
-    from redline.report import render
-    from redline.store import TaskStore
-
-    store = TaskStore()
-    if args.task_id is None:
-        rows = store.list(limit=args.limit)
-        if not rows:
-            sys.stderr.write(f"redline: no reviews recorded yet in {store.root}\n")
-            return EXIT_OK
-        for row in rows:
-            counts = ", ".join(f"{n} {s}" for s, n in row.counts.items() if n) or "no findings"
-            sys.stdout.write(
-                f"{row.task_id}  {row.created:%Y-%m-%d %H:%M}  {row.status:<9}  "
-                f"{row.scope_label}  ({counts})\n"
-            )
-        return EXIT_OK
-    data = store.load(args.task_id)
-    if not data.get("review"):
-        raise UsageError(
-            f"review {args.task_id} has no result (status: {data.get('status', 'unknown')})"
-        )
-    write_report(render(Review.model_validate(data["review"]), args.format), None)
-    return EXIT_OK
-
-
-def _cmd_config(args: argparse.Namespace) -> int:
-    repo: Path | None
-    try:
-        repo = repo_root(args.repo)
-    except RedlineError:
-        repo = None  # config still works outside a repository: user file + environment
-    loaded = config.load_settings(repo)
-    if args.config_command == "show":
-        sys.stdout.write(config.describe(loaded))
-        return EXIT_OK
-    checked = [str(p) for p in loaded.files] or ["(no configuration files; defaults)"]
-    for warning in loaded.warnings:
-        sys.stderr.write(f"redline: warning: {warning}\n")
-    sys.stdout.write(json.dumps({"valid": True, "files": checked}) + "\n")
-    return EXIT_OK
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _build_parser()
+    parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_OK
     if args.command == "lsp":
         # Imported here: the CLI stays light, and nothing may touch stdout before the server
         # takes it over for JSON-RPC.
@@ -254,10 +220,10 @@ def _run_command(args: argparse.Namespace) -> int:
 
             return cmd_debate(args)
         if args.command == "init":
-            return _cmd_init(args)
+            return cmd_init(args)
         if args.command == "history":
-            return _cmd_history(args)
-        return _cmd_config(args)
+            return cmd_history(args)
+        return cmd_config(args)
     except ConfigError as exc:
         sys.stderr.write(f"redline: configuration error: {redact(str(exc))}\n")
         return EXIT_ERROR

@@ -34,8 +34,24 @@ FORMAT_HELP = (
 SEVERITIES = ("critical", "high", "medium", "low")
 
 
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's help states its default, except where there is none to state: a flag
+    (off unless given), an unset value (None), or a help text that already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS) or "default" in text:
+            return text
+        return super()._get_help_string(action)
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse exits with 2 on usage errors already; keep its message but make it one line."""
+    """argparse exits with 2 on usage errors already; keep its message but make it one line.
+    Help states defaults (`HelpFormatter`) in every subcommand."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
@@ -46,7 +62,9 @@ class Parser(argparse.ArgumentParser):
 def add_scope_flags(parser: argparse.ArgumentParser) -> None:
     """The scope flags of `review` and `debate` (none: the uncommitted changes)."""
     scope = parser.add_mutually_exclusive_group()
-    scope.add_argument("--uncommitted", action="store_true", help="staged + unstaged + untracked")
+    scope.add_argument(
+        "--uncommitted", action="store_true", help="staged + unstaged + untracked (the default)"
+    )
     scope.add_argument("--staged", action="store_true", help="the index against HEAD")
     scope.add_argument(
         "--branch", nargs="?", const="", metavar="BASE", help="the branch vs BASE (from merge-base)"
@@ -66,8 +84,15 @@ def add_fail_on(parser: argparse.ArgumentParser) -> None:
 
 
 def add_model_flags(parser: argparse.ArgumentParser, model_help: str) -> None:
-    parser.add_argument("--model", help=model_help)
-    parser.add_argument("--api-base", help="OpenAI-compatible API base URL for --model")
+    parser.add_argument(
+        "--model",
+        help=f"{model_help} (default: models.model from the configuration or REDLINE_MODEL)",
+    )
+    parser.add_argument(
+        "--api-base",
+        help="OpenAI-compatible API base URL for --model (default: models.api_base or "
+        "REDLINE_API_BASE)",
+    )
     add_max_requests(parser)
 
 

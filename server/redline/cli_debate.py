@@ -60,9 +60,13 @@ def add_debate_parser(sub: Any) -> None:
         action="store_true",
         help="before each turn: Enter continues, text interjects, q ends the debate",
     )
-    debate.add_argument("--repo", type=Path, default=Path.cwd(), help="repository (default: .)")
+    debate.add_argument(
+        "--repo", type=Path, default=Path.cwd(), metavar="PATH", help="repository (default: .)"
+    )
     debate.add_argument("--format", choices=("markdown", "json"), help=FORMAT_HELP)
-    debate.add_argument("--output", "-o", type=Path, help="write the report here, not stdout")
+    debate.add_argument(
+        "--output", "-o", type=Path, metavar="FILE", help="write the report here, not stdout"
+    )
     add_color_flag(debate)
     add_fail_on(debate)
     add_model_flags(debate, "litellm model string for every debater without its own model")

@@ -14,6 +14,7 @@ from redline.analyzers.fixes import SourceText, apply_fix
 from redline.analyzers.rules import SECRET_RULES, family, is_noise, rule_info
 from redline.model import AnchorState, Finding, FixState, finding_id
 from redline.review.fix_check import fix_state
+from redline.shorten import shorten
 
 _BACKTICKED = re.compile(r"`([^`]+)`")
 _QUOTED = re.compile(r"""(['"])(.*?)\1""")
@@ -77,7 +78,7 @@ def _finding(raw: RawResult, source: SourceText) -> Finding:
         )
     message = _redact(raw.message, existing) if key in SECRET_RULES else _redact(raw.message, "")
     title = _title(info.title, message)
-    comment = _comment(message, info.advice, raw, fix is not None)
+    comment = _comment(message, title, info.advice, raw, fix is not None)
     return Finding(
         # The id uses the rule family, so it does not change with which tool reported it.
         id=finding_id(raw.file, existing, info.category, key),
@@ -110,13 +111,16 @@ def _title(template: str | None, message: str) -> str:
             return template.replace("{0}", names[0])
     first = message.strip().split("\n", 1)[0].rstrip(". ")
     first = first[:1].upper() + first[1:] if first[:1].isalpha() else first
-    if len(first) > _TITLE_LIMIT:
-        first = first[: _TITLE_LIMIT - 1].rsplit(" ", 1)[0] + "…"
-    return first or "Analyzer finding"
+    return shorten(first, _TITLE_LIMIT) or "Analyzer finding"
 
 
-def _comment(message: str, advice: str, raw: RawResult, fixed: bool) -> str:
-    parts = [message.rstrip() + ("" if message.rstrip().endswith((".", "!", "?")) else ".")]
+def _comment(message: str, title: str, advice: str, raw: RawResult, fixed: bool) -> str:
+    """The body under the title: the tool's message unless the title already says all of it
+    (`Undefined name `x`` twice in a row reads as a glitch), then the advice."""
+    message = message.rstrip()
+    parts = []
+    if _plain(message) != _plain(title):
+        parts.append(message + ("" if message.endswith((".", "!", "?")) else "."))
     if advice:
         parts.append(advice)
     if fixed and raw.fix_unsafe:
@@ -126,16 +130,37 @@ def _comment(message: str, advice: str, raw: RawResult, fixed: bool) -> str:
         )
     text = " ".join(parts)
     if raw.url:
-        text += f"\n\nRule {raw.rule} ({raw.tool}): {raw.url}"
+        text = (text + "\n\n" if text else "") + f"Rule {raw.rule} ({raw.tool}): {raw.url}"
     return text
 
 
+def _plain(text: str) -> str:
+    return " ".join(text.split()).rstrip(".!?…").casefold()
+
+
 def _redact(message: str, code: str) -> str:
-    """Remove secret values from a message; the code itself stays (it is the evidence)."""
+    """Remove secret values from a message; the code itself stays (it is the evidence).
+
+    Only values are masked, never the analyzer's own words: a value is masked where the message
+    quotes it, or where it stands as a whole token and does not read as a word (`hunter2`). A
+    plain substring match would turn "Possible hardcoded password" into "…hardcoded ***ord"
+    for the literal "passw".
+    """
     message = _SECRET_VALUE.sub(lambda m: f"{m.group(1)}{m.group(2)}'***'", message)
-    for _, value in _QUOTED.findall(code):
-        if len(value) >= 3 and value in message:
-            message = message.replace(value, "***")
+    values = {value for _, value in _QUOTED.findall(code) if len(value) >= 3}
+    if not values:
+        return message
+
+    def quoted(m: re.Match[str]) -> str:
+        inner = m.group(2)
+        for value in values:
+            inner = inner.replace(value, "***")
+        return f"{m.group(1)}{inner}{m.group(1)}"
+
+    message = _QUOTED.sub(quoted, message)
+    for value in values:
+        if not value.isalpha():
+            message = re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", "***", message)
     return message
 
 

@@ -23,6 +23,7 @@ from redline.model import Category, Finding, Severity, normalize_code
 from redline.review.anchoring import anchor_finding
 from redline.review.duplicates import merge_duplicates
 from redline.review.schemas import ModelFinding
+from redline.shorten import shorten
 
 AGREED = 0.9  # every debater whose final position was heard held it
 MAJORITY = 0.7
@@ -92,7 +93,7 @@ def _candidate(
         file=file,
         severity=ref.severity or Severity.MEDIUM,
         category=ref.category or Category.QUALITY,
-        title=title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1] + "…",
+        title=shorten(title, MAX_TITLE),
         comment=detail.strip() or title,
         existing_code=ref.existing_code,
         improved_code=ref.improved_code,

@@ -21,6 +21,7 @@ from redline.git.difftext import stats_from_diff, stats_suffix
 from redline.git.names import is_oid, short
 from redline.git.process import decode, strip_control
 from redline.git.repo import Repo, Resolved
+from redline.shorten import shorten
 
 UNAVAILABLE_REV: Final = ":unavailable"
 
@@ -169,9 +170,7 @@ def _via_gh(repo: Repo, number: int) -> Resolved:
         # GitHub's PR diff is three-dot: the head against its merge-base with the base.
         old_rev = repo.merge_base(base_oid, head_oid) or UNAVAILABLE_REV
 
-    title = strip_control(_str_field(data, "title")).strip()
-    if len(title) > 72:
-        title = title[:71] + "…"
+    title = shorten(strip_control(_str_field(data, "title")), 72)
     head_name = strip_control(_str_field(data, "headRefName")) or "?"
     base_name = strip_control(_str_field(data, "baseRefName")) or "?"
     stats = stats_from_diff(diff_text)

@@ -21,8 +21,11 @@ _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
 _HTML_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9:-]*)(?:\s[^<>]*)?/?>")
 _HTML_DECLARATION = re.compile(r"<[!?][^<>]*>")
 # Whatever could still open a tag afterwards ("<" before a letter, "/", "!" or "?") is escaped,
-# except a safe autolink. `List<int>` in prose thus stays readable instead of vanishing.
-_TAG_START = re.compile(r"<(?=[A-Za-z/!?])(?!(?:https?|mailto):)", re.IGNORECASE)
+# except a safe autolink. `List<int>` in prose thus stays readable instead of vanishing. The
+# escape is Markdown's own backslash, not an HTML entity: the report is also read as plain text
+# (a terminal, a CI log), where `List\<int>` reads as code and `List&lt;int>` as noise. A "<"
+# already behind an odd run of backslashes is escaped; an even run escapes only itself.
+_TAG_START = re.compile(r"(?<!\\)((?:\\\\)*)<(?=[A-Za-z/!?])(?!(?:https?|mailto):)", re.IGNORECASE)
 # Element names a renderer would treat as HTML; these tags are removed outright.
 _ELEMENT_NAMES = """
     a abbr address area article aside audio b base bdi bdo big blink blockquote body br
@@ -95,7 +98,7 @@ def _clean(text: str) -> str:
     text = _LINK.sub(_link, text)
     text = _AUTOLINK.sub(lambda m: m.group(0) if _safe(m.group(1)) else m.group(1), text)
     text = _REF_DEF.sub(lambda m: m.group(0) if _safe(m.group(1)) else "", text)
-    return _TAG_START.sub("&lt;", text)
+    return _TAG_START.sub(r"\1\\<", text)
 
 
 def _link(match: re.Match[str]) -> str:

@@ -60,6 +60,10 @@ class TaskSummary:
     status: str
     scope_label: str
     counts: dict[str, int]  # findings per severity ("High": 2, ...); only non-zero entries
+    repo: str = ""  # the repository's root as recorded; "" in records from before it was kept
+    models: tuple[str, ...] = ()  # the models that ran; empty: an offline review
+    tokens: int = 0
+    cost_usd: float | None = None  # None: no model ran, or its price is unknown
 
     @property
     def findings(self) -> int:
@@ -233,8 +237,11 @@ class TaskStore:
         data.setdefault("status", "running")
         return TaskRecord(self.path_for(task_id), data, self._clock)
 
-    def list(self, limit: int | None = 20) -> builtins.list[TaskSummary]:
-        """The newest tasks first (by creation time), at most `limit` (None: all).
+    def list(
+        self, limit: int | None = 20, *, repo: Path | None = None
+    ) -> builtins.list[TaskSummary]:
+        """The newest tasks first (by creation time), at most `limit` (None: all); with `repo`,
+        only the tasks of that repository (its root, as the review recorded it).
 
         Unreadable or corrupt records are skipped with a warning: one bad file must not hide
         the others. Files are read newest-modified first, and reading stops once no remaining
@@ -242,6 +249,8 @@ class TaskStore:
         """
         if limit is not None and limit <= 0:
             return []
+        # Records keep the resolved root the review found (git/discovery.py).
+        wanted = str(repo.resolve()) if repo is not None else None
         files: builtins.list[tuple[float, str, Path]] = []
         with contextlib.suppress(FileNotFoundError):
             for entry in os.scandir(self._root):
@@ -261,7 +270,7 @@ class TaskStore:
                 if mtime + _MTIME_SLACK < oldest_kept:
                     break
             summary = _summary(path)
-            if summary is None:
+            if summary is None or (wanted is not None and summary.repo != wanted):
                 continue
             found.append(summary)
             found.sort(key=lambda s: (s.created, s.task_id), reverse=True)
@@ -281,8 +290,20 @@ def _summary(path: Path) -> TaskSummary | None:
         task_id = str(data.get("task_id") or path.name[: -len(_SUFFIX)])
         status = str(data.get("status") or "unknown")
         content = data.get("content")
+        review = data.get("review")
+        coverage = review.get("coverage") if isinstance(review, dict) else None
+        coverage = coverage if isinstance(coverage, dict) else {}
+        cost = coverage.get("cost_usd")
         return TaskSummary(
-            task_id, created, status, _scope_label(content), _counts(data.get("review"))
+            task_id,
+            created,
+            status,
+            _scope_label(content),
+            _counts(review),
+            repo=str(content.get("repo") or "") if isinstance(content, dict) else "",
+            models=tuple(str(m) for m in coverage.get("models") or ()),
+            tokens=int(coverage.get("tokens") or 0),
+            cost_usd=float(cost) if isinstance(cost, int | float) else None,
         )
     except (OSError, ValueError, KeyError, TypeError) as err:  # JSONDecodeError is a ValueError
         log.warning("skipping unreadable task record %s: %s", path, err)
