@@ -89,7 +89,7 @@ def test_version_and_help_without_a_command(env: dict[str, str]) -> None:
 
     review = redline(env, "review", "--help")
     assert review.returncode == 0
-    assert "(default: markdown)" in " ".join(review.stdout.split())
+    assert "(default: markdown;" in " ".join(review.stdout.split())
 
 
 # --- config validate -------------------------------------------------------------------------
