@@ -189,8 +189,8 @@ async def test_client_errors_are_not_retried() -> None:
         with pytest.raises(LLMError) as info:
             await client.complete("reviewer", USER)
     assert len(llm.requests) == 1
-    assert "rejected the credentials" in str(info.value)
-    assert info.value.hint and "API key" in info.value.hint
+    assert "the key was refused (401)" in str(info.value)
+    assert info.value.hint and "REDLINE_API_KEY" in info.value.hint
 
 
 async def test_timeout_then_fallback_succeeds() -> None:
