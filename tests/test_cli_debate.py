@@ -213,7 +213,7 @@ def test_quiet_shows_no_debate_and_fail_on_exits_1(repo: GitRepo, llm: ScriptedL
     result = run_debate(repo, "--rounds", "1", "--quiet", "--fail-on", "high")
     assert result.returncode == 1, result.stderr
     assert "Round 1" not in result.stderr
-    assert "at or above --fail-on" in result.stderr
+    assert "fail-on threshold high (set by flag --fail-on)" in result.stderr
 
 
 # -- interactive -----------------------------------------------------------------------------

@@ -184,9 +184,10 @@ def test_unreachable_model_falls_back_to_the_analyzers_with_a_notice(
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     code, out, _ = review(capsys, demo_repo, f"http://127.0.0.1:{port}/v1")
-    assert code == 0
-    assert "model 'openai/scripted' (provider openai) could not be used" in out
-    assert "falling back to the static analyzers" in out
+    assert code == 3  # the model could not be used: not a clean run
+    line = f"model openai/scripted at http://127.0.0.1:{port}/v1: nothing is listening there"
+    assert f"**The model could not be used:** {line}." in out
+    assert "only the static analyzers' findings are shown" in out
     assert "`app/reports.py:21`" in out  # the analyzers' findings are still there
 
 

@@ -377,7 +377,9 @@ class LLMClient:
                 wait = failure.retry_after
                 if wait is None:
                     wait = self._backoff(attempt)
-                log.warning(
+                # A refused connection's one retry is not news: its outcome is (one line).
+                log.log(
+                    logging.INFO if failure.unusable else logging.WARNING,
                     "model %s %s (attempt %d of %d); retrying in %.1f s: %s",
                     call.model,
                     KIND_TEXT[failure.kind],

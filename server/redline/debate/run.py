@@ -220,6 +220,7 @@ async def _finish(
         summary=record.summary_markdown or None,
         attempts=1 if spoken else 0,
         failure=failure,
+        model_error=client.unusable.message if client.unusable is not None else None,
         debate=record,
     )
     close_record(debate.record, review, error=failure)

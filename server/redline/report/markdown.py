@@ -45,7 +45,8 @@ def render_markdown(review: Review) -> str:
     out: list[str] = [f"# Redline {what}: {sanitize_inline(label)}", ""]
     out.append(_summary_line(review))
     out.append("")
-    offline = not review.coverage.models
+    # (Nothing to review is not an offline review: nothing ran at all.)
+    offline = not review.coverage.models and _summary_line(review) != NOTHING_TO_REVIEW
     if offline:
         out += [
             "> Offline review: no model ran. These results come from static analyzers only.",
@@ -99,9 +100,22 @@ def not_applicable_label(fix: FixState) -> str:
 
 
 def _summary_line(review: Review) -> str:
+    if review.model_error is not None:
+        # Before anything else: a clean-looking report from a model that never answered is
+        # the mistake this line prevents (the CLI exits 3 with the same line).
+        unusable = f"**The model could not be used:** {sanitize_inline(review.model_error)}."
+        if review.failure is not None or review.debate is not None:
+            return unusable
+        return f"{unusable} {_counts_line(review)} (static analyzers only)"
     if review.failure is not None:
         # "No findings" would read as a clean result; nothing was reviewed.
         return f"**Review failed:** {sanitize_inline(review.failure)}."
+    if review.stats.files == 0 and not review.findings and not review.coverage.reviewed_files:
+        return NOTHING_TO_REVIEW
+    return _counts_line(review)
+
+
+def _counts_line(review: Review) -> str:
     stats = review.stats
     files = f"{stats.files} file{'s' if stats.files != 1 else ''} changed"
     lines = f"+{stats.added} −{stats.removed} lines"
@@ -114,6 +128,7 @@ def _summary_line(review: Review) -> str:
 
 
 _ORDER = sorted(Severity, key=lambda s: -s.rank)
+NOTHING_TO_REVIEW = "**Nothing to review.**"
 
 
 def _findings(findings: list[Finding], out: list[str]) -> None:

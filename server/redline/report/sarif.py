@@ -185,8 +185,10 @@ def _invocation(review: Review) -> dict[str, Any]:
     notifications = [n for n in notifications if n is not None]
     notifications += [_skipped_notification(s.path, s.reason) for s in review.coverage.skipped]
     return {
-        # A failed review (an ask that never submitted) or a failed analyzer: incomplete.
+        # A failed review (an ask that never submitted), a model that could not be used or a
+        # failed analyzer: incomplete.
         "executionSuccessful": review.failure is None
+        and review.model_error is None
         and not any(r.status == "failed" for r in review.coverage.analyzers),
         "toolExecutionNotifications": notifications,
     }

@@ -320,6 +320,7 @@ async def _ask(
         attempts=1 if outcome.steps else 0,
         dropped=dropped,
         failure=stop_note,
+        model_error=client.unusable.message if client.unusable is not None else None,
     )
     agent_text = submitted.summary if submitted is not None else (result.content or "")
     agent_text = make_visible(agent_text).strip()[:MAX_SUMMARY_CHARS]
