@@ -238,3 +238,18 @@ def test_repository_instructions_are_read_and_reported(
     assert "truncated: AGENTS.md" in out
     reviewer = next(r for r in llm.requests if role_of(r) == "reviewer")
     assert "Prefer pathlib." in json.dumps(reviewer)
+
+
+def test_a_rate_limit_mid_review_is_partial_coverage_not_a_model_error(
+    demo_repo: Path, script: ReviewScript, llm: ScriptedLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One file's reviewer is rate limited in every attempt; the other files are reviewed.
+    script.faults[("reviewer", "app/reports.py")] = [Reply.rate_limited(0)] * 50
+    code, out, err = review(capsys, demo_repo, llm.base_url)
+    assert code == 0, err  # partial coverage, said in the report: not exit 3
+    assert "The model could not be used" not in out
+    coverage = out.split("## Coverage")[-1]
+    # The coverage says which file the rate limit left out, and that the others were reviewed.
+    assert "- Reviewed: 3 files: `README.md`, `app/text.py`, `tests/test_text.py`" in coverage
+    skipped = next(line for line in coverage.splitlines() if "`app/reports.py`" in line)
+    assert "not reviewed:" in skipped and "rate limited (HTTP 429)" in skipped
