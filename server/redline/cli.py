@@ -1,9 +1,10 @@
 """The `redline` command line.
 
 Exit codes: 0 done, 1 a finding at or above --fail-on, 2 a usage, configuration or repository
-error, or a review that failed (`ask` when the agent never submitted — out of steps, looping,
-or its model could not be used; the report is still written and its headline says why),
-130 when interrupted. The report goes to stdout (or --output); progress and messages go to
+error, or a review that failed (`ask` when the agent never submitted — out of steps, looping;
+the report is still written and its headline says why), 3 when a configured model could not
+be used (the report holds the analyzers' findings; one line on stderr says why), 130 when
+interrupted. The report goes to stdout (or --output); progress and messages go to
 stderr. The shared helpers are in `cli_common.py`; `redline debate` in `cli_debate.py`.
 """
 
