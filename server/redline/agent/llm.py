@@ -26,7 +26,6 @@ import logging
 import random
 import threading
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -54,7 +53,8 @@ from redline.agent.outcomes import (
     unusable_line,
 )
 from redline.agent.redact import redact_messages
-from redline.agent.usage import CallRecord, Usage, UsageLedger
+from redline.agent.transport import parse_response, send
+from redline.agent.usage import CallRecord, UsageLedger
 from redline.config_models import Settings
 from redline.redaction import register_secret
 
@@ -463,71 +463,18 @@ class LLMClient:
         return response
 
     async def _request(self, litellm: Any, kwargs: dict[str, Any], call: _Call) -> Any:
-        # Backstops in case a provider path ignores `timeout`: the whole call when not
-        # streaming; for a stream, each wait for the next chunk — a long answer that keeps
-        # arriving is fine, a stalled one is not.
-        timeout = float(kwargs["timeout"])
         if call.on_delta is None:
-            return await asyncio.wait_for(litellm.acompletion(**kwargs), timeout * 2 + 1)
-        stream = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout * 2 + 1)
-        chunks = []
-        iterator = stream.__aiter__()
-        while True:
-            try:
-                chunk = await asyncio.wait_for(iterator.__anext__(), timeout * 2 + 1)
-            except StopAsyncIteration:
-                break
-            chunks.append(chunk)
-            for choice in getattr(chunk, "choices", None) or []:
-                text = getattr(choice.delta, "content", None)
-                if text:
-                    call.streamed = True
-                    result = call.on_delta(text, call.answer_no)
-                    if asyncio.iscoroutine(result):
-                        await result
-        built = litellm.stream_chunk_builder(chunks, messages=kwargs["messages"])
-        if built is None:
-            raise CallFailed("garbage", "the stream ended without any chunk", retryable=True)
-        return built
+            return await send(litellm, kwargs, None)
+        on_delta, answer_no = call.on_delta, call.answer_no
+
+        def on_text(text: str) -> Any:
+            call.streamed = True  # from now on a retry would show the text twice
+            return on_delta(text, answer_no)
+
+        return await send(litellm, kwargs, on_text)
 
     def _parse(self, litellm: Any, raw: Any, model: str) -> LLMResponse:
-        choices = getattr(raw, "choices", None)
-        if not choices:
-            raise CallFailed("garbage", "the response has no choices", retryable=True)
-        choice = choices[0]
-        message = choice.message
-        calls = []
-        for c in getattr(message, "tool_calls", None) or []:
-            fn = c.function
-            calls.append(
-                ToolCall(
-                    # Some local servers omit ids; they must be unique across the conversation.
-                    id=c.id or f"call_{uuid.uuid4().hex[:12]}",
-                    name=fn.name or "",
-                    arguments=fn.arguments or "{}",
-                )
-            )
-        usage = getattr(raw, "usage", None)
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        # Prompt caching, as litellm passes it on: OpenAI-style details, or Anthropic's count.
-        details = getattr(usage, "prompt_tokens_details", None)
-        cached = getattr(details, "cached_tokens", None) or getattr(
-            usage, "cache_read_input_tokens", None
-        )
-        return LLMResponse(
-            content=message.content,
-            tool_calls=calls,
-            finish_reason=choice.finish_reason,
-            model=model,
-            usage=Usage(
-                prompt,
-                completion,
-                self._cost(litellm, raw, model),
-                calls=1,
-                cached_tokens=int(cached or 0),
-            ),
-        )
+        return parse_response(raw, model, lambda: self._cost(litellm, raw, model))
 
     def _cost(self, litellm: Any, raw: Any, model: str) -> float | None:
         # Priced from litellm's local map; None (not 0) for models it does not know, so totals
