@@ -187,6 +187,7 @@ def test_unreachable_model_falls_back_to_the_analyzers_with_a_notice(
     assert code == 3  # the model could not be used: not a clean run
     line = f"model openai/scripted at http://127.0.0.1:{port}/v1: nothing is listening there"
     assert f"**The model could not be used:** {line}." in out
+    assert "Offline review" not in out  # a model was configured: it failed, it was not absent
     assert "only the static analyzers' findings are shown" in out
     assert "`app/reports.py:21`" in out  # the analyzers' findings are still there
 

@@ -45,8 +45,13 @@ def render_markdown(review: Review) -> str:
     out: list[str] = [f"# Redline {what}: {sanitize_inline(label)}", ""]
     out.append(_summary_line(review))
     out.append("")
-    # (Nothing to review is not an offline review: nothing ran at all.)
-    offline = not review.coverage.models and _summary_line(review) != NOTHING_TO_REVIEW
+    # Not for nothing to review (nothing ran at all) nor for a model that could not be used
+    # (the headline says so: a model was configured, this is no offline review).
+    offline = (
+        not review.coverage.models
+        and review.model_error is None
+        and _summary_line(review) != NOTHING_TO_REVIEW
+    )
     if offline:
         out += [
             "> Offline review: no model ran. These results come from static analyzers only.",
@@ -106,7 +111,8 @@ def _summary_line(review: Review) -> str:
         unusable = f"**The model could not be used:** {sanitize_inline(review.model_error)}."
         if review.failure is not None or review.debate is not None:
             return unusable
-        return f"{unusable} {_counts_line(review)} (static analyzers only)"
+        only = "The findings below are the static analyzers' only."
+        return f"{unusable} {only}\n\n{_counts_line(review)}"
     if review.failure is not None:
         # "No findings" would read as a clean result; nothing was reviewed.
         return f"**Review failed:** {sanitize_inline(review.failure)}."
