@@ -94,8 +94,11 @@ def test_a_refused_key_exits_3_in_one_line_after_one_request(
     assert any(f["file"] == "app/reports.py" and f["line"] == 21 for f in report["findings"])
 
 
-def test_nothing_listening_exits_3_after_one_retry(demo_repo: Path, env: dict[str, str]) -> None:
+def test_nothing_listening_exits_3_after_one_retry(
+    demo_repo: Path, env: dict[str, str], tmp_path: Path
+) -> None:
     base = f"http://127.0.0.1:{free_port()}/v1"
+    sarif_path = tmp_path / "out.sarif"
     result, report = review_json(
         env | {"REDLINE_API_KEY": TEST_KEY},
         demo_repo,
@@ -105,6 +108,21 @@ def test_nothing_listening_exits_3_after_one_retry(demo_repo: Path, env: dict[st
     assert result.returncode == 3, result.stderr
     assert error_lines(result.stderr) == [f"redline: error: {line}"]
     assert report["coverage"]["model_calls"] == 2  # the first try and one retry, not three
+
+    # SARIF for CI: valid, not a successful execution, and the line is its first notification.
+    result = redline(
+        env | {"REDLINE_API_KEY": TEST_KEY},
+        "review", "--branch", "main", "--repo", str(demo_repo), "--quiet", "--format", "sarif",
+        "--model", "openai/local", "--api-base", base, "-o", str(sarif_path),
+    )  # fmt: skip
+    assert result.returncode == 3
+    sarif = json.loads(sarif_path.read_text())
+    jsonschema.validate(sarif, json.loads(SCHEMA.read_text()))
+    invocation = sarif["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    first = invocation["toolExecutionNotifications"][0]
+    assert first["level"] == "error" and line in first["message"]["text"]
+    assert sarif["runs"][0]["results"]  # the analyzers' findings
 
 
 def test_a_hosted_model_without_a_key_sends_nothing_and_says_which_variable(
