@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from model_env import isolate_model_env
+from model_env import FAST_RETRIES, isolate_model_env
 from redline.cli import main
 
 from demo_findings import BARE_EXCEPT, PHANTOM, SHELL, SPECULATIVE
@@ -254,3 +254,29 @@ def test_a_rate_limit_mid_review_is_partial_coverage_not_a_model_error(
     assert "- Reviewed: 3 files: `README.md`, `app/text.py`, `tests/test_text.py`" in coverage
     skipped = next(line for line in coverage.splitlines() if "`app/reports.py`" in line)
     assert "not reviewed:" in skipped and "rate limited (HTTP 429)" in skipped
+
+
+def test_a_verifier_whose_key_is_refused_leaves_findings_unverified_not_exit_3(
+    demo_repo: Path,
+    script: ReviewScript,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    roles = '[models.roles.verifier]\nmodel = "openai/strict"\n'
+    isolate_model_env(monkeypatch, tmp_path, user_config=FAST_RETRIES + roles)
+
+    def handler(body: dict) -> Reply:  # type: ignore[type-arg]
+        if body["model"] == "strict":
+            return Reply.error(401, "Incorrect API key provided")
+        return script(body)
+
+    with ScriptedLLM(handler=handler) as server:
+        code, out, err = review(capsys, demo_repo, server.base_url, "--format", "json")
+    assert code == 0, err  # the reviewers' findings stand: no "analyzers' findings only"
+    result = json.loads(out)
+    assert result["model_error"] is None
+    assert any(s.startswith("model:") for f in result["findings"] for s in f["sources"])
+    line = f"model openai/strict at {server.base_url}: the key was refused (401)"
+    assert any(line in note and "unverified" in note for note in result["coverage"]["notes"])
+    assert sum(1 for r in server.requests if r["model"] == "strict") == 1

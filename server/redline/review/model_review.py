@@ -4,8 +4,9 @@ outcome (findings, usage, cost, coverage notes) into the Review being built.
 
 If the model cannot be used at all, the review keeps the analyzer findings and says plainly
 which model (and provider) failed and why: `ModelOutcome.model_error`, the one line the report's
-headline, the CLI (exit 3) and the editor show. A model found unusable by a later stage (a
-verifier with a wrong key) is named the same way, though the reviewers' findings stand.
+headline, the CLI (exit 3) and the editor show. A model found unusable only by a later stage
+(a verifier with a wrong key) is a coverage note instead: the reviewers' findings stand, so
+"the analyzers' findings only" would not be true.
 """
 
 from __future__ import annotations
@@ -127,7 +128,6 @@ async def run_model_review(
         quality_score=stage.quality_score,
         attempts=len(stage.attempts),
         ran=True,
-        model_error=client.unusable.message if client.unusable is not None else None,
     )
 
 
