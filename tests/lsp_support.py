@@ -38,7 +38,7 @@ def server_env(cache_dir: Path, **extra: str) -> dict[str, str]:
     """The server's environment: the test's, without any REDLINE_* the developer has set
     (their model must not be used), plus `extra`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REDLINE_")}
-    env["REDLINE_CONFIG"] = str(cache_dir / "no-user-config.toml")
+    env["REDLINE_CONFIG"] = os.devnull  # no user file
     env["REDLINE_CACHE_DIR"] = str(cache_dir)
     env["REDLINE_LSP_LOG"] = "INFO"
     env.update(extra)

@@ -34,7 +34,7 @@ def client_env(tmp: Path, **extra: str) -> dict[str, str]:
     """The environment for a client and the server it starts: no REDLINE_* from the developer
     (no model: the review is the offline analyzers), no user config, caches under `tmp`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REDLINE_")}
-    env["REDLINE_CONFIG"] = "/nonexistent/redline-test.toml"
+    env["REDLINE_CONFIG"] = os.devnull  # no user file
     env["REDLINE_CACHE_DIR"] = str(tmp / "redline-cache")
     env.update(extra)
     return env

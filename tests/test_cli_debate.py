@@ -213,7 +213,7 @@ def test_quiet_shows_no_debate_and_fail_on_exits_1(repo: GitRepo, llm: ScriptedL
     result = run_debate(repo, "--rounds", "1", "--quiet", "--fail-on", "high")
     assert result.returncode == 1, result.stderr
     assert "Round 1" not in result.stderr
-    assert "at or above --fail-on" in result.stderr
+    assert "fail-on threshold high (set by flag --fail-on)" in result.stderr
 
 
 # -- interactive -----------------------------------------------------------------------------
@@ -417,3 +417,18 @@ def test_what_a_typed_line_means() -> None:
     assert decide(None) == Decision.go_on()  # end of input: the debate runs on
     assert decide(" Q \n") == Decision.stop()
     assert decide("and the tenant?\n") == Decision.interject("and the tenant?")
+
+
+def test_a_debate_whose_models_refuse_the_key_exits_3(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    with ScriptedLLM(default=Reply.error(401, "Incorrect API key provided")) as server:
+        isolate_model_env(monkeypatch, tmp_path, user_config=user_config(server.base_url))
+        result = run_debate(repo, "--rounds", "2", "--quiet")
+    assert result.returncode == 3, result.stderr
+    line = f"model openai/alice at {server.base_url}: the key was refused (401)"
+    assert f"redline: error: {line}" in result.stderr.splitlines()
+    assert f"**The model could not be used:** {line}." in result.stdout
+    # No model was asked twice (fewer than two debaters left ends the debate before Carol).
+    asked = [r["model"] for r in server.requests]
+    assert asked == ["alice", "bob"]

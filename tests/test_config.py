@@ -4,6 +4,7 @@ where code is sent or what runs."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -100,7 +101,7 @@ def test_cli_config_error_exits_2_with_the_message(
     repo.write("a.py", "x = 1\n")
     repo.commit()
     repo.write(".redline.toml", "[review]\nmax_file_bytes = -3\n")
-    monkeypatch.setenv("REDLINE_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("REDLINE_CONFIG", os.devnull)
     code = main(["review", "--repo", str(repo.root)])
     err = capsys.readouterr().err
     assert code == 2
@@ -133,7 +134,7 @@ def test_init_repo_file_has_no_model_section(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     repo = GitRepo(tmp_path / "r")
-    monkeypatch.setenv("REDLINE_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("REDLINE_CONFIG", os.devnull)
     assert main(["init", "--repo-file", "--repo", str(repo.root)]) == 0
     text = (repo.root / ".redline.toml").read_text()
     assert "[review]" in text and "[models]" not in text

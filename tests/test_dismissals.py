@@ -210,7 +210,7 @@ def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         # REDLINE_CACHE_DIR stays: conftest points it at a temporary directory.
         if var.startswith("REDLINE_") and var != "REDLINE_CACHE_DIR":
             monkeypatch.delenv(var)
-    monkeypatch.setenv("REDLINE_CONFIG", str(tmp_path / "user-config.toml"))
+    monkeypatch.setenv("REDLINE_CONFIG", os.devnull)  # no user file
 
 
 def review(repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> dict:  # type: ignore[type-arg]

@@ -24,7 +24,7 @@ from redline.agent import (
     LLMTruncated,
     redact,
 )
-from redline.agent.llm import TRUNCATION_NOTE, load_litellm, parse_retry_after
+from redline.agent.llm import TRUNCATION_NOTE, ModelUnusable, load_litellm, parse_retry_after
 from redline.config_models import LLMSettings, ModelSettings, RoleModel, Settings
 
 from scripted_llm import Reply, ScriptedLLM
@@ -189,8 +189,8 @@ async def test_client_errors_are_not_retried() -> None:
         with pytest.raises(LLMError) as info:
             await client.complete("reviewer", USER)
     assert len(llm.requests) == 1
-    assert "rejected the credentials" in str(info.value)
-    assert info.value.hint and "API key" in info.value.hint
+    assert "the key was refused (401)" in str(info.value)
+    assert info.value.hint and "REDLINE_API_KEY" in info.value.hint
 
 
 async def test_timeout_then_fallback_succeeds() -> None:
@@ -440,3 +440,48 @@ def test_redact_keeps_json_valid() -> None:
     args = json.dumps({"api_key": "abc123456", "path": "a.py"})
     redacted = json.loads(redact(args))
     assert redacted["path"] == "a.py" and redacted["api_key"].startswith("[REDACTED:")
+
+
+# -- a model that cannot be used ------------------------------------------------------------
+
+
+async def test_a_refused_key_skips_fallbacks_on_the_same_provider_and_later_calls() -> None:
+    with ScriptedLLM(default=Reply.error(401, "bad key")) as llm:
+        client = make_client(make_settings(llm, fallbacks=["openai/backup"]))
+        for _ in range(3):  # e.g. parallel reviewers: only the first call reaches the server
+            with pytest.raises(ModelUnusable) as info:
+                await client.complete("reviewer", USER)
+    assert len(llm.requests) == 1  # the same key would be refused for openai/backup too
+    assert info.value.kind == "auth"
+    assert client.unusable is not None and client.unusable.message == str(info.value.message)
+
+
+async def test_an_unknown_model_is_not_retried_but_its_fallback_is_tried() -> None:
+    replies = [Reply.error(404, "The model `scripted` does not exist"), Reply.text("from backup")]
+    with ScriptedLLM(replies) as llm:
+        client = make_client(make_settings(llm, fallbacks=["openai/backup"]))
+        r = await client.complete("reviewer", USER)
+    assert r.content == "from backup" and r.model == "openai/backup"
+    assert [q["model"] for q in llm.requests] == ["scripted", "backup"]
+    assert client.unusable is not None
+    assert client.unusable.message == (
+        f"model openai/scripted at {llm.base_url}: the server does not know this model (404): "
+        "The model `scripted` does not exist"
+    )
+
+
+async def test_a_host_name_that_does_not_resolve_is_named_and_not_retried() -> None:
+    settings = Settings(
+        models=ModelSettings(
+            model="openai/x", api_base="http://no-such-host.invalid/v1", api_key="k"
+        ),
+        llm=LLMSettings(timeout=5.0, max_retries=2),
+    )
+    client = make_client(settings)
+    with pytest.raises(ModelUnusable) as info:
+        await client.complete("reviewer", USER)
+    assert info.value.message == (
+        "model openai/x at http://no-such-host.invalid/v1: the host name no-such-host.invalid "
+        "does not resolve"
+    )
+    assert client.requests_sent == 1

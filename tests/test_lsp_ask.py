@@ -1,5 +1,6 @@
 """`redline.ask` through a real server process and the scripted model over HTTP: an ask that
-never submits a review is a failed review in the editor too, not "finished, no findings"."""
+never submits a review is a failed review in the editor too, not "finished, no findings"; a
+review whose model cannot be used says so once, in the CLI's own line."""
 
 from __future__ import annotations
 
@@ -42,5 +43,30 @@ async def test_an_ask_that_never_submits_fails_with_its_reason(tmp_path: Path) -
             # The report with the reason stays available to the report view.
             report = plain(await s.client.protocol.send_request_async("redline/report", {}))
             assert "**Review failed:** the agent was stopped" in report["markdown"]
+        finally:
+            await stop_session(s)
+
+
+async def test_a_review_whose_model_refuses_the_key_says_so_once(tmp_path: Path) -> None:
+    repo = demo.build_demo_repo(tmp_path / "demo")
+    with ScriptedLLM(default=Reply.error(401, "Incorrect API key provided")) as llm:
+        env = server_env(
+            tmp_path / "cache",
+            REDLINE_MODEL="openai/scripted",
+            REDLINE_API_BASE=llm.base_url,
+            REDLINE_API_KEY="sk-test-key-not-secret",
+        )
+        s = await start_session(repo, "vscode", env)
+        try:
+            task = await s.review(scope="branch", base="main")
+            end = await s.finished(task, timeout=60)
+            line = f"model openai/scripted at {llm.base_url}: the key was refused (401)"
+            # The analyzers' findings are published; the state and one message say why only
+            # theirs.
+            assert end["state"] == "finished", end
+            assert end["modelError"] == line and end["findings"] > 0
+            shown = [m.message for m in s.client.messages]
+            assert shown == [f"Redline: {line}"]
+            assert len(llm.requests) == 1
         finally:
             await stop_session(s)

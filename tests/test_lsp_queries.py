@@ -143,9 +143,17 @@ async def test_refs_of_a_repository_with_no_commits_and_of_no_repository(
 
 
 async def test_user_config_is_found_and_created_from_the_init_template(
-    vscode: Session, cache: Path
+    demo_repo: Path, cache: Path
 ) -> None:
-    path = cache / "no-user-config.toml"  # REDLINE_CONFIG in server_env
+    path = cache / "no-user-config.toml"
+    vscode = await start_session(demo_repo, "vscode", server_env(cache, REDLINE_CONFIG=str(path)))
+    try:
+        await _user_config_round_trip(vscode, path)
+    finally:
+        await stop_session(vscode)
+
+
+async def _user_config_round_trip(vscode: Session, path: Path) -> None:
     found = await ask(vscode, "redline/userConfig")
     assert found == {"path": str(path), "exists": False, "created": False}
     assert not path.exists()

@@ -12,7 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from model_env import isolate_model_env
+from model_env import FAST_RETRIES, isolate_model_env
 from redline.cli import main
 
 from demo_findings import BARE_EXCEPT, PHANTOM, SHELL, SPECULATIVE
@@ -185,9 +185,11 @@ def test_unreachable_model_falls_back_to_the_analyzers_with_a_notice(
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     code, out, _ = review(capsys, demo_repo, f"http://127.0.0.1:{port}/v1")
-    assert code == 0
-    assert "model 'openai/scripted' (provider openai) could not be used" in out
-    assert "falling back to the static analyzers" in out
+    assert code == 3  # the model could not be used: not a clean run
+    line = f"model openai/scripted at http://127.0.0.1:{port}/v1: nothing is listening there"
+    assert f"**The model could not be used:** {line}." in out
+    assert "Offline review" not in out  # a model was configured: it failed, it was not absent
+    assert "only the static analyzers' findings are shown" in out
     assert "`app/reports.py:21`" in out  # the analyzers' findings are still there
 
 
@@ -238,3 +240,44 @@ def test_repository_instructions_are_read_and_reported(
     assert "truncated: AGENTS.md" in out
     reviewer = next(r for r in llm.requests if role_of(r) == "reviewer")
     assert "Prefer pathlib." in json.dumps(reviewer)
+
+
+def test_a_rate_limit_mid_review_is_partial_coverage_not_a_model_error(
+    demo_repo: Path, script: ReviewScript, llm: ScriptedLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One file's reviewer is rate limited in every attempt; the other files are reviewed.
+    script.faults[("reviewer", "app/reports.py")] = [Reply.rate_limited(0)] * 50
+    code, out, err = review(capsys, demo_repo, llm.base_url)
+    assert code == 0, err  # partial coverage, said in the report: not exit 3
+    assert "The model could not be used" not in out
+    coverage = out.split("## Coverage")[-1]
+    # The coverage says which file the rate limit left out, and that the others were reviewed.
+    assert "- Reviewed: 3 files: `README.md`, `app/text.py`, `tests/test_text.py`" in coverage
+    skipped = next(line for line in coverage.splitlines() if "`app/reports.py`" in line)
+    assert "not reviewed:" in skipped and "rate limited (HTTP 429)" in skipped
+
+
+def test_a_verifier_whose_key_is_refused_leaves_findings_unverified_not_exit_3(
+    demo_repo: Path,
+    script: ReviewScript,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    roles = '[models.roles.verifier]\nmodel = "openai/strict"\n'
+    isolate_model_env(monkeypatch, tmp_path, user_config=FAST_RETRIES + roles)
+
+    def handler(body: dict) -> Reply:  # type: ignore[type-arg]
+        if body["model"] == "strict":
+            return Reply.error(401, "Incorrect API key provided")
+        return script(body)
+
+    with ScriptedLLM(handler=handler) as server:
+        code, out, err = review(capsys, demo_repo, server.base_url, "--format", "json")
+    assert code == 0, err  # the reviewers' findings stand: no "analyzers' findings only"
+    result = json.loads(out)
+    assert result["model_error"] is None
+    assert any(s.startswith("model:") for f in result["findings"] for s in f["sources"])
+    line = f"model openai/strict at {server.base_url}: the key was refused (401)"
+    assert any(line in note and "unverified" in note for note in result["coverage"]["notes"])
+    assert sum(1 for r in server.requests if r["model"] == "strict") == 1

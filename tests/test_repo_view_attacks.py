@@ -44,7 +44,7 @@ def marker_script(path: Path, marks: Path) -> Path:
 def redline(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REDLINE_")}
     env["REDLINE_CACHE_DIR"] = os.environ["REDLINE_CACHE_DIR"]
-    env["REDLINE_CONFIG"] = str(cwd / "no-user-config.toml")
+    env["REDLINE_CONFIG"] = os.devnull  # no user file
     return subprocess.run(
         [REDLINE, *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
     )

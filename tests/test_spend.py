@@ -83,7 +83,7 @@ def test_a_model_review_imports_litellm_while_git_and_the_analyzers_work(
     repo.commit("feature")
     env = {k: v for k, v in os.environ.items() if not k.startswith("REDLINE_")}
     env |= {
-        "REDLINE_CONFIG": str(tmp_path / "none.toml"),
+        "REDLINE_CONFIG": os.devnull,
         "REDLINE_CACHE_DIR": str(tmp_path / "cache"),
         "REDLINE_API_KEY": "k",
     }

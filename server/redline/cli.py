@@ -1,9 +1,10 @@
 """The `redline` command line.
 
 Exit codes: 0 done, 1 a finding at or above --fail-on, 2 a usage, configuration or repository
-error, or a review that failed (`ask` when the agent never submitted — out of steps, looping,
-or its model could not be used; the report is still written and its headline says why),
-130 when interrupted. The report goes to stdout (or --output); progress and messages go to
+error, or a review that failed (`ask` when the agent never submitted — out of steps, looping;
+the report is still written and its headline says why), 3 when a configured model could not
+be used (the report holds the analyzers' findings; one line on stderr says why), 130 when
+interrupted. The report goes to stdout (or --output); progress and messages go to
 stderr. The shared helpers are in `cli_common.py`; `redline debate` in `cli_debate.py`.
 """
 
@@ -122,11 +123,11 @@ def _cmd_review(args: argparse.Namespace) -> int:
     from redline.agent.litellm_loader import start_background_import
     from redline.progress import ProgressEvent, Stage, StderrProgress
     from redline.review.estimate import estimate_model, render_estimate
-    from redline.review.pipeline import plan_review, run_review
+    from redline.review.pipeline import empty_review, plan_review, run_review
     from redline.store import TaskStore
 
     repo = repo_root(args.repo)
-    settings = cli_settings(repo, args)
+    settings = cli_settings(repo, args, offline_warnings=True)
     progress = StderrProgress(quiet=args.quiet, color=args.color)
     if settings.models.model is not None and not args.estimate:
         # litellm's import (seconds) overlaps the git, unit and analyzer work below. Not for
@@ -139,7 +140,10 @@ def _cmd_review(args: argparse.Namespace) -> int:
     )
     if plan.empty:
         progress.report(ProgressEvent(Stage.DONE, f"nothing to review: {plan.scope.label}"))
-        return EXIT_OK
+        if args.estimate:
+            return EXIT_OK
+        # Still a report: CI reads --output (or a piped SARIF) whether or not anything changed.
+        return report_and_exit_code(empty_review(plan), settings, args)
     if args.estimate:
         progress.report(ProgressEvent(Stage.DONE, f"estimate for {plan.scope.label}"))
         estimate = estimate_model(plan, settings)

@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_ERROR = 2
+# A configured model could not be used (no key, a refused key, an unknown model, nothing
+# listening): the report holds the analyzers' findings only. Distinct from 0 so CI does not
+# pass a build on a broken key, and from 1 and 2 so a script can tell it apart.
+EXIT_MODEL = 3
 EXIT_INTERRUPTED = 130  # as a shell reports a process ended by SIGINT
 
 FORMATS = ("markdown", "json", "json-simple", "sarif")
@@ -78,6 +82,7 @@ def add_scope_flags(parser: argparse.ArgumentParser) -> None:
 def add_fail_on(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fail-on",
+        type=str.lower,  # HIGH and High are high, as in the environment and config files
         choices=SEVERITIES,
         help="exit 1 when a finding at or above this severity is found",
     )
@@ -168,10 +173,12 @@ def write_report(text: str, output: Path | None) -> None:
     sys.stderr.write(f"redline: report written to {output}\n")
 
 
-def cli_settings(repo: Path, args: argparse.Namespace, **extra: Any) -> Settings:
+def cli_settings(
+    repo: Path, args: argparse.Namespace, *, offline_warnings: bool = False, **extra: Any
+) -> Settings:
     """Merged settings for a review, ask or debate, with the flags the user passed (`extra`:
-    more dotted keys a command sets); warnings (keys a repository file may not set) go to
-    stderr."""
+    more dotted keys a command sets); warnings (keys a repository file may not set, and with
+    `offline_warnings` settings a review without a model ignores) go to stderr."""
     flags = {
         "review.fail_on": args.fail_on,
         "models.model": args.model,
@@ -180,8 +187,12 @@ def cli_settings(repo: Path, args: argparse.Namespace, **extra: Any) -> Settings
         **extra,
     }
     loaded = config.load_settings(repo, flags)
-    for warning in loaded.warnings:
+    warnings = loaded.warnings + (config.idle_settings(loaded) if offline_warnings else [])
+    for warning in warnings:
         sys.stderr.write(f"redline: warning: {warning}\n")
+    # Kept with the invocation's arguments, for `report_and_exit_code` to say where the
+    # --fail-on threshold came from (a flag, the environment, a repository file).
+    args.settings_sources = loaded.sources
     return loaded.settings
 
 
@@ -189,7 +200,8 @@ def report_and_exit_code(
     review: Review, settings: Settings, args: argparse.Namespace, *, what: str = "review"
 ) -> int:
     """Write the report (secrets redacted: it lands in terminals, CI logs and PR comments);
-    exit 2 when the {what} failed, 1 when a finding is at or above --fail-on."""
+    exit 3 when a configured model could not be used (the one line on stderr), 2 when the
+    {what} failed, 1 when a finding is at or above --fail-on (naming where that came from)."""
     from redline.redaction import redact_data
     from redline.report import render
 
@@ -201,6 +213,10 @@ def report_and_exit_code(
         print_terminal(shown, console)
     else:
         write_report(render(shown, args.format or "markdown"), args.output)
+    if review.model_error is not None:
+        # Before --fail-on: the analyzers' findings alone say nothing about the change's worst.
+        sys.stderr.write(f"redline: error: {shown.model_error}\n")
+        return EXIT_MODEL
     if review.failure is not None:
         sys.stderr.write(f"redline: error: the {what} failed: {shown.failure}\n")
         return EXIT_ERROR
@@ -208,6 +224,11 @@ def report_and_exit_code(
     if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in review.findings):
         worst = max(f.severity.rank for f in review.findings)
         name = next(s.value for s in Severity if s.rank == worst)
-        sys.stderr.write(f"redline: failing: a {name} finding is at or above --fail-on\n")
+        sources = getattr(args, "settings_sources", None) or {}
+        source = sources.get("review.fail_on", "the settings")
+        sys.stderr.write(
+            f"redline: failing: a {name} finding is at or above the fail-on threshold "
+            f"{fail_on.value.lower()} (set by {source})\n"
+        )
         return EXIT_FINDINGS
     return EXIT_OK

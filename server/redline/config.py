@@ -151,6 +151,13 @@ def load_settings(
     files: list[Path] = []
 
     user_path = user_file or user_config_file()
+    if user_file is None and environ.get("REDLINE_CONFIG") and not user_path.exists():
+        # Named on purpose: silently using the defaults instead would drop the user's model,
+        # caps and keys without a word. (REDLINE_CONFIG=/dev/null means "no user file".)
+        raise ConfigError(
+            f"REDLINE_CONFIG names {user_path}, which does not exist",
+            "create it (`redline init` writes one there), or unset REDLINE_CONFIG",
+        )
     if user_path.is_file():
         flat = _flatten(_read_toml(user_path))
         _validate_layer(flat, str(user_path))
@@ -188,6 +195,29 @@ def load_settings(
 
     settings = Settings.model_validate(_unflatten(merged))
     return LoadedSettings(settings=settings, sources=sources, warnings=warnings, files=files)
+
+
+def idle_settings(loaded: LoadedSettings) -> list[str]:
+    """Warnings for settings the user passed (flag or environment) that a review without a
+    model ignores: an API base or a request cap with no model to use them. Values from the
+    user file are left alone: that file serves every command (a debate's debaters use its
+    API base)."""
+    settings = loaded.settings
+    if settings.models.model is not None:  # (the review's model stages need the default model)
+        return []
+    passed = ("flag ", "environment ")
+    out = []
+    for key, what in (
+        ("models.api_base", "an API base"),
+        ("llm.max_requests", "a model request cap"),
+    ):
+        source = loaded.sources.get(key, "default")
+        if source.startswith(passed):
+            out.append(
+                f"{source} sets {what} but no model is configured, so it does nothing: "
+                "the review runs offline (set --model or REDLINE_MODEL)"
+            )
+    return out
 
 
 def describe(loaded: LoadedSettings) -> str:

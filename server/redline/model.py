@@ -195,6 +195,10 @@ class Review(BaseModel):
     # Why the review could not be done (an ask agent that never submitted); None when it was.
     # An empty findings list then means "nothing was reviewed", not "nothing was found".
     failure: str | None = None
+    # Why a configured model could not be used, in one line ("model gpt-4o-mini: no
+    # OPENAI_API_KEY set — set it or REDLINE_API_KEY"); the findings are then what was found
+    # without it (the analyzers'). Distinct from `failure`: the run itself completed.
+    model_error: str | None = None
     debate: DebateRecord | None = None  # set for a debate (`redline debate`)
 
     def counts_by_severity(self) -> dict[Severity, int]:

@@ -26,11 +26,11 @@ import logging
 import random
 import threading
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from redline.agent.keys import key_variables, placeholder_key
 from redline.agent.limiter import AdaptiveLimit
 from redline.agent.litellm_loader import litellm_loaded, load_litellm
 from redline.agent.outcomes import (
@@ -43,14 +43,18 @@ from redline.agent.outcomes import (
     LLMResponse,
     LLMTimeout,
     LLMTruncated,
+    ModelUnusable,
     RequestCapReached,
     ToolCall,
     classify,
+    final_error,
     parse_retry_after,
     provider_of,
+    unusable_line,
 )
 from redline.agent.redact import redact_messages
-from redline.agent.usage import CallRecord, Usage, UsageLedger
+from redline.agent.transport import parse_response, send
+from redline.agent.usage import CallRecord, UsageLedger
 from redline.config_models import Settings
 from redline.redaction import register_secret
 
@@ -64,6 +68,7 @@ __all__ = [
     "LLMResponse",
     "LLMTimeout",
     "LLMTruncated",
+    "ModelUnusable",
     "RequestCapReached",
     "ToolCall",
     "litellm_loaded",
@@ -126,6 +131,10 @@ class LLMClient:
         self.requests_sent = 0  # HTTP requests that left (or were about to leave) the process
         self.requests_refused = 0  # calls refused because the cap was reached
         self._requests_lock = threading.Lock()
+        # (model, api_base) → why it cannot be used: later calls fail at once, sending nothing
+        # (parallel reviewers would each learn again that the key is wrong).
+        self._unusable: dict[tuple[str, str | None], ModelUnusable] = {}
+        self.unusable: ModelUnusable | None = None  # the first model found unusable this run
 
     # -- configuration -------------------------------------------------------------------------
 
@@ -253,43 +262,67 @@ class LLMClient:
             )
         safe = redact_messages(messages)
         failures: list[tuple[str, CallFailed, int]] = []
+        unusable: list[ModelUnusable] = []
         for model, api_base, api_key in candidates:
+            known = self._unusable.get((model, api_base))
+            if known is not None:
+                unusable.append(known)
+                continue
+            if any(_shares_the_fault(u, model, api_base) for u in unusable):
+                continue
+            placeholder = None if api_key else placeholder_key(model, api_base)
             call = _Call(
-                role, model, api_base, api_key, safe, tools, max_tokens, response_format, on_delta
+                role,
+                model,
+                api_base,
+                api_key or placeholder,
+                safe,
+                tools,
+                max_tokens,
+                response_format,
+                on_delta,
+                placeholder=placeholder is not None,
             )
             try:
                 return await self._complete_on(call)
             except _Exhausted as e:
                 failures.append((model, e.failure, e.attempts))
+                if e.failure.unusable:
+                    unusable.append(self._mark_unusable(call, e.failure))
                 if len(failures) < len(candidates):
-                    log.warning(
-                        "model %s %s; trying fallback %s",
-                        model,
-                        KIND_TEXT[e.failure.kind],
-                        candidates[len(failures)][0],
+                    log.info(
+                        "model %s %s; trying the next fallback", model, KIND_TEXT[e.failure.kind]
                     )
-        raise self._final_error(role, failures)
+        if not failures or all(f.unusable for _, f, _ in failures):
+            # Every candidate is unusable as configured: one line per model, the first first.
+            lines = list(dict.fromkeys(u.message for u in unusable))
+            first = unusable[0]
+            raise ModelUnusable(
+                "; ".join(lines),
+                first.hint,
+                kind=first.kind,
+                model=first.model or "",
+                api_base=first.api_base,
+            )
+        raise final_error(role, failures, self.settings.llm.timeout)
 
-    def _final_error(self, role: str, failures: list[tuple[str, CallFailed, int]]) -> LLMError:
-        timeout = self.settings.llm.timeout
-        parts = []
-        for model, f, attempts in failures:
-            what = KIND_TEXT[f.kind]
-            if f.kind == "timeout":
-                what += f" after {timeout:g} s"
-            tries = f" ({attempts} attempts)" if attempts > 1 else ""
-            detail = "" if f.kind == "timeout" else f": {f.detail}"
-            parts.append(f"{model} {what}{tries}{detail}")
-        message = f"model call for role {role!r} failed: " + "; ".join(parts)
-        last_model, last, _ = failures[-1]
-        hint = {
-            "timeout": "raise llm.timeout or use a faster model",
-            "garbage": "check models.api_base: it must point at an OpenAI-compatible /v1 endpoint",
-            "auth": "check the API key (models.api_key or the provider's environment variable)",
-            "connection": "check that the model server is running and models.api_base is right",
-        }.get(last.kind)
-        cls = LLMTimeout if all(f.kind == "timeout" for _, f, _ in failures) else LLMError
-        return cls(message, hint, model=last_model)
+    def _mark_unusable(self, call: _Call, failure: CallFailed) -> ModelUnusable:
+        """Remember that (model, api_base) cannot be used this run, with its one line."""
+        litellm = load_litellm()
+        vars_ = key_variables(litellm, call.model) if failure.kind in ("no_key", "auth") else []
+        line, hint = unusable_line(
+            failure,
+            call.model,
+            call.api_base,
+            key_vars=vars_,
+            key_given=call.api_key is not None,
+            placeholder=call.placeholder,
+        )
+        exc = ModelUnusable(line, hint, kind=failure.kind, model=call.model, api_base=call.api_base)
+        self._unusable[(call.model, call.api_base)] = exc
+        if self.unusable is None:
+            self.unusable = exc
+        return exc
 
     async def _complete_on(self, call: _Call) -> LLMResponse:
         """One model: retries, and one re-ask if the answer was cut off."""
@@ -336,12 +369,17 @@ class LLMClient:
                 return await self._call_once(call)
             except CallFailed as failure:
                 # Once text reached a stream consumer a retry would show it twice: give up here.
-                if not failure.retryable or call.streamed or attempt == attempts - 1:
+                limit = attempts - 1
+                if failure.max_retries is not None:
+                    limit = min(limit, failure.max_retries)
+                if not failure.retryable or call.streamed or attempt >= limit:
                     raise _Exhausted(failure, attempt + 1) from None
                 wait = failure.retry_after
                 if wait is None:
                     wait = self._backoff(attempt)
-                log.warning(
+                # A refused connection's one retry is not news: its outcome is (one line).
+                log.log(
+                    logging.INFO if failure.unusable else logging.WARNING,
                     "model %s %s (attempt %d of %d); retrying in %.1f s: %s",
                     call.model,
                     KIND_TEXT[failure.kind],
@@ -425,71 +463,18 @@ class LLMClient:
         return response
 
     async def _request(self, litellm: Any, kwargs: dict[str, Any], call: _Call) -> Any:
-        # Backstops in case a provider path ignores `timeout`: the whole call when not
-        # streaming; for a stream, each wait for the next chunk — a long answer that keeps
-        # arriving is fine, a stalled one is not.
-        timeout = float(kwargs["timeout"])
         if call.on_delta is None:
-            return await asyncio.wait_for(litellm.acompletion(**kwargs), timeout * 2 + 1)
-        stream = await asyncio.wait_for(litellm.acompletion(**kwargs), timeout * 2 + 1)
-        chunks = []
-        iterator = stream.__aiter__()
-        while True:
-            try:
-                chunk = await asyncio.wait_for(iterator.__anext__(), timeout * 2 + 1)
-            except StopAsyncIteration:
-                break
-            chunks.append(chunk)
-            for choice in getattr(chunk, "choices", None) or []:
-                text = getattr(choice.delta, "content", None)
-                if text:
-                    call.streamed = True
-                    result = call.on_delta(text, call.answer_no)
-                    if asyncio.iscoroutine(result):
-                        await result
-        built = litellm.stream_chunk_builder(chunks, messages=kwargs["messages"])
-        if built is None:
-            raise CallFailed("garbage", "the stream ended without any chunk", retryable=True)
-        return built
+            return await send(litellm, kwargs, None)
+        on_delta, answer_no = call.on_delta, call.answer_no
+
+        def on_text(text: str) -> Any:
+            call.streamed = True  # from now on a retry would show the text twice
+            return on_delta(text, answer_no)
+
+        return await send(litellm, kwargs, on_text)
 
     def _parse(self, litellm: Any, raw: Any, model: str) -> LLMResponse:
-        choices = getattr(raw, "choices", None)
-        if not choices:
-            raise CallFailed("garbage", "the response has no choices", retryable=True)
-        choice = choices[0]
-        message = choice.message
-        calls = []
-        for c in getattr(message, "tool_calls", None) or []:
-            fn = c.function
-            calls.append(
-                ToolCall(
-                    # Some local servers omit ids; they must be unique across the conversation.
-                    id=c.id or f"call_{uuid.uuid4().hex[:12]}",
-                    name=fn.name or "",
-                    arguments=fn.arguments or "{}",
-                )
-            )
-        usage = getattr(raw, "usage", None)
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        # Prompt caching, as litellm passes it on: OpenAI-style details, or Anthropic's count.
-        details = getattr(usage, "prompt_tokens_details", None)
-        cached = getattr(details, "cached_tokens", None) or getattr(
-            usage, "cache_read_input_tokens", None
-        )
-        return LLMResponse(
-            content=message.content,
-            tool_calls=calls,
-            finish_reason=choice.finish_reason,
-            model=model,
-            usage=Usage(
-                prompt,
-                completion,
-                self._cost(litellm, raw, model),
-                calls=1,
-                cached_tokens=int(cached or 0),
-            ),
-        )
+        return parse_response(raw, model, lambda: self._cost(litellm, raw, model))
 
     def _cost(self, litellm: Any, raw: Any, model: str) -> float | None:
         # Priced from litellm's local map; None (not 0) for models it does not know, so totals
@@ -515,8 +500,21 @@ class _Call:
     max_tokens: int | None
     response_format: dict[str, Any] | None
     on_delta: DeltaCallback | None
+    placeholder: bool = False  # api_key is the stand-in for a keyless local server (keys.py)
     answer_no: int = 0  # 1 for the re-ask after a truncated answer
     streamed: bool = False  # set once any text reached `on_delta` in the current attempt
+
+
+def _shares_the_fault(known: ModelUnusable, model: str, api_base: str | None) -> bool:
+    """Whether a fallback would fail for the reason `known` did, so it is not tried: a missing
+    or refused key is the provider's (a fallback on the same provider carries the same key),
+    an unreachable server is the address's (the same provider at the same api_base). A model
+    the server does not know says nothing about the server's other models: those are tried."""
+    if known.kind == "unknown_model" or known.model is None:
+        return False
+    return provider_of(known.model) == provider_of(model) and (
+        known.kind != "unreachable" or known.api_base == api_base
+    )
 
 
 class _Exhausted(Exception):

@@ -8,10 +8,13 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import re
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from redline.agent.redact import redact
 from redline.agent.usage import Usage
@@ -34,6 +37,19 @@ class LLMNotConfigured(LLMError):
 
 class LLMTimeout(LLMError):
     """The model did not answer within `llm.timeout` (after retries and fallbacks)."""
+
+
+class ModelUnusable(LLMError):
+    """The model cannot be used as configured — no key, a refused key, a model the server does
+    not know, or nothing reachable at its address — so no retry or wait would help. The message
+    is the one line a user sees (`unusable_line`); `kind` is the CallFailed kind behind it."""
+
+    def __init__(
+        self, message: str, hint: str | None, *, kind: str, model: str, api_base: str | None
+    ) -> None:
+        super().__init__(message, hint, model=model)
+        self.kind = kind
+        self.api_base = api_base
 
 
 class LLMTruncated(LLMError):
@@ -121,13 +137,28 @@ class CallFailed(Exception):
     """One attempt failed; `kind` decides whether to retry and how the final error reads."""
 
     def __init__(
-        self, kind: str, detail: str, *, retryable: bool, retry_after: float | None = None
+        self,
+        kind: str,
+        detail: str,
+        *,
+        retryable: bool,
+        retry_after: float | None = None,
+        max_retries: int | None = None,
+        status: int | None = None,
+        cause: str = "",
     ) -> None:
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
         self.retryable = retryable
         self.retry_after = retry_after
+        self.max_retries = max_retries  # fewer retries than llm.max_retries for this kind
+        self.status = status  # the HTTP status, when the server answered
+        self.cause = cause  # "refused" | "dns" for an unreachable server
+
+    @property
+    def unusable(self) -> bool:
+        return self.kind in UNUSABLE_KINDS
 
 
 KIND_TEXT = {
@@ -137,10 +168,32 @@ KIND_TEXT = {
     "connection": "could not be reached",
     "garbage": "returned a response that is not valid JSON",
     "auth": "rejected the credentials",
+    "no_key": "has no API key",
+    "unknown_model": "is not known to the server",
+    "unreachable": "could not be reached",
     "bad_request": "rejected the request",
     "context_window": "said the conversation is longer than its context window",
     "error": "failed",
 }
+
+
+# Failures that say the model cannot be used as configured: retrying or waiting cannot help
+# (a refused connection still gets one retry: a local server may be starting up).
+UNUSABLE_KINDS = frozenset({"auth", "no_key", "unknown_model", "unreachable"})
+
+# How litellm and the OpenAI client say no key was given: litellm raises the OpenAI client's
+# "Missing credentials" wrapped as a 500, Anthropic's path an AuthenticationError "Missing
+# Anthropic API Key"; older OpenAI clients said "The api_key client option must be set".
+_NO_KEY = re.compile(
+    r"missing credentials|missing [\w ]*api key|no key is set|api_key client option must be set",
+    re.IGNORECASE,
+)
+# A 400/404 that is about the model's name rather than the request.
+_UNKNOWN_MODEL = re.compile(
+    r"model[^.]{0,80}(not found|does not exist|not exist)|invalid model|unknown model|"
+    r"model_not_found|llm provider not provided",
+    re.IGNORECASE,
+)
 
 
 def short_text(text: str, limit: int = 300) -> str:
@@ -173,10 +226,37 @@ def parse_retry_after(headers: Any, cap: float) -> float | None:
     return min(cap, max(0.0, seconds))
 
 
+def _unreachable_cause(exc: BaseException) -> str | None:
+    """ "refused" or "dns" when the chain of causes ends in a refused connection or a host name
+    that does not resolve (litellm reports both as a 500 "Connection error." for OpenAI-style
+    providers, and as an APIConnectionError for Ollama)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return "refused"
+        if isinstance(current, socket.gaierror):
+            return "dns"
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def classify(exc: BaseException, litellm: Any, retry_after_cap: float) -> CallFailed:
     if isinstance(exc, CallFailed):
         return exc
     msg = short_text(str(exc))
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    # Before the status checks: litellm reports a missing key and an unreachable server as
+    # 500s, which would otherwise be retried as if the server were having a bad moment.
+    if _NO_KEY.search(str(exc)):
+        return CallFailed("no_key", msg, retryable=False)
+    cause = _unreachable_cause(exc)
+    if cause == "refused":
+        return CallFailed("unreachable", msg, retryable=True, max_retries=1, cause=cause)
+    if cause == "dns":
+        return CallFailed("unreachable", msg, retryable=False, cause=cause)
     if isinstance(exc, asyncio.TimeoutError | litellm.Timeout):
         return CallFailed("timeout", msg, retryable=True)
     if isinstance(exc, litellm.RateLimitError):
@@ -191,16 +271,19 @@ def classify(exc: BaseException, litellm: Any, retry_after_cap: float) -> CallFa
         )
     if isinstance(exc, litellm.ContextWindowExceededError):
         return CallFailed("context_window", msg, retryable=False)
+    if isinstance(exc, litellm.NotFoundError) or (
+        status in (400, 404) and _UNKNOWN_MODEL.search(str(exc))
+    ):
+        return CallFailed("unknown_model", msg, retryable=False, status=status)
     if isinstance(exc, litellm.AuthenticationError | litellm.PermissionDeniedError):
-        return CallFailed("auth", msg, retryable=False)
+        return CallFailed("auth", msg, retryable=False, status=status)
     if isinstance(exc, json.JSONDecodeError) or "invalid response from llm" in msg.lower():
         # litellm wraps a non-JSON body in a 500 whose
         # message says so. A proxy error page is usually transient, so it is retried.
         return CallFailed("garbage", msg, retryable=True)
-    status = getattr(exc, "status_code", None)
-    if isinstance(exc, litellm.APIConnectionError) and not isinstance(status, int):
+    if isinstance(exc, litellm.APIConnectionError) and status is None:
         return CallFailed("connection", msg, retryable=True)
-    if isinstance(status, int):
+    if status is not None:
         if status == 408:
             return CallFailed("timeout", msg, retryable=True)
         if status == 429:
@@ -208,7 +291,7 @@ def classify(exc: BaseException, litellm: Any, retry_after_cap: float) -> CallFa
         if status >= 500:
             return CallFailed("server", msg, retryable=True)
         if status in (401, 403):
-            return CallFailed("auth", msg, retryable=False)
+            return CallFailed("auth", msg, retryable=False, status=status)
         if 400 <= status < 500:
             return CallFailed("bad_request", msg, retryable=False)
     if isinstance(exc, litellm.APIConnectionError):
@@ -216,5 +299,96 @@ def classify(exc: BaseException, litellm: Any, retry_after_cap: float) -> CallFa
     return CallFailed("error", f"{type(exc).__name__}: {msg}", retryable=False)
 
 
+def final_error(role: str, failures: list[tuple[str, CallFailed, int]], timeout: float) -> LLMError:
+    """The error after every candidate of a call failed (some not for lack of a usable model):
+    each model, what happened to it and how often it was tried, and a hint for the last."""
+    parts = []
+    for model, f, attempts in failures:
+        what = KIND_TEXT[f.kind]
+        if f.kind == "timeout":
+            what += f" after {timeout:g} s"
+        tries = f" ({attempts} attempts)" if attempts > 1 else ""
+        detail = "" if f.kind == "timeout" else f": {f.detail}"
+        parts.append(f"{model} {what}{tries}{detail}")
+    message = f"model call for role {role!r} failed: " + "; ".join(parts)
+    last_model, last, _ = failures[-1]
+    hint = {
+        "timeout": "raise llm.timeout or use a faster model",
+        "garbage": "check models.api_base: it must point at an OpenAI-compatible /v1 endpoint",
+        "auth": "check the API key (models.api_key or the provider's environment variable)",
+        "connection": "check that the model server is running and models.api_base is right",
+    }.get(last.kind)
+    cls = LLMTimeout if all(f.kind == "timeout" for _, f, _ in failures) else LLMError
+    return cls(message, hint, model=last_model)
+
+
 def provider_of(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else ""
+
+
+# -- a model that cannot be used, in one line --------------------------------------------------
+
+
+def unusable_line(
+    failure: CallFailed,
+    model: str,
+    api_base: str | None,
+    *,
+    key_vars: list[str],
+    key_given: bool,
+    placeholder: bool,
+) -> tuple[str, str]:
+    """The one line (and a hint) saying why `model` cannot be used, e.g. "model gpt-4o-mini:
+    no OPENAI_API_KEY set — set it or REDLINE_API_KEY". `key_vars` are the provider's key
+    variables (litellm's `validate_environment`), `key_given` whether any key was sent,
+    `placeholder` whether that key was Redline's stand-in for a local server."""
+    where = f"model {model} at {api_base}" if api_base else f"model {model}"
+    status = f" ({failure.status})" if failure.status else ""
+    if failure.kind == "no_key" or (failure.kind == "auth" and not key_given and key_vars):
+        names = " or ".join(key_vars) if key_vars else "API key"
+        fix = "set it" if len(key_vars) <= 1 else "set one"
+        return (
+            f"{where}: no {names} set — {fix} or REDLINE_API_KEY",
+            "a server that needs no key accepts any value: REDLINE_API_KEY=none",
+        )
+    if failure.kind == "auth" and placeholder:
+        return (
+            f"{where}: the server asks for an API key{status} — set REDLINE_API_KEY",
+            "no key was configured, so Redline sent a placeholder a keyless local server accepts",
+        )
+    if failure.kind == "auth":
+        return (
+            f"{where}: the key was refused{status}",
+            "check REDLINE_API_KEY (or models.api_key, or the provider's key variable)",
+        )
+    if failure.kind == "unknown_model":
+        return (
+            f"{where}: the server does not know this model{status}: {_server_said(failure)}",
+            "check the model name (and that api_base is the server's API root, often …/v1)",
+        )
+    if failure.cause == "dns":
+        host = _host(api_base) or "the provider's host"
+        return (
+            f"{where}: the host name {host} does not resolve",
+            "check --api-base / REDLINE_API_BASE, or the network",
+        )
+    if api_base:
+        return (
+            f"{where}: nothing is listening there",
+            "start the model server, or fix --api-base / REDLINE_API_BASE",
+        )
+    return (
+        f"{where}: the provider's server refused the connection",
+        "check the network (a proxy or firewall)",
+    )
+
+
+def _server_said(failure: CallFailed) -> str:
+    """The server's own words, without litellm's "litellm.NotFoundError: …Exception - " prefix."""
+    text = failure.detail
+    cut = text.rfind("Exception - ")
+    return short_text(text[cut + len("Exception - ") :] if cut >= 0 else text, 160)
+
+
+def _host(api_base: str | None) -> str | None:
+    return urlsplit(api_base).hostname if api_base else None

@@ -220,6 +220,9 @@ async def _finish(
         summary=record.summary_markdown or None,
         attempts=1 if spoken else 0,
         failure=failure,
+        # Only when the debate could not be held: a debater whose key was refused leaves the
+        # debate (said in the transcript) while the others go on.
+        model_error=client.unusable.message if client.unusable and failure else None,
         debate=record,
     )
     close_record(debate.record, review, error=failure)

@@ -189,12 +189,26 @@ async def _run_job(
         shown = display.shown_review(ls, folder) or review
         counts = {s.value: n for s, n in shown.counts_by_severity().items()}
         end_message = f"{len(shown.findings)} findings"
+        if review.model_error:
+            # The same one line the CLI prints (exit 3), shown once; the analyzers' findings
+            # are published all the same, and the finished state carries the line.
+            end_message = f"{len(shown.findings)} findings (static analyzers only)"
+            ls.show_message(f"Redline: {review.model_error}")
         if review.failure:
             # A review that did not complete (an ask that never submitted) is a failure, not
             # "no findings"; its report (with the reason) stays available.
             end_message = f"failed: {review.failure}"
-            ls.show_message(f"Redline: the review failed: {review.failure}")
-            _state(ls, folder, job, "failed", error=review.failure, label=review.scope_label)
+            if not review.model_error:  # else the line above said why, once is enough
+                ls.show_message(f"Redline: the review failed: {review.failure}")
+            _state(
+                ls,
+                folder,
+                job,
+                "failed",
+                error=review.failure,
+                label=review.scope_label,
+                modelError=review.model_error,
+            )
             return
         _state(
             ls,
@@ -209,6 +223,7 @@ async def _run_job(
             costUsd=review.coverage.cost_usd,
             coverage=review.coverage.model_dump(mode="json"),
             summary=review.summary,
+            modelError=review.model_error,
         )
     except asyncio.CancelledError:
         reason = job.cancel_reason or "cancelled"

@@ -45,7 +45,13 @@ def render_markdown(review: Review) -> str:
     out: list[str] = [f"# Redline {what}: {sanitize_inline(label)}", ""]
     out.append(_summary_line(review))
     out.append("")
-    offline = not review.coverage.models
+    # Not for nothing to review (nothing ran at all) nor for a model that could not be used
+    # (the headline says so: a model was configured, this is no offline review).
+    offline = (
+        not review.coverage.models
+        and review.model_error is None
+        and _summary_line(review) != NOTHING_TO_REVIEW
+    )
     if offline:
         out += [
             "> Offline review: no model ran. These results come from static analyzers only.",
@@ -99,9 +105,23 @@ def not_applicable_label(fix: FixState) -> str:
 
 
 def _summary_line(review: Review) -> str:
+    if review.model_error is not None:
+        # Before anything else: a clean-looking report from a model that never answered is
+        # the mistake this line prevents (the CLI exits 3 with the same line).
+        unusable = f"**The model could not be used:** {sanitize_inline(review.model_error)}."
+        if review.failure is not None or review.debate is not None:
+            return unusable
+        only = "The findings below are the static analyzers' only."
+        return f"{unusable} {only}\n\n{_counts_line(review)}"
     if review.failure is not None:
         # "No findings" would read as a clean result; nothing was reviewed.
         return f"**Review failed:** {sanitize_inline(review.failure)}."
+    if review.stats.files == 0 and not review.findings and not review.coverage.reviewed_files:
+        return NOTHING_TO_REVIEW
+    return _counts_line(review)
+
+
+def _counts_line(review: Review) -> str:
     stats = review.stats
     files = f"{stats.files} file{'s' if stats.files != 1 else ''} changed"
     lines = f"+{stats.added} −{stats.removed} lines"
@@ -114,6 +134,7 @@ def _summary_line(review: Review) -> str:
 
 
 _ORDER = sorted(Severity, key=lambda s: -s.rank)
+NOTHING_TO_REVIEW = "**Nothing to review.**"
 
 
 def _findings(findings: list[Finding], out: list[str]) -> None:

@@ -184,9 +184,21 @@ def _invocation(review: Review) -> dict[str, Any]:
     notifications = [_analyzer_notification(run) for run in review.coverage.analyzers]
     notifications = [n for n in notifications if n is not None]
     notifications += [_skipped_notification(s.path, s.reason) for s in review.coverage.skipped]
+    if review.model_error is not None:
+        # First: it is why the results are the analyzers' only (the CLI exits 3).
+        notifications.insert(
+            0,
+            {
+                "level": "error",
+                "message": {"text": f"The model could not be used: {review.model_error}"},
+                "descriptor": {"id": "redline/model-unusable"},
+            },
+        )
     return {
-        # A failed review (an ask that never submitted) or a failed analyzer: incomplete.
+        # A failed review (an ask that never submitted), a model that could not be used or a
+        # failed analyzer: incomplete.
         "executionSuccessful": review.failure is None
+        and review.model_error is None
         and not any(r.status == "failed" for r in review.coverage.analyzers),
         "toolExecutionNotifications": notifications,
     }

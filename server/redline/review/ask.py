@@ -320,6 +320,9 @@ async def _ask(
         attempts=1 if outcome.steps else 0,
         dropped=dropped,
         failure=stop_note,
+        # Only when the agent never submitted: a verifier that could not be used leaves the
+        # agent's findings unverified (a coverage note), which is no "model could not be used".
+        model_error=client.unusable.message if client.unusable and stop_note else None,
     )
     agent_text = submitted.summary if submitted is not None else (result.content or "")
     agent_text = make_visible(agent_text).strip()[:MAX_SUMMARY_CHARS]

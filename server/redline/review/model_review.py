@@ -3,7 +3,10 @@ provider, instructions and cache for a review, runs the supervised model stages,
 outcome (findings, usage, cost, coverage notes) into the Review being built.
 
 If the model cannot be used at all, the review keeps the analyzer findings and says plainly
-which model (and provider) failed and why.
+which model (and provider) failed and why: `ModelOutcome.model_error`, the one line the report's
+headline, the CLI (exit 3) and the editor show. A model found unusable only by a later stage
+(a verifier with a wrong key) is a coverage note instead: the reviewers' findings stand, so
+"the analyzers' findings only" would not be true.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class ModelOutcome:
     quality_score: int | None = None
     attempts: int = 0
     ran: bool = False
+    model_error: str | None = None  # why a configured model could not be used (one line)
 
 
 async def run_model_review(
@@ -92,11 +96,15 @@ async def run_model_review(
         with cancel.attached(asyncio.get_running_loop()):
             stage = await run_model_stage(plans, analyzer_findings, inputs)
     except ModelUnavailable as exc:
+        unusable = client.unusable
+        line = unusable.message if unusable is not None else exc.message
+        hint = unusable.hint if unusable is not None else exc.hint
         coverage.notes.append(
-            f"{exc.message} — falling back to the static analyzers for this review"
+            f"{line} — only the static analyzers' findings are shown"
+            + (f" ({hint})" if hint else "")
         )
         fill_usage(client, coverage)
-        return ModelOutcome(findings=analyzer_findings)
+        return ModelOutcome(findings=analyzer_findings, model_error=line)
     coverage.notes.extend(stage.notes)
     coverage.skipped.extend(stage.planner_skipped)
     # With the model's stages run, "reviewed" means a valid reviewer answer (fresh or cached)

@@ -163,6 +163,20 @@ def new_task_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
+def empty_review(plan: Plan) -> Review:
+    """The Review of a scope with no changes: no findings, a note saying so. Rendered like any
+    other, so `--output` and a piped `--format json|sarif` always hold a valid report."""
+    scope = plan.scope
+    return Review(
+        task_id=new_task_id(),
+        scope=scope.request.kind,
+        scope_label=scope.label,
+        repo=str(scope.repo_root),
+        stats=scope.stats,
+        coverage=Coverage(notes=[f"nothing to review: {scope.label}", *scope.notes]),
+    )
+
+
 def run_review(
     plan: Plan,
     settings: Settings,
@@ -285,6 +299,7 @@ def _run_review(
             quality_score=outcome_model.quality_score,
             attempts=outcome_model.attempts,
             dropped=outcome_model.dropped,
+            model_error=outcome_model.model_error,
         )
     review = build_review(
         settings,
@@ -297,10 +312,8 @@ def _run_review(
         read_text=read_text,
         **extra,
     )
-    report_done(
-        progress,
-        review,
-        f"review done: {len(review.findings)} findings",
-        model_ran=outcome_model is not None,
-    )
+    done = f"review done: {len(review.findings)} findings"
+    if review.model_error is not None:
+        done += " (static analyzers only: the model could not be used)"
+    report_done(progress, review, done, model_ran=outcome_model is not None)
     return review
