@@ -33,7 +33,10 @@ def env(tmp_path: Path) -> dict[str, str]:
     conftest set, the user file is a path in this test's directory."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("REDLINE_")}
     clean["REDLINE_CACHE_DIR"] = os.environ["REDLINE_CACHE_DIR"]
-    clean["REDLINE_CONFIG"] = str(tmp_path / "user" / "config.toml")
+    user = tmp_path / "user" / "config.toml"
+    user.parent.mkdir()
+    user.write_text("")  # REDLINE_CONFIG must name a file that exists
+    clean["REDLINE_CONFIG"] = str(user)
     return clean
 
 
@@ -100,7 +103,6 @@ def test_config_validate_speaks_to_a_person_and_to_a_program(
 ) -> None:
     repo = GitRepo(tmp_path / "r")
     user = Path(env["REDLINE_CONFIG"])
-    user.parent.mkdir()
     user.write_text('[review]\nfail_on = "high"\n')
     env = {**env, "REDLINE_MODEL": "gpt-4o-mini"}
 
@@ -166,6 +168,7 @@ def _uncomment_keys(template: str) -> str:
 def test_init_writes_every_documented_section_and_it_loads(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
+    Path(env["REDLINE_CONFIG"]).unlink()  # `init` writes the file REDLINE_CONFIG names
     result = redline(env, "init", "--repo", str(tmp_path))
     assert result.returncode == 0, result.stderr
     user = Path(env["REDLINE_CONFIG"])
