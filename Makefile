@@ -102,7 +102,7 @@ test-pythons: test-deps | $(UV)
 	@results=""; failed=0; \
 	for v in $(SUPPORTED_PYTHONS); do \
 	  case " $(TEST_PYTHONS) " in *"/$$v."*|*"python$$v "*) ;; \
-	    *) results="$$results\n  Python $$v: no interpreter found (set TEST_PYTHONS)";; esac; \
+	    *) results="$$results\n  Python $$v: not tested (not in TEST_PYTHONS)";; esac; \
 	done; \
 	for py in $(TEST_PYTHONS); do \
 	  v=$$($$py -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])'); \
