@@ -7,9 +7,14 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 UV     := $(BIN)/uv
-UV_ENV := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON=$(BIN)/python UV_NO_PROGRESS=1
+# Bytecode is compiled at install (UV_COMPILE_BYTECODE): Python only reads .pyc files, it does not
+# write them where PYTHONDONTWRITEBYTECODE is set (as on some CI machines and containers), and
+# without them every `redline` start-up compiles its imports again (0.31 s cold vs 0.18 s).
+UV_ENV := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON=$(BIN)/python UV_NO_PROGRESS=1 \
+	UV_COMPILE_BYTECODE=1
 
-.PHONY: run test lint typecheck pytest test-deps nvim node bench setup setup-dev clean vsix client-check
+.PHONY: run test lint typecheck pytest test-deps nvim node bench setup setup-dev clean vsix \
+	client-check test-pythons
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,12 +23,17 @@ $(UV): | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==0.13.9
 
 # Runtime dependencies only, exactly as locked (--frozen: the lock is never rewritten here).
-$(VENV)/.runtime-stamp: uv.lock pyproject.toml | $(UV)
+# Redline itself is installed editable, which uv does not compile: compileall does (a .pyc
+# older than its source is ignored, so an edit is never shadowed). The Makefile is a
+# prerequisite so that a change to how the environment is built reaches existing ones.
+$(VENV)/.runtime-stamp: uv.lock pyproject.toml Makefile | $(UV)
 	$(UV_ENV) $(UV) sync --frozen --no-dev --inexact --quiet
+	$(BIN)/python -m compileall -q server/redline
 	touch $@
 
-$(VENV)/.dev-stamp: uv.lock pyproject.toml | $(UV)
+$(VENV)/.dev-stamp: uv.lock pyproject.toml Makefile | $(UV)
 	$(UV_ENV) $(UV) sync --frozen --quiet
+	$(BIN)/python -m compileall -q server/redline
 	touch $@ $(VENV)/.runtime-stamp
 
 setup: $(VENV)/.runtime-stamp
@@ -78,6 +88,33 @@ $(NODE_DIR)/node_modules/.install-stamp: $(NODE_DIR)/package.json $(NODE_DIR)/pa
 
 test: lint typecheck pytest client-check e2e
 
+# The Python tests on every supported interpreter the machine has (not part of `make test`: a
+# full run per version takes minutes). Each version gets its own environment, .venvs/pyX.Y,
+# synced from the same uv.lock. TEST_PYTHONS lists interpreters; by default pyenv's 3.11, 3.12
+# and 3.13, else python3.X on PATH. Versions not found are named, not silently skipped.
+PYENV_ROOT_DIR := $(shell pyenv root 2>/dev/null)
+SUPPORTED_PYTHONS := 3.11 3.12 3.13
+find_python = $(firstword $(wildcard $(PYENV_ROOT_DIR)/versions/$(1).*/bin/python) \
+	$(shell command -v python$(1) 2>/dev/null))
+TEST_PYTHONS ?= $(foreach v,$(SUPPORTED_PYTHONS),$(call find_python,$(v)))
+
+test-pythons: test-deps | $(UV)
+	@results=""; failed=0; \
+	for v in $(SUPPORTED_PYTHONS); do \
+	  case " $(TEST_PYTHONS) " in *"/$$v."*|*"python$$v "*) ;; \
+	    *) results="$$results\n  Python $$v: not tested (not in TEST_PYTHONS)";; esac; \
+	done; \
+	for py in $(TEST_PYTHONS); do \
+	  v=$$($$py -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])'); \
+	  env=.venvs/py$$v; \
+	  echo "== Python $$v ($$py) in $$env"; \
+	  UV_PROJECT_ENVIRONMENT=$$env UV_PYTHON=$$py UV_NO_PROGRESS=1 UV_COMPILE_BYTECODE=1 \
+	    $(UV) sync --frozen --quiet || { failed=1; results="$$results\n  Python $$v: install failed"; continue; }; \
+	  if $$env/bin/pytest -q; then results="$$results\n  Python $$v: passed"; \
+	  else failed=1; results="$$results\n  Python $$v: FAILED"; fi; \
+	done; \
+	printf "test-pythons:$$results\n"; exit $$failed
+
 # The VS Code extension: client-check, vsix.
 include editor-client/client.mk
 
@@ -89,5 +126,5 @@ bench: setup-dev
 include editor-client/e2e/e2e.mk
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache $(NODE_DIR)/node_modules \
+	rm -rf $(VENV) .venvs .mypy_cache .pytest_cache .ruff_cache $(NODE_DIR)/node_modules \
 	  editor-client/node_modules editor-client/dist editor-client/out editor-client/*.vsix

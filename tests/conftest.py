@@ -9,6 +9,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from gitrepo import GitRepo
 
+# A private HOME, XDG_* dirs and cache for the whole session and its subprocesses, and a final
+# check that the user's own Redline directories were not touched (tests/private_env.py).
+pytest_plugins = ["private_env"]
+
 
 @pytest.fixture
 def repo(tmp_path: Path) -> GitRepo:
