@@ -17,6 +17,11 @@ import platformdirs
 from redline.errors import ConfigError
 
 CACHE_ENV = "REDLINE_CACHE_DIR"
+# Files Redline itself writes inside the reviewed repository (repo-relative, "/"-separated):
+# a review leaves them out, since reviewing them would review Redline's own bookkeeping.
+# `.redline/rules.md` is not among them: the team writes it, and it is reviewed like any text.
+DISMISSED_FILE = ".redline/dismissed.toml"
+REDLINE_STATE_FILES = frozenset({DISMISSED_FILE})
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 

@@ -100,7 +100,7 @@ class ReviewUnit(BaseModel):
 
 class AnalyzerRun(BaseModel):
     name: str
-    status: str  # ok | missing | failed | skipped
+    status: str  # ok | partial (some files unreadable, see message) | missing | failed | skipped
     files: int = 0
     findings: int = 0
     message: str = ""

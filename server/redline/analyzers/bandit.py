@@ -38,13 +38,15 @@ def parse(stdout: bytes, scratch: Path) -> ToolReport:
             results.append(_result(item, scratch))
     except (KeyError, TypeError, ValueError) as exc:
         raise AnalyzerFailed(f"unexpected bandit output ({exc!r})") from exc
-    notes = [
+    # bandit skips a file it cannot parse entirely (a syntax error, bytes its coding line does
+    # not decode), so each one is a file that was not checked.
+    unread = [
         f"bandit could not check {relative_path(str(e.get('filename', '?')), scratch)}: "
         f"{e.get('reason', 'unknown error')}"
         for e in data.get("errors") or ()
         if isinstance(e, dict)
     ]
-    return ToolReport(results, notes)
+    return ToolReport(results, unread=unread)
 
 
 def _result(item: dict[str, Any], scratch: Path) -> RawResult:

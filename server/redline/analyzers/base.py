@@ -72,6 +72,9 @@ class ToolReport:
 
     results: list[RawResult]
     notes: list[str] = field(default_factory=list)
+    # Files the tool ran on but could not read or parse ("ruff could not read x.py: ..."): the
+    # run is then "partial", never "ok", since none of those files was checked.
+    unread: list[str] = field(default_factory=list)
 
 
 class AnalyzerFailed(Exception):

@@ -44,18 +44,19 @@ def parse(stdout: bytes, scratch: Path) -> ToolReport:
     if not isinstance(data, list):
         raise AnalyzerFailed("unreadable ruff output: expected a JSON list")
     results: list[RawResult] = []
-    notes: list[str] = []
+    unread: list[str] = []
     for item in data:
         try:
             result = _result(item, scratch)
         except (KeyError, TypeError, ValueError) as exc:
             raise AnalyzerFailed(f"unexpected ruff output ({exc!r})") from exc
         if result.rule == "E902":
-            # The file could not be read (e.g. not UTF-8): a coverage note, not a finding.
-            notes.append(f"ruff could not read {result.file}: {result.message}")
+            # The file could not be read (e.g. not UTF-8 and no usable coding line): a coverage
+            # note, not a finding.
+            unread.append(f"ruff could not read {result.file}: {result.message}")
             continue
         results.append(result)
-    return ToolReport(results, notes)
+    return ToolReport(results, unread=unread)
 
 
 def _result(item: dict[str, Any], scratch: Path) -> RawResult:

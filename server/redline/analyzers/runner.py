@@ -29,6 +29,7 @@ from redline.analyzers.base import (
 from redline.analyzers.convert import to_findings
 from redline.analyzers.fixes import SourceText
 from redline.config_models import AnalyzerSettings, CustomAnalyzer
+from redline.encoding import as_utf8, decode_text
 from redline.model import AnalyzerRun, SkippedFile
 
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -66,10 +67,11 @@ def run_analyzers(
     results: list[RawResult] = []
     active = [i for i, j in enumerate(jobs) if j.files]
     outcomes: dict[int, tuple[AnalyzerRun, list[RawResult]]] = {}
+    transcoded: set[str] = set()
     if active:  # nothing to run: do not even write the files
         with tempfile.TemporaryDirectory(prefix="redline-analyzers-") as tmp:
             scratch = Path(tmp)
-            _write(scratch, {p: files[p] for p in safe})
+            transcoded = _write(scratch, {p: files[p] for p in safe})
             with ThreadPoolExecutor(max_workers=len(active)) as pool:
                 futures = {i: pool.submit(_run_job, jobs[i], scratch) for i in active}
                 outcomes = {i: future.result() for i, future in futures.items()}
@@ -79,7 +81,7 @@ def run_analyzers(
             continue
         run, job_results = outcomes[i]
         runs.append(run)
-        results.extend(job_results)
+        results.extend(r for r in job_results if not _artifact_of_transcoding(r, transcoded))
     findings = to_findings(results, texts, changed_lines)
     counts: dict[str, int] = {}
     for finding in findings:
@@ -103,7 +105,9 @@ class _LazyTexts(Mapping[str, SourceText]):
         if text is None:
             if path not in self._paths:
                 raise KeyError(path)
-            text = SourceText(self._files[path].decode("utf-8", errors="replace"))
+            # The text the tools saw: a file in a declared encoding was handed to them as
+            # UTF-8 (see _write), so its characters, and columns, are the decoded ones.
+            text = SourceText(decode_text(self._files[path])[0])
             self._built[path] = text
         return text
 
@@ -127,7 +131,9 @@ def _run_job(job: _Job, scratch: Path) -> tuple[AnalyzerRun, list[RawResult]]:
     except AnalyzerFailed as exc:
         run.status, run.message = "failed", str(exc)
         return run, []
-    run.message = "; ".join(report.notes)
+    if report.unread:
+        run.status = "partial"
+    run.message = "; ".join([*report.unread, *report.notes])
     return run, report.results
 
 
@@ -205,6 +211,7 @@ def _batched(
 ) -> ToolReport:
     results: list[RawResult] = []
     notes: list[str] = []
+    unread: list[str] = []
     for i in range(0, len(files), _BATCH):
         proc = run_process(make_argv(files[i : i + _BATCH]), scratch, timeout)
         # Both tools run with --exit-zero: any other exit code is a crash or a usage error.
@@ -216,7 +223,8 @@ def _batched(
         report = parse(proc.stdout)
         results.extend(report.results)
         notes.extend(report.notes)
-    return ToolReport(results, notes)
+        unread.extend(report.unread)
+    return ToolReport(results, notes, unread)
 
 
 def _executable(name: str, overrides: Mapping[str, str | Path]) -> str:
@@ -267,10 +275,24 @@ def _unsafe_reason(path: str) -> str | None:
     return None
 
 
-def _write(scratch: Path, files: Mapping[str, bytes]) -> None:
+def _write(scratch: Path, files: Mapping[str, bytes]) -> set[str]:
+    """Write files into scratch; return the paths written as UTF-8 instead of their own
+    declared encoding (ruff reads only UTF-8 and would skip them with E902)."""
+    transcoded: set[str] = set()
     for path, content in files.items():
         target = scratch.joinpath(*path.split("/"))
         target.parent.mkdir(parents=True, exist_ok=True)
+        utf8 = as_utf8(content)
+        if utf8 is not None:
+            content = utf8
+            transcoded.add(path)
         # "x": never follow or overwrite something that is already there.
         with open(target, "xb") as handle:
             handle.write(content)
+    return transcoded
+
+
+def _artifact_of_transcoding(result: RawResult, transcoded: set[str]) -> bool:
+    """ruff's UP009 ("UTF-8 encoding declaration is unnecessary") on a file whose declaration
+    _write itself rewrote to UTF-8: about Redline's copy, not the user's file."""
+    return result.file in transcoded and result.tool == "ruff" and result.rule == "UP009"

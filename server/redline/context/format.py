@@ -15,6 +15,7 @@ from collections.abc import Container, Sequence
 from typing import Final
 
 from redline.diff.parse import FileDiff, parse_git_diff
+from redline.encoding import decode_text
 
 LEGEND: Final = (
     "Code lines are shown as `<new-side line number> <+ if added>| <code>`; `-|` lines were "
@@ -47,14 +48,14 @@ def split_lines(text: str) -> list[str]:
 
 
 def decode_source(data: bytes) -> tuple[list[str] | None, str | None]:
-    """(lines, note) of a file version; lines is None for binary data (a NUL near the start)."""
+    """(lines, note) of a file version; lines is None for binary data (a NUL near the start).
+
+    Decoded as `encoding.decode_text` does (UTF-8, else the file's coding line), so a Latin-1
+    file's lines read as its author wrote them."""
     if b"\0" in data[:_BINARY_SNIFF]:
         return None, None
-    try:
-        return split_lines(data.decode("utf-8")), None
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", errors="replace")
-        return split_lines(text), "not valid UTF-8: undecodable bytes shown as U+FFFD"
+    text, note = decode_text(data)
+    return split_lines(text), note
 
 
 def line_width(last_line: int) -> int:

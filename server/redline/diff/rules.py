@@ -35,6 +35,7 @@ from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
 from redline.config_models import ReviewSettings
+from redline.files import REDLINE_STATE_FILES
 from redline.model import ContextLevel, PatchType, ReviewUnit, Tag
 
 # --- thresholds (the only place they are defined) -------------------------------------------
@@ -63,6 +64,7 @@ SKIP_DELETED = "file deleted"
 SKIP_RENAME_ONLY = "renamed without content changes"
 SKIP_COPY_ONLY = "copied without content changes"
 SKIP_NO_CONTENT = "no content change (empty file or mode change only)"
+SKIP_REDLINE_STATE = "Redline's own state (dismissals Redline wrote), not reviewed"
 
 # A submodule shows as a gitlink (mode 160000) in the unit's git header, or as a
 # `--submodule=log` "Submodule <path> a..b" line.
@@ -103,7 +105,8 @@ _TAG_SKIPS = (
 def skip_reason_for(unit: ReviewUnit, settings: ReviewSettings) -> str | None:
     """Why a unit is not reviewed at all, or None. A reason set earlier (parse errors) wins.
 
-    The first that applies, in this order: submodule, binary, lockfile, vendored, generated,
+    The first that applies, in this order: excluded by configuration, Redline's own state
+    (`files.REDLINE_STATE_FILES`), submodule, binary, lockfile, vendored, generated,
     deleted, renamed / copied without content changes, no content change. Each is checked only
     when the ones before it do not apply.
     """
@@ -112,6 +115,10 @@ def skip_reason_for(unit: ReviewUnit, settings: ReviewSettings) -> str | None:
     glob = excluded_by(unit, settings.exclude)
     if glob is not None:
         return f"excluded by configuration: {glob}"
+    # Before everything else the unit could be: a dismissal must not come back as a change to
+    # review in the next uncommitted review, whatever scope or entry point (CLI, editor) asks.
+    if unit.file_path in REDLINE_STATE_FILES:
+        return SKIP_REDLINE_STATE
     if is_submodule(unit):
         return SKIP_SUBMODULE
     tags = unit.tags

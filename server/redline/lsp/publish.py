@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
+from redline.encoding import decode_text
 from redline.enums import AnchorState, Severity
 from redline.lsp.textlines import Encoding, to_client_units
 from redline.lsp.tracking import DocumentFindings, TrackedFinding
@@ -69,7 +70,8 @@ def read_lines(path: Path, limit: int = 5_000_000) -> list[str] | None:
         data = path.read_bytes()
     except OSError:
         return None
-    return data.decode("utf-8", errors="replace").splitlines(keepends=True)
+    # As the review decoded it (a Latin-1 file's coding line honoured), so columns match.
+    return decode_text(data)[0].splitlines(keepends=True)
 
 
 def first_paragraph(text: str, limit: int = _MAX_MESSAGE) -> str:

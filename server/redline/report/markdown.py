@@ -236,7 +236,7 @@ def _file_list(paths: Iterable[str]) -> str:
 def _analyzer(run: AnalyzerRun) -> str:
     name = run.name + (f" {run.version}" if run.version else "")
     text = f"{name}: {run.status}"
-    if run.status == "ok":
+    if run.status in ("ok", "partial"):
         files = f"{run.files} file{'s' if run.files != 1 else ''}"
         text += f", {files}, {run.findings} finding{'s' if run.findings != 1 else ''}"
     if run.message:

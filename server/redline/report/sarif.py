@@ -215,7 +215,9 @@ def _skipped_notification(path: str, reason: str) -> dict[str, Any]:
 
 
 def _analyzer_notification(run: AnalyzerRun) -> dict[str, Any] | None:
-    level = {"failed": "error", "missing": "warning", "skipped": "note"}.get(run.status)
+    level = {"failed": "error", "missing": "warning", "partial": "warning", "skipped": "note"}.get(
+        run.status
+    )
     if level is None:
         return None
     text = f"Analyzer {run.name}: {run.status}" + (f" ({run.message})" if run.message else "")

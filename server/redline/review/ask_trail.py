@@ -17,6 +17,7 @@ from typing import Any, Final
 from redline.agent.llm import LLMClient
 from redline.agent.toolkit import ToolExecutor, ToolRegistry, ToolResult
 from redline.diff.parse import parse_git_diff
+from redline.encoding import decode_text
 from redline.errors import RedlineError
 from redline.git.names import check_rel_path
 from redline.git.process import strip_control
@@ -196,7 +197,7 @@ class CurrentText:
         except RedlineError as exc:
             log.info("cannot read %r for anchoring: %s", strip_control(path)[:200], exc.message)
             return None
-        return None if data is None else data.decode("utf-8", errors="replace")
+        return None if data is None else decode_text(data)[0]
 
     def normalize(self, path: str, root: Path) -> str:
         """The repository-relative form of a path as models write it (`./x`, `b/x`, absolute)."""

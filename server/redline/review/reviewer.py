@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from redline.agent.llm import LLMClient, LLMError, LLMResponse
 from redline.context.provider import ContextBundle, ContextProvider
 from redline.context.request import ContextRequest
+from redline.encoding import decode_text
 from redline.errors import RedlineError
 from redline.model import Finding
 from redline.review.anchoring import anchor_finding
@@ -97,7 +98,7 @@ def _cache_key(inputs: ReviewerInputs, path: str, plans: list[UnitPlan], prompt:
 
 
 def _decode(data: bytes | None) -> str | None:
-    return None if data is None else data.decode("utf-8", errors="replace")
+    return None if data is None else decode_text(data)[0]
 
 
 def anchor_all(

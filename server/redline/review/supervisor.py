@@ -20,6 +20,7 @@ from typing import Any
 from redline.agent.llm import LLMClient, LLMError, RequestCapReached
 from redline.context.instructions import Instructions
 from redline.context.provider import ContextProvider
+from redline.encoding import decode_text
 from redline.errors import RedlineError
 from redline.model import Finding, ReviewUnit, SkippedFile
 from redline.progress import CancelToken, NullProgress, Progress, Stage
@@ -145,7 +146,7 @@ def _read_text(read_new: Callable[[str], bytes | None]) -> Callable[[str], str |
         # What a failed read raises (see ScopeDiff.read_new); a bug must not read as "no text".
         except (RedlineError, OSError, UnicodeError):
             return None
-        return None if data is None else data.decode("utf-8", errors="replace")
+        return None if data is None else decode_text(data)[0]
 
     return read
 

@@ -40,10 +40,10 @@ from pathlib import Path
 
 from redline.analyzers.rules import family
 from redline.errors import RedlineError
-from redline.files import atomic_write
+from redline.files import DISMISSED_FILE, atomic_write
 from redline.model import Finding, finding_id
 
-DISMISSED_PATH = Path(".redline") / "dismissed.toml"
+DISMISSED_PATH = Path(DISMISSED_FILE)
 _HEADER = (
     "# Findings dismissed in Redline reviews. Commit this file so the team shares it.\n"
     "# A finding's id changes when its code changes, so a dismissal never hides new code.\n"
