@@ -13,7 +13,7 @@ UV     := $(BIN)/uv
 UV_ENV := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON=$(BIN)/python UV_NO_PROGRESS=1 \
 	UV_COMPILE_BYTECODE=1
 
-.PHONY: run test lint typecheck pytest test-deps nvim node bench setup setup-dev clean vsix \
+.PHONY: run test lint typecheck pytest test-deps nvim node emacs bench setup setup-dev clean vsix \
 	client-check test-pythons
 
 $(BIN)/python:
@@ -52,14 +52,14 @@ typecheck: setup-dev
 pytest: setup-dev test-deps
 	$(BIN)/pytest -q
 
-# The real LSP clients the tests drive (tests/test_neovim.py, tests/test_vscode_jsonrpc.py):
-# Debian's Neovim, and vscode-jsonrpc pinned in tests/node/package-lock.json. `make run` needs
-# neither. A missing Debian package is installed when running as root, else the rule says how.
+# The real LSP clients the tests drive (tests/test_neovim.py, tests/test_emacs.py,
+# tests/test_vscode_jsonrpc.py): Debian's Neovim, Emacs with eglot, and vscode-jsonrpc pinned in
+# tests/node/package-lock.json. `make run` needs none of them. A missing Debian package is installed when running as root, else the rule says how.
 NODE_DIR := tests/node
 APT_INSTALL := apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 	apt-get install -y -qq --no-install-recommends
 
-test-deps: nvim $(NODE_DIR)/node_modules/.install-stamp
+test-deps: nvim emacs $(NODE_DIR)/node_modules/.install-stamp
 
 nvim:
 	@command -v nvim >/dev/null 2>&1 || { \
@@ -79,6 +79,22 @@ node: nvim  # after nvim: two apt-get runs must not overlap under make -j
 	  else \
 	    echo "tests/test_vscode_jsonrpc.py needs Node.js >= 18 and npm: sudo apt-get install" \
 	      "nodejs npm" >&2; \
+	    exit 1; \
+	  fi; }
+
+# Emacs without X (emacs-nox) and eglot: bundled from Emacs 29, Debian's elpa-eglot (1.9) before.
+# The README's Emacs snippet is what tests/test_emacs.py loads.
+EMACS_HAS_EGLOT := emacs --batch --eval "(require 'eglot)" >/dev/null 2>&1
+
+emacs: node  # after node: two apt-get runs must not overlap under make -j
+	@command -v emacs >/dev/null 2>&1 && $(EMACS_HAS_EGLOT) || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    packages="elpa-eglot"; command -v emacs >/dev/null 2>&1 || packages="emacs-nox elpa-eglot"; \
+	    echo "installing Emacs and eglot (Debian packages $$packages) for tests/test_emacs.py"; \
+	    $(APT_INSTALL) $$packages; \
+	  else \
+	    echo "tests/test_emacs.py needs Emacs >= 28 with eglot: sudo apt-get install" \
+	      "emacs-nox elpa-eglot" >&2; \
 	    exit 1; \
 	  fi; }
 

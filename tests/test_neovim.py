@@ -1,12 +1,15 @@
-"""Headless Neovim (Debian's 0.7.2) as a real client of `redline lsp`: tests/nvim/init.lua starts
-the server with `vim.lsp.start_client`, opens app/reports.py in the demo repository, runs a branch
-review, reads `vim.diagnostic.get`, applies the "Redline: apply fix" code action at the unused
-import with `vim.lsp.util.apply_workspace_edit` (then its command), and writes what it saw as
-JSON."""
+"""Headless Neovim (Debian's 0.7.2) as a real client of `redline lsp`.
+
+tests/nvim/init.lua starts the server with `vim.lsp.start_client`, opens app/reports.py in the
+demo repository, runs a branch review, reads `vim.diagnostic.get`, applies the "Redline: apply
+fix" code action at the unused import with `vim.lsp.util.apply_workspace_edit` (then its command),
+and writes what it saw as JSON. tests/nvim/readme_snippet.lua runs the README's Neovim snippet,
+taken from README.md as written, with `redline` found on PATH as a user's would be."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -15,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from readme_snippets import snippet
 from real_clients import REDLINE, TESTS, client_env, missing
 
 sys.path.insert(0, str(TESTS.parent / "scripts"))
@@ -32,7 +36,7 @@ def nvim() -> str:
     return found
 
 
-def run_neovim(repo: Path, tmp: Path) -> dict[str, Any]:
+def run_neovim(repo: Path, tmp: Path, init: Path = INIT, **extra: str) -> dict[str, Any]:
     out = tmp / "nvim-result.json"
     state = tmp / "nvim-state"  # shada, swap, undo and lsp.log: never the user's
     env = client_env(
@@ -40,12 +44,13 @@ def run_neovim(repo: Path, tmp: Path) -> dict[str, Any]:
         REDLINE_NVIM_SERVER=str(REDLINE),
         REDLINE_NVIM_REPO=str(repo.resolve()),
         REDLINE_NVIM_OUT=str(out),
+        **extra,
         XDG_CONFIG_HOME=str(state / "config"),
         XDG_DATA_HOME=str(state / "data"),
         XDG_STATE_HOME=str(state / "state"),
         XDG_CACHE_HOME=str(state / "cache"),
     )
-    command = [nvim(), "--headless", "-i", "NONE", "--noplugin", "-n", "-u", str(INIT)]
+    command = [nvim(), "--headless", "-i", "NONE", "--noplugin", "-n", "-u", str(init)]
     try:
         proc = subprocess.run(
             command,
@@ -111,3 +116,42 @@ def test_neovim_reviews_shows_diagnostics_and_applies_a_fix(tmp_path: Path) -> N
     assert result["diagnostic_lines_after_fix"] == [19, 25, 29]
 
     assert result["exit"] == {"code": 0, "signal": 0}
+
+
+def test_the_readme_snippet_runs_one_server_per_repository(tmp_path: Path) -> None:
+    """The README's Neovim 0.7–0.10 snippet, as written: three buffers of different filetypes in
+    one repository share one client and one server process; `<leader>rb` from the second buffer
+    reviews the branch and each finding shows once; the server's start-up is no error in
+    Neovim's log."""
+    repo = demo.build_demo_repo(tmp_path / "demo")
+    lua = tmp_path / "readme-snippet.lua"
+    lua.write_text(snippet("Neovim 0.7–0.10", "lua"), encoding="utf-8")
+
+    result = run_neovim(
+        repo,
+        tmp_path,
+        TESTS / "nvim" / "readme_snippet.lua",
+        REDLINE_NVIM_SNIPPET=str(lua),
+        # The snippet runs plain `redline`: found on PATH, as the README tells users.
+        PATH=f"{REDLINE.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
+
+    assert len(set(result["filetypes"])) == 3, result["filetypes"]
+    assert result["clients"] == 1 and result["server_processes"] == 1, result
+    assert result["root_dir"] == str(repo.resolve())
+    assert result["finished"] == {"state": "finished", "findings": 4}, result["finished"]
+    seen = [(d["file"], d["lnum"], d["message"]) for d in result["diagnostics"]]
+    assert len(seen) == len(set(seen)) == 4, seen
+    assert [(file, line) for file, line, _ in seen] == [
+        ("app/reports.py", 3),
+        ("app/reports.py", 20),
+        ("app/reports.py", 26),
+        ("app/reports.py", 30),
+    ]
+    assert result["clients_after"] == 1 and result["server_processes_after"] == 1
+
+    log = (tmp_path / "nvim-state" / "cache" / "nvim" / "lsp.log").read_text(encoding="utf-8")
+    errors = [line for line in log.splitlines() if line.startswith("[ERROR]")]
+    assert errors == [], "\n".join(errors)
+    started = [line for line in log.splitlines() if "language server started" in line]
+    assert len(started) == 1 and started[0].startswith("[INFO]"), log[-3000:]

@@ -64,6 +64,7 @@ def on_initialize(ls: RedlineServer, params: types.InitializeParams) -> None:
 @HANDLERS.feature(types.INITIALIZED)
 async def on_initialized(ls: RedlineServer, params: types.InitializedParams) -> None:
     ls.loop = asyncio.get_running_loop()
+    ls.log_message(f"Redline {__version__} language server started (pid {os.getpid()})")
     # detect-secrets (~0.2 s of imports) is loaded now, off the event loop: the first message
     # redacted on the loop (a review's first state notification) must not wait for it.
     ls.loop.run_in_executor(None, engine.load_frozen, "redaction", get_redactor().load_plugins)
@@ -171,9 +172,11 @@ def debug_info(ls: RedlineServer, params: Any) -> dict[str, Any]:
 
 
 def _configure_logging() -> None:
-    level = os.environ.get("REDLINE_LSP_LOG", "INFO").upper()
     handler: logging.Handler
     log_file = os.environ.get("REDLINE_LSP_LOG_FILE")
+    # Editors log every line a server writes to stderr as an error (Neovim does): there, only
+    # warnings by default; the start-up line reaches the client as an Info `window/logMessage`.
+    level = os.environ.get("REDLINE_LSP_LOG", "INFO" if log_file else "WARNING").upper()
     handler = logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     protect(handler)  # every record, ours and the libraries', is redacted before it is written
