@@ -1,0 +1,102 @@
+"""The protocol as LSP 3.17 and JSON-RPC say, seen by a raw client over stdio: every request
+answered (malformed params, out of lifecycle order, commands with arguments of the wrong
+shape), `exit`'s exit code, a client that never answers `window/workDoneProgress/create`."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lsp_support import server_env
+from raw_rpc import RawClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+import demo  # noqa: E402
+
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+SERVER_NOT_INITIALIZED = -32002
+
+
+@pytest.fixture
+def demo_repo(tmp_path: Path) -> Path:
+    return demo.build_demo_repo(tmp_path / "demo")
+
+
+@pytest.fixture
+def client(demo_repo: Path, tmp_path: Path) -> Iterator[RawClient]:
+    c = RawClient(server_env(tmp_path / "cache"), demo_repo)
+    yield c
+    if c.proc.poll() is None:
+        c.close()
+
+
+def _hover(uri: str, position: object) -> dict[str, object]:
+    return {"textDocument": {"uri": uri}, "position": position}
+
+
+def test_malformed_params_answer_invalid_params(client: RawClient, demo_repo: Path) -> None:
+    client.initialize(demo_repo)
+    uri = (demo_repo / "app.py").as_uri()
+    for params in ({}, _hover(uri, {"line": "x", "character": 0}), _hover(uri, None), []):
+        answer = client.request("textDocument/hover", params, timeout=5)
+        assert answer["error"]["code"] == INVALID_PARAMS, (params, answer)
+        assert "textDocument/hover" in answer["error"]["message"]
+    # The same for any method lsprotocol types, and the server goes on answering.
+    answer = client.request("textDocument/codeAction", {"textDocument": {"uri": 5}}, timeout=5)
+    assert answer["error"]["code"] == INVALID_PARAMS
+    good = client.request("textDocument/hover", _hover(uri, {"line": 0, "character": 0}))
+    assert "error" not in good
+    # A malformed notification has nobody to answer: ignored, the server lives on.
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri}})
+    assert "error" not in client.request("redline/debugInfo", {})
+    assert client.request("shutdown")["result"] is None
+    client.notify("exit")
+    assert client.close() == 0
+
+
+def test_request_with_unreadable_id_answers_invalid_request(
+    client: RawClient, demo_repo: Path
+) -> None:
+    client.initialize(demo_repo)
+    client.send({"jsonrpc": "2.0", "id": {"no": 1}, "method": "shutdown"})
+    answer = client.wait_for(lambda m: "error" in m and m.get("id") is None, timeout=5)
+    assert answer["error"]["code"] == INVALID_REQUEST
+
+
+def test_request_before_initialize_answers_server_not_initialized(
+    client: RawClient, demo_repo: Path
+) -> None:
+    uri = (demo_repo / "app.py").as_uri()
+    answer = client.request("textDocument/hover", _hover(uri, {"line": 0, "character": 0}))
+    assert answer["error"]["code"] == SERVER_NOT_INITIALIZED
+    answer = client.request("redline/debugInfo", {})
+    assert answer["error"]["code"] == SERVER_NOT_INITIALIZED
+    # A notification before initialize is dropped: the document below was never opened.
+    client.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": "x\n"}},
+    )
+    assert "capabilities" in client.initialize(demo_repo)["result"]
+    again = client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+    assert again["error"]["code"] == INVALID_REQUEST
+    assert "error" not in client.request("redline/debugInfo", {})
+
+
+def test_requests_after_shutdown_answer_invalid_request(client: RawClient, demo_repo: Path) -> None:
+    client.initialize(demo_repo)
+    assert client.request("shutdown")["result"] is None
+    for method, params in (("redline/debugInfo", {}), ("shutdown", None)):
+        answer = client.request(method, params, timeout=5)
+        assert answer["error"]["code"] == INVALID_REQUEST, answer
+    client.notify("exit")
+    assert client.proc.wait(10) == 0
+
+
+def test_exit_without_shutdown_exits_1(client: RawClient, demo_repo: Path) -> None:
+    client.initialize(demo_repo)
+    client.notify("exit")
+    assert client.proc.wait(10) == 1
