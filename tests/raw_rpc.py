@@ -7,6 +7,7 @@ order), answer nothing, and see every byte the server writes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import subprocess
@@ -117,10 +118,8 @@ class RawClient:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise AssertionError(f"no matching message in {timeout} s; got {current[-5:]}")
-            try:
+            with contextlib.suppress(queue.Empty):
                 self._arrived.get(timeout=min(left, 0.05))
-            except queue.Empty:
-                pass
 
     def initialize(self, root: Path, capabilities: Message | None = None) -> Message:
         response = self.request(

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from lsp_support import server_env
 from raw_rpc import RawClient
 
+from lsp_support import server_env
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-import demo  # noqa: E402
+import demo
 
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
