@@ -101,3 +101,28 @@ def test_exit_without_shutdown_exits_1(client: RawClient, demo_repo: Path) -> No
     client.initialize(demo_repo)
     client.notify("exit")
     assert client.proc.wait(10) == 1
+
+
+def test_review_goes_on_when_progress_create_is_never_answered(
+    client: RawClient, demo_repo: Path
+) -> None:
+    client.initialize(demo_repo, {"window": {"workDoneProgress": True}})
+    answer = client.request(
+        "workspace/executeCommand",
+        {"command": "redline.review", "arguments": [{"scope": "uncommitted"}]},
+    )
+    task_id = answer["result"]["taskId"]
+    create = client.wait_for(lambda m: m.get("method") == "window/workDoneProgress/create")
+    # Never answered: after the timeout (2 s) the review runs, without progress.
+    done = client.wait_for(
+        lambda m: (
+            m.get("method") == "redline/reviewState"
+            and m["params"].get("taskId") == task_id
+            and m["params"]["state"] in ("finished", "failed")
+        ),
+        timeout=30,
+    )
+    assert done["params"]["state"] == "finished", done
+    token = create["params"]["token"]
+    assert not [m for m in client.messages if m.get("method") == "$/progress"
+                and m["params"]["token"] == token]  # fmt: skip
