@@ -126,3 +126,38 @@ def test_review_goes_on_when_progress_create_is_never_answered(
     token = create["params"]["token"]
     assert not [m for m in client.messages if m.get("method") == "$/progress"
                 and m["params"]["token"] == token]  # fmt: skip
+
+
+# Every argument field a command reads, each of the wrong type.
+_WRONG_FIELDS = {
+    key: [1]
+    for key in ("scope", "base", "ref", "range", "pr", "rounds", "request", "folder", "uri",
+                "taskId", "task_id", "id", "findingId", "value", "reason", "format", "path",
+                "text")
+} | {"ids": 5}  # fmt: skip
+_BAD_SHAPES: list[object] = ["nope", [42], [True], [[1]], [None, {}, 3], [_WRONG_FIELDS]]
+
+
+def test_commands_with_arguments_of_the_wrong_shape_answer_invalid_params(
+    client: RawClient, demo_repo: Path
+) -> None:
+    init = client.initialize(demo_repo)
+    commands = init["result"]["capabilities"]["executeCommandProvider"]["commands"]
+    assert "redline.review" in commands and "redline.debateStop" in commands
+    for command in commands:
+        for arguments in _BAD_SHAPES:
+            if command == "redline.clear" and arguments == [_WRONG_FIELDS]:
+                continue  # it reads no field: an object is all it takes
+            answer = client.request(
+                "workspace/executeCommand", {"command": command, "arguments": arguments}
+            )
+            assert answer.get("error", {}).get("code") == INVALID_PARAMS, (command, arguments)
+    # A string is the scope: not one, so no review.
+    answer = client.request(
+        "workspace/executeCommand", {"command": "redline.review", "arguments": ["nope"]}
+    )
+    assert answer["error"]["code"] == INVALID_PARAMS
+    assert "unknown scope 'nope'" in answer["error"]["message"]
+    debug = client.request("redline/debugInfo", {})
+    assert debug["result"]["running"] == []
+    assert not [m for m in client.messages if m.get("method") == "redline/reviewState"]
