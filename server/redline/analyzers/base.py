@@ -12,15 +12,19 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from redline.model import AnalyzerRun, Finding, Severity, SkippedFile
+from redline.progress import Cancelled, CancelToken
 
 # Analyzer output larger than this is not parsed: a report that big is either a runaway tool
 # or a hostile one, and parsing it would stall the review.
 MAX_OUTPUT_BYTES = 64 * 1024 * 1024
+# How often a running tool's wait looks at the cancel token (seconds).
+_CANCEL_POLL = 0.05
 
 
 @dataclass
@@ -112,8 +116,11 @@ def clean_env(scratch: Path) -> dict[str, str]:
     }
 
 
-def run_process(argv: Sequence[str], cwd: Path, timeout: float) -> ProcessResult:
-    """Run argv (no shell) and return its output; raise AnalyzerMissing / AnalyzerFailed."""
+def run_process(
+    argv: Sequence[str], cwd: Path, timeout: float, cancel: CancelToken | None = None
+) -> ProcessResult:
+    """Run argv (no shell) and return its output; raise AnalyzerMissing / AnalyzerFailed, or
+    `Cancelled` once `cancel` is set (the tool and what it spawned killed within ~50 ms)."""
     try:
         proc = subprocess.Popen(
             list(argv),
@@ -131,14 +138,29 @@ def run_process(argv: Sequence[str], cwd: Path, timeout: float) -> ProcessResult
         raise AnalyzerMissing(f"{argv[0]} is not executable") from exc
     except OSError as exc:
         raise AnalyzerFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from exc
-    try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        _kill_group(proc)
-        raise AnalyzerFailed(f"timed out after {timeout:g} s") from exc
+    stdout, stderr = _wait(proc, timeout, cancel)
     if len(stdout) > MAX_OUTPUT_BYTES:
         raise AnalyzerFailed(f"output larger than {MAX_OUTPUT_BYTES // (1024 * 1024)} MiB")
     return ProcessResult(proc.returncode, stdout, stderr)
+
+
+def _wait(
+    proc: subprocess.Popen[bytes], timeout: float, cancel: CancelToken | None
+) -> tuple[bytes, bytes]:
+    # communicate() in short slices, so a cancel (the user's, or the server shutting down) is
+    # seen at once; retrying communicate after TimeoutExpired loses no output.
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return proc.communicate(timeout=max(0.0, min(left, _CANCEL_POLL)))
+        except subprocess.TimeoutExpired as exc:
+            if cancel is not None and cancel.cancelled:
+                _kill_group(proc)
+                raise Cancelled(cancel.reason or "cancelled") from None
+            if time.monotonic() >= deadline:
+                _kill_group(proc)
+                raise AnalyzerFailed(f"timed out after {timeout:g} s") from exc
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -31,6 +31,7 @@ from redline.analyzers.fixes import SourceText
 from redline.config_models import AnalyzerSettings, CustomAnalyzer
 from redline.encoding import as_utf8, decode_text
 from redline.model import AnalyzerRun, SkippedFile
+from redline.progress import CancelToken
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 # Keeps each argv well under the kernel's limit however many files a change touches.
@@ -51,18 +52,20 @@ def run_analyzers(
     settings: AnalyzerSettings,
     *,
     executables: Mapping[str, str | Path] | None = None,
+    cancel: CancelToken | None = None,
 ) -> AnalyzerOutcome:
     """Run ruff, bandit and the custom SARIF analyzers on `files` (new content by path).
 
     Only results that touch `changed_lines` become findings. `executables` overrides where the
     built-in tools are found (name → path), for tests and unusual installs; by default they come
     from the environment Redline runs in (next to `sys.executable`), never from PATH.
+    A set `cancel` kills the running tools and raises `Cancelled`.
     """
     safe, skipped = _safe_paths(files)
     # Only files an analyzer reported on need a line index, and with no analyzer enabled none
     # do: decoding and indexing every changed file up front cost more than the rest here.
     texts = _LazyTexts(files, safe)
-    jobs = _jobs(safe, settings, executables or {})
+    jobs = _jobs(safe, settings, executables or {}, cancel)
     runs: list[AnalyzerRun] = []
     results: list[RawResult] = []
     active = [i for i, j in enumerate(jobs) if j.files]
@@ -138,7 +141,10 @@ def _run_job(job: _Job, scratch: Path) -> tuple[AnalyzerRun, list[RawResult]]:
 
 
 def _jobs(
-    paths: Sequence[str], settings: AnalyzerSettings, executables: Mapping[str, str | Path]
+    paths: Sequence[str],
+    settings: AnalyzerSettings,
+    executables: Mapping[str, str | Path],
+    cancel: CancelToken | None,
 ) -> list[_Job]:
     python = [p for p in paths if p.endswith(PYTHON_SUFFIXES)]
     jobs: list[_Job] = []
@@ -154,6 +160,7 @@ def _jobs(
                 scratch,
                 settings.timeout,
                 "ruff",
+                cancel,
             )
 
         jobs.append(_Job("ruff", python, _version("ruff", executables), run_ruff))
@@ -168,20 +175,21 @@ def _jobs(
                 scratch,
                 settings.timeout,
                 "bandit",
+                cancel,
             )
 
         jobs.append(_Job("bandit", python, _version("bandit", executables), run_bandit))
     for custom in settings.custom:
-        jobs.append(_custom_job(custom, paths))
+        jobs.append(_custom_job(custom, paths, cancel))
     return jobs
 
 
-def _custom_job(custom: CustomAnalyzer, paths: Sequence[str]) -> _Job:
+def _custom_job(custom: CustomAnalyzer, paths: Sequence[str], cancel: CancelToken | None) -> _Job:
     matched = sarif_command.matching_files(paths, custom.globs)
 
     def run_custom(scratch: Path) -> ToolReport:
         argv = sarif_command.expand_command(custom.command, matched)
-        result = run_process(argv, scratch, custom.timeout)
+        result = run_process(argv, scratch, custom.timeout, cancel)
         if not result.stdout.strip():
             detail = stderr_tail(result.stderr)
             raise AnalyzerFailed(
@@ -208,12 +216,13 @@ def _batched(
     scratch: Path,
     timeout: float,
     name: str,
+    cancel: CancelToken | None,
 ) -> ToolReport:
     results: list[RawResult] = []
     notes: list[str] = []
     unread: list[str] = []
     for i in range(0, len(files), _BATCH):
-        proc = run_process(make_argv(files[i : i + _BATCH]), scratch, timeout)
+        proc = run_process(make_argv(files[i : i + _BATCH]), scratch, timeout, cancel)
         # Both tools run with --exit-zero: any other exit code is a crash or a usage error.
         if proc.returncode != 0:
             detail = stderr_tail(proc.stderr)

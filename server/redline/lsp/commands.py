@@ -20,7 +20,7 @@ from redline.errors import UsageError
 from redline.lsp import display, fixes
 from redline.lsp.handlers import Handlers
 from redline.lsp.jobs import start_review
-from redline.lsp.reviews import EditorRequest, ask_command, review_command
+from redline.lsp.reviews import EditorRequest, ask_command, only_arg, review_command
 
 if TYPE_CHECKING:
     from redline.lsp.language_server import RedlineServer
@@ -32,14 +32,10 @@ EXPORT_FORMATS = ("markdown", "json", "json-simple", "sarif")
 # -- arguments ---------------------------------------------------------------------------------
 
 
-def _first(args: tuple[Any, ...]) -> Any:
-    return args[0] if args else None
-
-
 def object_arg(args: tuple[Any, ...]) -> dict[str, Any]:
     """Commands take one object argument; clients that send none get {}; a bare string is
     `{value}` (Helix and some keymaps pass one)."""
-    first = _first(args)
+    first = only_arg(args)
     if first is None:
         return {}
     if isinstance(first, dict):
@@ -51,18 +47,27 @@ def object_arg(args: tuple[Any, ...]) -> dict[str, Any]:
 
 def finding_id_arg(args: tuple[Any, ...]) -> str:
     """A finding id from `{id}` or from fixes.py's positional `[uri, id]`."""
-    if len(args) >= 2 and isinstance(args[1], str):
-        return args[1]
+    if len(args) == 2 and all(isinstance(a, str) for a in args):
+        return str(args[1])
     data = object_arg(args)
-    value = data.get("id") or data.get("findingId") or data.get("value")
+    value = _string(data, "id") or _string(data, "findingId") or _string(data, "value")
     if not value:
         raise UsageError("which finding? pass {id: 'RL-...'}")
-    return str(value)
+    return value
+
+
+def _string(data: dict[str, Any], key: str) -> str | None:
+    """`data[key]`, a string when present (a number or a list there is the client's mistake)."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise UsageError(f"{key} must be a string, not {type(value).__name__}")
+    return value.strip() or None
 
 
 def _folder_hint(data: dict[str, Any]) -> str | None:
-    value = data.get("folder") or data.get("uri")
-    return str(value) if value else None
+    return _string(data, "folder") or _string(data, "uri")
 
 
 # -- reviews -----------------------------------------------------------------------------------
@@ -73,29 +78,33 @@ def _start(ls: RedlineServer, request: EditorRequest) -> dict[str, Any]:
     return {"taskId": start_review(ls, folder, request.request).task_id}
 
 
-@HANDLERS.command("redline.review", lambda args: review_command(_first(args)))
+@HANDLERS.command("redline.review", lambda args: review_command(only_arg(args)))
 def cmd_review(ls: RedlineServer, request: EditorRequest) -> dict[str, Any]:
     return _start(ls, request)
 
 
-@HANDLERS.command("redline.ask", lambda args: ask_command(_first(args)))
+@HANDLERS.command("redline.ask", lambda args: ask_command(only_arg(args)))
 def cmd_ask(ls: RedlineServer, request: EditorRequest) -> dict[str, Any]:
     return _start(ls, request)
 
 
-@HANDLERS.command("redline.rerun", object_arg)
-def cmd_rerun(ls: RedlineServer, data: dict[str, Any]) -> dict[str, Any]:
-    folder = ls.folder_for(_folder_hint(data))
+@HANDLERS.command("redline.rerun", lambda args: _folder_hint(object_arg(args)))
+def cmd_rerun(ls: RedlineServer, hint: str | None) -> dict[str, Any]:
+    folder = ls.folder_for(hint)
     if folder.last_request is None:
         raise UsageError("nothing to re-run yet: start a review first (redline.review)")
     return {"taskId": start_review(ls, folder, folder.last_request).task_id}
 
 
-@HANDLERS.command("redline.cancel", object_arg)
-def cmd_cancel(ls: RedlineServer, data: dict[str, Any]) -> dict[str, Any]:
-    task_id = data.get("taskId") or data.get("task_id") or data.get("value")
+def _task_id(args: tuple[Any, ...]) -> str | None:
+    data = object_arg(args)
+    return _string(data, "taskId") or _string(data, "task_id") or _string(data, "value")
+
+
+@HANDLERS.command("redline.cancel", _task_id)
+def cmd_cancel(ls: RedlineServer, task_id: str | None) -> dict[str, Any]:
     if task_id:
-        jobs = [j for j in [ls.registry.get(str(task_id))] if j is not None]
+        jobs = [j for j in [ls.registry.get(task_id)] if j is not None]
     else:
         jobs = ls.registry.running()
     for job in jobs:
@@ -134,10 +143,9 @@ def _dismissal(args: tuple[Any, ...]) -> Dismissal:
     ids = data.get("ids")
     if ids is not None and not (isinstance(ids, list) and ids):
         raise UsageError("ids must be a non-empty list of finding ids")
-    return Dismissal(
-        [str(i) for i in ids] if ids else [finding_id_arg(args)],
-        str(data.get("reason") or "").strip(),
-    )
+    if ids is not None and not all(isinstance(i, str) for i in ids):
+        raise UsageError("ids must be a non-empty list of finding ids")
+    return Dismissal(ids if ids else [finding_id_arg(args)], _string(data, "reason") or "")
 
 
 @HANDLERS.command("redline.dismiss", _dismissal)
@@ -152,10 +160,11 @@ def cmd_dismiss_finding(ls: RedlineServer, finding_id: str) -> dict[str, Any]:
 
 
 def _uri_arg(args: tuple[Any, ...]) -> str:
-    uri = args[0] if args and isinstance(args[0], str) else object_arg(args).get("uri")
+    first = only_arg(args)
+    uri = first if isinstance(first, str) else _string(object_arg(args), "uri")
     if not uri:
         raise UsageError("which file? pass [uri]")
-    return str(uri)
+    return uri
 
 
 @HANDLERS.command(fixes.DISMISS_FILE, _uri_arg)
@@ -190,11 +199,10 @@ class Export:
 
 def _export(args: tuple[Any, ...]) -> Export:
     data = object_arg(args)
-    fmt = str(data.get("format") or "markdown").lower()
+    fmt = (_string(data, "format") or "markdown").lower()
     if fmt not in EXPORT_FORMATS:
         raise UsageError(f"unknown export format {fmt!r}; use {', '.join(EXPORT_FORMATS)}")
-    path = data.get("path")
-    return Export(fmt, data.get("folder"), str(path) if path else None)
+    return Export(fmt, _string(data, "folder"), _string(data, "path"))
 
 
 @HANDLERS.command("redline.export", _export)

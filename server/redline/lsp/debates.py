@@ -22,7 +22,7 @@ from redline.debate.events import DebateControl
 from redline.errors import UsageError
 from redline.lsp.handlers import Handlers
 from redline.lsp.jobs import start_review
-from redline.lsp.reviews import EditorRequest, debate_command
+from redline.lsp.reviews import EditorRequest, debate_command, only_arg
 
 if TYPE_CHECKING:
     from redline.lsp.language_server import RedlineServer
@@ -31,7 +31,7 @@ HANDLERS = Handlers()
 
 
 def _object(args: tuple[Any, ...], command: str) -> dict[str, Any]:
-    first = args[0] if args else None
+    first = only_arg(args)
     if not isinstance(first, dict):
         raise UsageError(f"{command} expects one object argument {{taskId, ...}}")
     return first
@@ -72,7 +72,7 @@ def _control(ls: RedlineServer, task_id: str) -> DebateControl:
     return job.control
 
 
-@HANDLERS.command("redline.debate", lambda args: debate_command(args[0] if args else None))
+@HANDLERS.command("redline.debate", lambda args: debate_command(only_arg(args)))
 def cmd_debate(ls: RedlineServer, request: EditorRequest) -> dict[str, Any]:
     folder = ls.folder_for(request.folder)
     return {"taskId": start_review(ls, folder, request.request).task_id}

@@ -43,6 +43,9 @@ HANDLERS = Handlers()
 REVIEW_STATE = "redline/reviewState"
 # How long a new review waits for the one it replaced to wind down before starting anyway.
 SUPERSEDE_WAIT = 5.0
+# How long a review waits for the client to accept its progress token: a client that never
+# answers `window/workDoneProgress/create` gets a review without progress, not no review.
+PROGRESS_CREATE_TIMEOUT = 2.0
 
 
 def _state(
@@ -126,7 +129,16 @@ async def _begin_progress(ls: RedlineServer, job: ReviewJob) -> None:
     if not (window and window.work_done_progress):
         return
     try:
-        await asyncio.shield(ls.work_done_progress.create_async(job.token))
+        await asyncio.wait_for(
+            asyncio.shield(ls.work_done_progress.create_async(job.token)),
+            PROGRESS_CREATE_TIMEOUT,
+        )
+    except TimeoutError:
+        log.info(
+            "no answer to window/workDoneProgress/create in %g s: reviewing without progress",
+            PROGRESS_CREATE_TIMEOUT,
+        )
+        return
     except Exception as exc:
         log.info("work-done progress not available: %s", exc)
         return

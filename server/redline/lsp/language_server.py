@@ -20,6 +20,7 @@ from pygls.lsp.server import LanguageServer
 from redline.errors import UsageError
 from redline.lsp import publish
 from redline.lsp.folders import Folder
+from redline.lsp.protocol import RedlineProtocol
 from redline.lsp.reviews import ReviewRegistry
 from redline.lsp.settings import LspSettings
 from redline.lsp.tracking import FindingTracker
@@ -60,6 +61,7 @@ class RedlineServer(LanguageServer):
             "redline",
             __version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=RedlineProtocol,
         )
         self.settings = LspSettings()
         self.registry = ReviewRegistry()
@@ -106,6 +108,14 @@ class RedlineServer(LanguageServer):
         path = publish.uri_path(uri)
         lines = publish.read_lines(path) if path is not None else None
         return None if lines is None else "".join(lines)
+
+    @property
+    def exit_code(self) -> int:
+        """The process's exit code: what `exit` said (0 after shutdown, else 1); 0 when the
+        client closed the stream without a word."""
+        protocol = self.protocol
+        code = protocol.exit_code if isinstance(protocol, RedlineProtocol) else None
+        return 0 if code is None else code
 
     @property
     def encoding(self) -> publish.Encoding:

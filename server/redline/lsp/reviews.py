@@ -53,6 +53,14 @@ class EditorRequest:
         return self.request.describe()
 
 
+def only_arg(args: tuple[Any, ...]) -> Any:
+    """A command's one argument (None: none sent); more than one is the client's mistake (an
+    old keymap, the wrong command), never silently ignored."""
+    if len(args) > 1:
+        raise UsageError(f"expected one argument, got {len(args)}")
+    return args[0] if args else None
+
+
 def _object(data: Any, command: str, example: str) -> dict[str, Any]:
     if data is None:
         return {}
@@ -62,9 +70,13 @@ def _object(data: Any, command: str, example: str) -> dict[str, Any]:
 
 
 def _text(data: dict[str, Any], key: str) -> str | None:
+    """`data[key]` as text; a string, or (a PR's number) a whole number: anything else is the
+    client's mistake, never its `str()` taken for a scope or a ref."""
     value = data.get(key)
     if value is None:
         return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise UsageError(f"{key} must be a string, not {type(value).__name__}")
     value = str(value).strip()
     return value or None
 

@@ -236,5 +236,6 @@ def main() -> int:
     # hovers and code actions quick during a review, at a negligible cost to the review.
     sys.setswitchinterval(0.001)
     log.info("redline %s language server starting (pid %d)", __version__, os.getpid())
-    build_server().start_io(rpc_in, rpc_out)
-    return 0
+    server = build_server()
+    server.start_io(rpc_in, rpc_out)
+    return server.exit_code

@@ -250,7 +250,9 @@ def _run_review(
                 Stage.ANALYZING, f"running static analyzers on {len(files.contents)} files"
             )
         )
-        outcome = run_analyzers(files.contents, files.changed_lines, settings.analyzers)
+        outcome = run_analyzers(
+            files.contents, files.changed_lines, settings.analyzers, cancel=cancel
+        )
         findings.extend(outcome.findings)
         coverage.analyzers = outcome.runs
         coverage.skipped.extend(outcome.skipped)
