@@ -232,3 +232,22 @@ def test_cancel_kills_the_analyzers_at_once(demo_repo: Path, tmp_path: Path) -> 
         client.close()
     # The bound is 0.2 s; a margin for a loaded test machine.
     assert statistics.median(latencies) < 0.5, latencies
+
+
+def test_shutdown_during_a_review_exits_promptly(demo_repo: Path, tmp_path: Path) -> None:
+    client, pids = _slow_analyzer_client(demo_repo, tmp_path)
+    pid = _start_review_and_wait_for_the_tool(client, pids, 0)
+    started = time.monotonic()
+    try:
+        assert client.request("shutdown")["result"] is None
+        client.notify("exit")
+        assert client.proc.wait(10) == 0
+        elapsed = time.monotonic() - started
+    finally:
+        client.close()
+    # The client keeps its end of stdin open, as editors do while they wait for the exit.
+    assert elapsed < 2.0, elapsed
+    deadline = time.monotonic() + 2
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _gone(pid), "the analyzer outlived the server"

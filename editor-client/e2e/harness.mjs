@@ -37,7 +37,14 @@ const SETTINGS = {
 };
 
 // The environment of everything the test starts: the user's REDLINE_* and VSCODE_* left out,
-// HOME and the XDG directories in `tmp` (created), git blind to the user's configuration.
+// HOME and the XDG directories in `tmp` (created), git blind to the user's configuration. The
+// user's Redline configuration is the default one under XDG_CONFIG_HOME (`userConfigFile`): it
+// does not exist yet, and "Redline: Open User Configuration" creates it (a REDLINE_CONFIG naming
+// a missing file would be an error).
+export function userConfigFile(env) {
+  return path.join(env.XDG_CONFIG_HOME, 'redline', 'config.toml');
+}
+
 function isolatedEnv(tmp) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('REDLINE_') && !k.startsWith('VSCODE_')));
   Object.assign(env, {
@@ -47,8 +54,6 @@ function isolatedEnv(tmp) {
     XDG_DATA_HOME: path.join(tmp, 'data'),
     XDG_STATE_HOME: path.join(tmp, 'state'),
     REDLINE_CACHE_DIR: path.join(tmp, 'redline-cache'),
-    // Does not exist yet: "Redline: Open User Configuration" creates it (and nothing else).
-    REDLINE_CONFIG: path.join(tmp, 'config', 'redline', 'config.toml'),
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_CONFIG_GLOBAL: '/dev/null',
     // code-server and its extension host run on the Node this script runs on (Node 24).

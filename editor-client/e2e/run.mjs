@@ -7,7 +7,7 @@
 //
 // This file reads the arguments, runs the scenario's steps in order and prints the summary.
 // harness.mjs isolates the run (a temporary directory for HOME, XDG_*, REDLINE_CACHE_DIR, the VS
-// Code user data; REDLINE_CONFIG names a file there that does not exist yet) and starts and
+// Code user data; the user's Redline configuration, which does not exist yet) and starts and
 // kills code-server and Chromium; steps.mjs numbers, times and screenshots the steps;
 // workbench.mjs knows VS Code's DOM; scenario/*.mjs are the steps, grouped by what the user does
 // (see README.md). On failure: a screenshot per step, the code-server and extension-host logs in

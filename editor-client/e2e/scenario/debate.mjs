@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { FILE } from '../demo.mjs';
-import { freePort } from '../harness.mjs';
+import { freePort, userConfigFile } from '../harness.mjs';
 import { check, Failure, log, REVIEW_TIMEOUT, secs, STEP_TIMEOUT } from '../steps.mjs';
 import { errorsShown, palette, problemRows, quickInput, sel, squiggleLines, tabLabels, waitFrameWith, waitQuickPick } from '../workbench.mjs';
 
@@ -140,8 +140,8 @@ export async function debate(ctx) {
       check(Date.now() < deadline, `the scripted models did not answer on ${base}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-    writeFileSync(env.REDLINE_CONFIG, debateConfig(base));
-    log(`  scripted models on ${base}; ${env.REDLINE_CONFIG}: [debate.reviewers.security] ${ALICE}, [debate.reviewers.performance] ${BOB}, [debate.summarizer] ${JUDGE}`);
+    writeFileSync(userConfigFile(env), debateConfig(base));
+    log(`  scripted models on ${base}; ${userConfigFile(env)}: [debate.reviewers.security] ${ALICE}, [debate.reviewers.performance] ${BOB}, [debate.summarizer] ${JUDGE}`);
   });
 
   await step('"Redline: Start Debate…": the current branch, 2 rounds', async () => {

@@ -1,4 +1,4 @@
-// The user's Redline configuration: "Open User Configuration" creates $REDLINE_CONFIG (in the
+// The user's Redline configuration: "Open User Configuration" creates config.toml under the test's XDG_CONFIG_HOME (in the
 // temporary directory) from the template and touches no other config.toml.
 
 import { existsSync, readFileSync } from 'node:fs';
@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { check, Failure, log, STEP_TIMEOUT } from '../steps.mjs';
 import { errorsShown, palette, tabLabels, sel } from '../workbench.mjs';
+import { userConfigFile } from '../harness.mjs';
 
 // Step: the file does not exist before; after the command it is the commented template.
 export async function openUserConfiguration(ctx) {
@@ -14,7 +15,7 @@ export async function openUserConfiguration(ctx) {
   const { run } = ctx.harness;
 
   await step('"Redline: Open User Configuration" creates and opens config.toml', async () => {
-    const configFile = env.REDLINE_CONFIG;
+    const configFile = userConfigFile(env);
     check(!existsSync(configFile) && !existsSync(path.dirname(configFile)), `${configFile} exists before the command`);
     // The user's own configuration (outside the temporary directory) must not be touched.
     const realConfigHome = process.env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config');

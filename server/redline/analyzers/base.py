@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -138,10 +139,31 @@ def run_process(
         raise AnalyzerMissing(f"{argv[0]} is not executable") from exc
     except OSError as exc:
         raise AnalyzerFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from exc
-    stdout, stderr = _wait(proc, timeout, cancel)
+    with _running_lock:
+        _running.add(proc.pid)
+    try:
+        stdout, stderr = _wait(proc, timeout, cancel)
+    finally:
+        with _running_lock:
+            _running.discard(proc.pid)
     if len(stdout) > MAX_OUTPUT_BYTES:
         raise AnalyzerFailed(f"output larger than {MAX_OUTPUT_BYTES // (1024 * 1024)} MiB")
     return ProcessResult(proc.returncode, stdout, stderr)
+
+
+# Process groups of the tools running now: a process that must leave at once (the language
+# server on `exit`) kills them first, instead of leaving them orphaned.
+_running: set[int] = set()
+_running_lock = threading.Lock()
+
+
+def kill_running() -> None:
+    """Kill every analyzer process group still running (and what it spawned)."""
+    with _running_lock:
+        pids = list(_running)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
 
 
 def _wait(

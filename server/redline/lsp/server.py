@@ -130,6 +130,22 @@ def on_shutdown(ls: RedlineServer, params: None) -> None:
             folder.save_timer.cancel()
 
 
+@HANDLERS.feature(types.EXIT)
+def on_exit(ls: RedlineServer, params: None) -> None:
+    # Leave now. pygls would raise SystemExit in the event loop, and asyncio.run then joins
+    # the worker threads — a review winding down after `shutdown` cancelled it: seconds for an
+    # editor waiting on our exit. What a review keeps is already written (task records are
+    # atomic), and `shutdown` cancelled it, killing its analyzer processes.
+    code = ls.exit_code
+    analyzers = sys.modules.get("redline.analyzers.base")  # loaded once a review ran
+    if analyzers is not None:
+        analyzers.kill_running()
+    log.info("exit (code %d)", code)
+    logging.shutdown()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 @HANDLERS.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
 async def on_configuration(ls: RedlineServer, params: types.DidChangeConfigurationParams) -> None:
     if isinstance(params.settings, dict) and params.settings:
