@@ -120,9 +120,9 @@ def _send_findings(ls: RedlineServer, folder: Folder) -> None:
         # Files with only unanchored findings are listed too (no diagnostic, no tracked text).
         listed = {entry["path"] for entry in files}
         for path in sorted(set(unanchored) - listed):
-            uri = lsp_publish.path_uri(folder.root, path) if folder.root else None
-            if uri is not None:
-                files.append({"uri": uri, "path": path, "findings": unanchored[path]})
+            place = lsp_publish.path_uri(folder.root, path) if folder.root else None
+            if place is not None:
+                files.append({"uri": place, "path": path, "findings": unanchored[path]})
     folder.changed.clear()
     folder.full_due = False
     folder.sent_task = task_id
@@ -326,9 +326,9 @@ def forget(ls: RedlineServer, finding_id: str) -> None:
             folder.review.findings = [f for f in folder.review.findings if f.id != finding_id]
             for f in gone:
                 # An unanchored finding is in no tracked file: its file's list changes too.
-                uri = lsp_publish.path_uri(folder.root, f.file) if folder.root else None
-                if uri is not None:
-                    schedule_findings(ls, folder, uri)
+                place = lsp_publish.path_uri(folder.root, f.file) if folder.root else None
+                if place is not None:
+                    schedule_findings(ls, folder, place)
     for uri in touched:
         folder_of = folder_of_uri(ls, uri)
         if folder_of is not None:
