@@ -127,34 +127,54 @@ def _send_findings(ls: RedlineServer, folder: Folder) -> None:
     folder.full_due = False
     folder.sent_task = task_id
     folder.sent_at = asyncio.get_running_loop().time()
-    ls.protocol.notify(
-        FINDINGS,
-        redact_data(
-            {
-                "folder": folder.uri,
-                "taskId": task_id,
-                "scopeLabel": review.scope_label if review else None,
-                "full": full,
-                "files": files,
-            }
-        ),
+    if full:  # forget the rows of findings no longer listed
+        listed = {row["id"] for entry in files for row in entry["findings"]}
+        folder.rows = {i: hit for i, hit in folder.rows.items() if i in listed}
+    # The rows are redacted already (`_rows`); the rest is redacted here, in one small pass.
+    head = redact_data(
+        {
+            "folder": folder.uri,
+            "taskId": task_id,
+            "scopeLabel": review.scope_label if review else None,
+            "full": full,
+            "files": [{"uri": e["uri"], "path": e["path"]} for e in files],
+        }
     )
+    for entry, source in zip(head["files"], files, strict=True):
+        entry["findings"] = source["findings"]
+    ls.protocol.notify(FINDINGS, head)
+
+
+def _rows(folder: Folder, findings: list[Finding]) -> list[dict[str, Any]]:
+    """Each finding's JSON row (a copy, for the caller to add its place to), redacted.
+
+    A finding's text does not change while it is shown, only its place: it is dumped and
+    redacted once (the findings new since the last call, scanned together), not on every
+    update — redacting a review's whole list costs about a second."""
+    cache = folder.rows
+    missing = [f for f in findings if (hit := cache.get(f.id)) is None or hit[0] is not f]
+    if missing:
+        dumped = redact_data([f.model_dump(mode="json") for f in missing])
+        for f, row in zip(missing, dumped, strict=True):
+            cache[f.id] = (f, row)
+    return [dict(cache[f.id][1]) for f in findings]
 
 
 def _file_entry(
     ls: RedlineServer, folder: Folder, uri: str, unanchored: dict[str, list[dict[str, Any]]]
 ) -> dict[str, Any]:
     """One file's rows: its tracked findings at their current lines, then its unanchored ones."""
-    rows = []
-    for tracked in ls.tracker.visible(uri, ls.settings.stale_display):
-        f = tracked.finding
-        if f.severity.rank < ls.settings.min_severity.rank:
-            continue
-        row = f.model_dump(mode="json")
+    floor = ls.settings.min_severity.rank
+    shown = [
+        t
+        for t in ls.tracker.visible(uri, ls.settings.stale_display)
+        if t.finding.severity.rank >= floor
+    ]
+    rows = _rows(folder, [t.finding for t in shown])
+    for row, tracked in zip(rows, shown, strict=True):
         row["line"] = tracked.start_line + 1
         row["end_line"] = tracked.end_line + 1
         row["stale"] = tracked.stale
-        rows.append(row)
     path = _path_of(folder, uri)
     return {"uri": uri, "path": path, "findings": rows + unanchored.get(path, [])}
 
@@ -177,12 +197,13 @@ def _unanchored(ls: RedlineServer, folder: Folder) -> dict[str, list[dict[str, A
     out: dict[str, list[dict[str, Any]]] = {}
     if review is None or folder.root is None:
         return out
-    for f in review.findings:
-        if f.line is not None or f.severity.rank < ls.settings.min_severity.rank:
-            continue
-        if ls.tracker.is_closed(f.id):
-            continue
-        row = f.model_dump(mode="json")
+    floor = ls.settings.min_severity.rank
+    found = [
+        f
+        for f in review.findings
+        if f.line is None and f.severity.rank >= floor and not ls.tracker.is_closed(f.id)
+    ]
+    for f, row in zip(found, _rows(folder, found), strict=True):
         row["stale"] = False
         row["unanchored"] = True
         out.setdefault(f.file, []).append(row)
@@ -237,6 +258,29 @@ def publish(ls: RedlineServer, folder: Folder, uri: str) -> None:
     else:
         folder.published.discard(uri)
     schedule_findings(ls, folder, uri)
+
+
+def publish_soon(ls: RedlineServer, folder: Folder, uri: str) -> None:
+    """Publish `uri`'s diagnostics after an edit moved its findings: this loop turn, or during
+    a burst of edits at most once per FINDINGS_INTERVAL for the folder's edited files. Each
+    publish costs a serialization and a write the client must read; a storm of keystrokes
+    needs only the last. Hovers and code actions need none of it: they read the tracker,
+    which every edit updates at once (and editors move their markers with the text)."""
+    folder.publish_due.add(uri)
+    if folder.publish_timer is not None:
+        return
+    loop = asyncio.get_running_loop()
+    wait = max(0.0, folder.published_at + FINDINGS_INTERVAL - loop.time())
+    folder.publish_timer = loop.call_later(wait, _publish_due, ls, folder)
+
+
+def _publish_due(ls: RedlineServer, folder: Folder) -> None:
+    folder.publish_timer = None
+    folder.published_at = asyncio.get_running_loop().time()
+    due = sorted(folder.publish_due)
+    folder.publish_due.clear()
+    for uri in due:
+        publish(ls, folder, uri)
 
 
 def republish_all(ls: RedlineServer) -> None:
