@@ -78,9 +78,12 @@ class Storm:
     edits: int
     code_action_ms: list[float] = field(default_factory=list)
     hover_ms: list[float] = field(default_factory=list)
-    findings_bytes: int = 0  # every redline/findings body sent during the storm
-    findings_lists: int = 0
-    whole_lists: int = 0  # of them, whole lists (the review's, not the edits')
+    # `redline/findings` bodies sent during the storm: the edits' updates, and whole lists (the
+    # review's own, published while the storm runs; an old server sends one per edit).
+    edit_lists: int = 0
+    edit_bytes: int = 0
+    whole_lists: int = 0
+    whole_bytes: int = 0
     catch_up_s: float = 0.0  # from the first edit to the answer after the last one
     review_findings: int = 0  # findings listed once the review finished
     review_s: float = 0.0
@@ -136,9 +139,10 @@ async def _storm(client: Client, root: Path, edits: int) -> Storm:
         await _timed(client, storm.hover_ms, "textDocument/hover", _hover(uri, at))
     storm.catch_up_s = time.perf_counter() - t0
     during = client.findings_sent[sent_before:]
-    storm.findings_lists = len(during)
-    storm.findings_bytes = sum(size for size, _ in during)
+    storm.edit_lists = sum(1 for _, full in during if not full)
+    storm.edit_bytes = sum(size for size, full in during if not full)
     storm.whole_lists = sum(1 for _, full in during if full)
+    storm.whole_bytes = sum(size for size, full in during if full)
 
     deadline = time.monotonic() + TIMEOUT_S
     while not client.ended(task_id):
@@ -201,8 +205,10 @@ def baseline_server(rev: str, tmp: Path) -> tuple[list[str], dict[str, str]]:
 
 
 def storm_rows(label: str, storm: Storm) -> None:
-    per_edit = storm.findings_bytes / storm.edits
+    lists = f"{storm.edit_lists} + {storm.whole_lists}"
+    kb = f"{storm.edit_bytes / 1024:.0f} + {storm.whole_bytes / 1024:.0f}"
+    per_edit = (storm.edit_bytes + storm.whole_bytes) / storm.edits / 1024
     for name, values in (("codeAction", storm.code_action_ms), ("hover", storm.hover_ms)):
         cells = "".join(f"{percentile(values, p):>9.1f}" for p in (50, 99))
-        print(f"  {label:10}{name:12}{len(values):>6}{cells}", end="")
-        print(f"{per_edit / 1024:>12.1f}{storm.findings_lists:>8}{storm.catch_up_s:>9.2f}")
+        print(f"  {label:16}{name:12}{len(values):>5}{cells}", end="")
+        print(f"{lists:>12}{kb:>14}{per_edit:>10.1f}{storm.catch_up_s:>9.2f}")

@@ -340,7 +340,7 @@ def storm_phase(args: argparse.Namespace, tmp: Path) -> list[tuple[str, Storm]]:
     runs: list[tuple[str, list[str] | None, dict[str, str]]] = []
     if args.baseline:
         server, extra = baseline_server(args.baseline, tmp)
-        runs.append((f"before ({args.baseline})"[:10], server, dict(env, **extra)))
+        runs.append((f"before {args.baseline[:7]}", server, dict(env, **extra)))
     runs.append(("after", None, env))
     storms = []
     for label, server, run_env in runs:
@@ -362,14 +362,16 @@ def report_storm(args: argparse.Namespace, storms: list[tuple[str, Storm]]) -> N
         f"{after.review_findings} findings (ruff)"
     )
     print(
-        f"  {'server':10}{'request':12}{'n':>6}{'p50 ms':>9}{'p99 ms':>9}"
-        f"{'KB/edit':>12}{'lists':>8}{'total s':>9}"
+        f"  {'server':16}{'request':12}{'n':>5}{'p50 ms':>9}{'p99 ms':>9}"
+        f"{'lists':>12}{'KB':>14}{'KB/edit':>10}{'total s':>9}"
     )
     for label, storm in storms:
         storm_rows(label, storm)
     print(
-        "  (KB/edit: `redline/findings` bytes sent during the storm / edits; lists: how many "
-        "notifications; total: first edit → answer after the last)"
+        "  lists, KB: `redline/findings` notifications sent from the first edit until the "
+        "server caught up, partial + whole lists (a whole list: the review's own, or, before, "
+        "one per edit);\n  KB/edit: all of them / edits; total: first edit → answer after "
+        "the last edit"
     )
     for name, values in (("codeAction", after.code_action_ms), ("hover", after.hover_ms)):
         p99 = percentile(values, 99)
