@@ -15,14 +15,19 @@ review. Once the first file's diagnostics arrive, that file is opened and codeAc
 requests on the finding are sent one at a time, alternating, until --requests of each have been
 answered; only the answers received while the review was still running count.
 
+Then the edit storm (`_lsp_storm.py`): 1,000 line inserts into an open file while a 200-file
+review with over a thousand findings is published, hover and codeAction latency during it, and
+the bytes of `redline/findings` sent per edit; `--baseline REV` runs the same storm on the server
+of an earlier revision first, for a before/after table; `--storm-only` runs the storm alone.
+
     python benchmarks/lsp_responsiveness.py [--files 200] [--delay 0.3] [--requests 300]
+        [--storm-files 200] [--storm-edits 1000] [--baseline REV] [--storm-only]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import multiprocessing as mp
 import os
 import statistics
@@ -39,6 +44,17 @@ from urllib.parse import unquote, urlparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _lsp_client import Client, percentile
+from _lsp_storm import (
+    EDITS_PER_ROUND,
+    Storm,
+    baseline_server,
+    build_storm_repo,
+    run_storm,
+    storm_env,
+    storm_rows,
+)
+
 from _change import BASE_BRANCH, FEATURE_BRANCH, finding_for, module_text, path_of, target_line
 from gitrepo import GitRepo
 from review_script import ReviewScript
@@ -48,7 +64,6 @@ TARGET_START_S = 0.5
 TARGET_RSS_MB = 80.0
 FINDING_EVERY = 5  # every fifth file has a finding
 LAUNCHES = 5
-SERVER = [sys.executable, "-m", "redline.lsp"]
 
 
 # -- the scripted model, in its own process ----------------------------------------------------
@@ -64,137 +79,6 @@ def _serve_model(conn: Connection, files: int, delay: float) -> None:
         conn.send(llm.max_in_flight)
 
 
-# -- a raw JSON-RPC client -----------------------------------------------------------------------
-
-
-@dataclass
-class Client:
-    proc: asyncio.subprocess.Process
-    pending: dict[int, asyncio.Future[Any]] = field(default_factory=dict)
-    diagnostics: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    states: list[dict[str, Any]] = field(default_factory=list)
-    next_id: int = 0
-    reader: asyncio.Task[None] | None = None
-
-    @classmethod
-    async def launch(cls, env: dict[str, str], log: Path) -> Client:
-        with log.open("ab") as err:
-            proc = await asyncio.create_subprocess_exec(
-                *SERVER,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=err,
-                env=env,
-            )
-        client = cls(proc)
-        client.reader = asyncio.create_task(client._read())
-        return client
-
-    async def _write(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        body = json.dumps(message).encode("utf-8")
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        await self.proc.stdin.drain()
-
-    async def request(self, method: str, params: Any) -> Any:
-        self.next_id += 1
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.pending[self.next_id] = future
-        await self._write(
-            {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
-        )
-        return await future
-
-    async def notify(self, method: str, params: Any) -> None:
-        await self._write({"jsonrpc": "2.0", "method": method, "params": params})
-
-    async def _read(self) -> None:
-        stream = self.proc.stdout
-        assert stream is not None
-        while True:
-            length = 0
-            while (line := await stream.readline()) not in (b"\r\n", b""):
-                name, _, value = line.decode("ascii").partition(":")
-                if name.strip().lower() == "content-length":
-                    length = int(value)
-            if not line:
-                break  # the server exited
-            message = json.loads(await stream.readexactly(length))
-            await self._dispatch(message)
-        for future in self.pending.values():
-            if not future.done():
-                future.set_exception(ConnectionError("the server closed its stdout"))
-
-    async def _dispatch(self, message: dict[str, Any]) -> None:
-        method = message.get("method")
-        if method is None:
-            future = self.pending.pop(message["id"], None)
-            if future is not None and not future.done():
-                if "error" in message:
-                    future.set_exception(RuntimeError(str(message["error"])))
-                else:
-                    future.set_result(message.get("result"))
-        elif "id" in message:
-            # A server → client request (progress token, file-watcher registration): accept.
-            await self._write({"jsonrpc": "2.0", "id": message["id"], "result": None})
-        elif method == "textDocument/publishDiagnostics":
-            params = message["params"]
-            self.diagnostics[params["uri"]] = params["diagnostics"]
-        elif method == "redline/reviewState":
-            self.states.append(message["params"])
-
-    async def initialize(self, root: Path) -> Any:
-        uri = root.as_uri()
-        result = await self.request(
-            "initialize",
-            {
-                "processId": os.getpid(),
-                "rootUri": uri,
-                "workspaceFolders": [{"uri": uri, "name": root.name}],
-                "capabilities": CAPABILITIES,
-            },
-        )
-        await self.notify("initialized", {})
-        return result
-
-    async def close(self) -> None:
-        try:
-            await asyncio.wait_for(self.request("shutdown", None), timeout=10)
-            await self.notify("exit", None)
-            await asyncio.wait_for(self.proc.wait(), timeout=10)
-        except (TimeoutError, ConnectionError, BrokenPipeError):
-            if self.proc.returncode is None:
-                self.proc.kill()
-                await self.proc.wait()
-        if self.reader is not None:
-            await self.reader
-
-    def ended(self, task_id: str) -> bool:
-        return any(
-            s.get("taskId") == task_id and s["state"] in ("finished", "cancelled", "failed")
-            for s in self.states
-        )
-
-
-# What VS Code announces, as far as this benchmark's requests care.
-CAPABILITIES: dict[str, Any] = {
-    "general": {"positionEncodings": ["utf-16"]},
-    "window": {"workDoneProgress": True},
-    "workspace": {"workspaceFolders": True, "workspaceEdit": {"documentChanges": True}},
-    "textDocument": {
-        "synchronization": {"didSave": True},
-        "publishDiagnostics": {"relatedInformation": True, "versionSupport": False},
-        "hover": {"contentFormat": ["markdown", "plaintext"]},
-        "codeAction": {
-            "codeActionLiteralSupport": {
-                "codeActionKind": {"valueSet": ["", "quickfix", "refactor", "source"]}
-            },
-            "isPreferredSupport": True,
-        },
-    },
-}
-
-
 # -- measurements --------------------------------------------------------------------------------
 
 
@@ -203,13 +87,6 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise RuntimeError("no VmRSS in /proc status")
-
-
-def percentile(values: list[float], p: float) -> float:
-    """Nearest-rank percentile (p in 0..100): with 300 samples, p99 is the 297th fastest."""
-    ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(p / 100 * len(ordered) + 0.5)))
-    return ordered[rank - 1]
 
 
 def cpu_s(pid: int) -> float:
@@ -395,7 +272,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delay", type=float, default=0.3, help="seconds per model call")
     parser.add_argument("--requests", type=int, default=300, help="codeActions (and hovers)")
     parser.add_argument("--concurrency", type=int, default=8, help="llm.max_concurrency")
+    parser.add_argument("--storm-files", type=int, default=200, help="files of the storm review")
+    parser.add_argument("--storm-edits", type=int, default=1000, help="line inserts in the storm")
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also run the storm on the server of git revision REV (before/after)",
+    )
+    parser.add_argument("--storm-only", action="store_true", help="run the edit storm alone")
     args = parser.parse_args(argv)
+
+    if args.storm_only:
+        with tempfile.TemporaryDirectory(prefix="redline-bench-lsp-") as tmp_name:
+            storms = storm_phase(args, Path(tmp_name))
+        report_storm(args, storms)
+        return 0
 
     ctx = mp.get_context("spawn")
     ours, theirs = ctx.Pipe()
@@ -425,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
             except Exception:
                 sys.stderr.write(log.read_text(errors="replace")[-4000:])
                 raise
+            storms = storm_phase(args, tmp)
         ours.send("stop")
         peak = int(ours.recv())
     finally:
@@ -433,7 +325,59 @@ def main(argv: list[str] | None = None) -> int:
             model.kill()
 
     report(args, times, cold_times, floor, rss, load, peak)
+    print()
+    report_storm(args, storms)
     return 0
+
+
+def storm_phase(args: argparse.Namespace, tmp: Path) -> list[tuple[str, Storm]]:
+    """The edit storm on this checkout's server, and on --baseline's if given."""
+    repo = build_storm_repo(tmp / "storm-repo", args.storm_files)
+    env = storm_env(tmp)
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    log = tmp / "storm.log"
+    runs: list[tuple[str, list[str] | None, dict[str, str]]] = []
+    if args.baseline:
+        server, extra = baseline_server(args.baseline, tmp)
+        runs.append((f"before {args.baseline[:7]}", server, dict(env, **extra)))
+    runs.append(("after", None, env))
+    storms = []
+    for label, server, run_env in runs:
+        try:
+            storm = asyncio.run(run_storm(repo.root, run_env, log, args.storm_edits, server))
+        except Exception:
+            sys.stderr.write(log.read_text(errors="replace")[-4000:])
+            raise
+        storms.append((label, storm))
+    return storms
+
+
+def report_storm(args: argparse.Namespace, storms: list[tuple[str, Storm]]) -> None:
+    after = storms[-1][1]
+    print(
+        f"edit storm — {args.storm_edits} line inserts (didChange, {EDITS_PER_ROUND} back to back "
+        f"per round, then a codeAction and a hover on the moving finding) into an open file, "
+        f"started at its first diagnostics of an offline {args.storm_files}-file review with "
+        f"{after.review_findings} findings (ruff)"
+    )
+    print(
+        f"  {'server':16}{'request':12}{'n':>5}{'p50 ms':>9}{'p99 ms':>9}"
+        f"{'lists':>12}{'KB':>14}{'KB/edit':>10}{'total s':>9}"
+    )
+    for label, storm in storms:
+        storm_rows(label, storm)
+    print(
+        "  lists, KB: `redline/findings` notifications sent from the first edit until the "
+        "server caught up, partial + whole lists (a whole list: the review's own, or, before, "
+        "one per edit);\n  KB/edit: all of them / edits; total: first edit → answer after "
+        "the last edit"
+    )
+    for name, values in (("codeAction", after.code_action_ms), ("hover", after.hover_ms)):
+        p99 = percentile(values, 99)
+        met = p99 <= TARGET_P99_MS
+        label = f"{name} p99 in the storm"
+        print(target_line(label, f"{p99:.1f} ms", "<=", f"{TARGET_P99_MS:.0f} ms", met))
 
 
 def latency_rows(title: str, samples: Samples) -> None:

@@ -53,7 +53,9 @@ class Session:
         self.root = root
         self.profile = profile
         self.states: list[dict[str, Any]] = []
-        self.findings: list[dict[str, Any]] = []
+        self.findings: list[dict[str, Any]] = []  # every redline/findings notification
+        self.listed: dict[str, dict[str, Any]] = {}  # uri → its entry, as a sidebar shows it
+        self.listed_task: str | None = None
 
         @client.feature("redline/reviewState")
         def _state(params: Any) -> None:
@@ -62,6 +64,18 @@ class Session:
         @client.feature("redline/findings")
         def _findings(params: Any) -> None:
             self.findings.append(plain(params))
+            payload = self.findings[-1]
+            # What a sidebar shows: a full list replaces it, a partial one replaces its files.
+            if payload.get("full", True):
+                self.listed = {}
+            for entry in payload["files"]:
+                self.listed[entry["uri"]] = entry
+            self.listed = {u: e for u, e in self.listed.items() if e["findings"]}
+            self.listed_task = payload["taskId"]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every finding the sidebar lists now, files in uri order."""
+        return [row for uri in sorted(self.listed) for row in self.listed[uri]["findings"]]
 
     encoding = "utf-16"  # the negotiated position encoding, set by start_session
 

@@ -272,9 +272,7 @@ async def test_a_debate_streams_its_turns_then_the_summary_and_publishes_the_act
 
     # The sidebar lists it under the debate, and the report carries the debate.
     def listed() -> list[str]:
-        last = next((f for f in reversed(s.findings) if f["taskId"] == task_id), None)
-        files = last["files"] if last else []
-        return [row["title"] for entry in files for row in entry["findings"]]
+        return [row["title"] for row in s.rows()] if s.listed_task == task_id else []
 
     await s.until(lambda: "Do not eval file contents" in listed(), 10, "redline/findings")
     report = plain(await s.client.protocol.send_request_async("redline/report", {}))

@@ -57,12 +57,7 @@ async def test_report_is_the_last_review_without_what_was_dismissed_since(vscode
     markdown = report["markdown"]
     # The whole report: the findings at their lines, and the coverage with the skipped lockfile.
     assert "app/reports.py" in markdown and "poetry.lock" in markdown
-    shell = next(
-        f
-        for file in s.findings[-1]["files"]
-        for f in file["findings"]
-        if f["file"] == "app/reports.py" and f["line"] == 21
-    )
+    shell = next(f for f in s.rows() if f["file"] == "app/reports.py" and f["line"] == 21)
     assert shell["title"] in markdown
 
     await s.command("redline.dismiss", {"id": shell["id"], "reason": "reviewed by hand"})

@@ -677,7 +677,7 @@ async def test_model_reviews_cancel_supersede_and_offer_verified_fixes(
     spent = [x["tokens"] for x in states if "tokens" in x]
     assert spent == sorted(spent) and 0 < spent[-1] <= done["tokens"]
     # The final counts are the findings the sidebar lists.
-    rows = [row for entry in s.findings[-1]["files"] for row in entry["findings"]]
+    rows = s.rows()
     assert done["findings"] == sum(done["counts"].values()) == len(rows)
     assert (await s.debug_info())["litellmLoaded"] is True
     assert 20 in s.lines_of(REPORTS)
@@ -686,8 +686,8 @@ async def test_model_reviews_cancel_supersede_and_offer_verified_fixes(
     assert len(s.findings) > published_before_end + 1
     assert {n["taskId"] for n in s.findings[published_before_end:]} == {second}
     # The unanchored finding has no diagnostic, but the sidebar lists it under its file.
-    last = s.findings[-1]
-    rows = [row for entry in last["files"] if entry["path"] == REPORTS for row in entry["findings"]]
+    listed = s.listed.values()
+    rows = [row for entry in listed if entry["path"] == REPORTS for row in entry["findings"]]
     phantom = [row for row in rows if row["title"] == "Code the model imagined"]
     assert len(phantom) == 1 and phantom[0]["unanchored"] is True and phantom[0]["line"] is None
     diagnostics = s.client.diagnostics.get(s.uri(REPORTS), [])

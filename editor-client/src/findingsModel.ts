@@ -160,12 +160,18 @@ export function countFindings(payloads: Iterable<FindingsPayload>): SeverityCoun
   return counts;
 }
 
-/** The latest payload per workspace folder: each notification replaces that folder's list. */
+/** Each workspace folder's current list: a whole list replaces the folder's, a partial one
+ *  (`full: false`) replaces only the files it names and removes those it sends empty. */
 export class FindingsStore {
   private readonly byFolder = new Map<string, FindingsPayload>();
 
   update(payload: FindingsPayload): void {
-    this.byFolder.set(payload.folder, payload);
+    const shown = this.byFolder.get(payload.folder);
+    const base = payload.full === false && shown !== undefined ? shown.files : [];
+    const files = new Map(base.map((f) => [f.uri, f]));
+    for (const file of payload.files) files.set(file.uri, file);
+    const kept = [...files.values()].filter((f) => f.findings.length > 0);
+    this.byFolder.set(payload.folder, { ...payload, full: true, files: kept });
   }
 
   clear(): void {

@@ -31,11 +31,15 @@ export interface FindingsFile {
   findings: Finding[];
 }
 
-/** `redline/findings`: the whole current list of one workspace folder. */
+/** `redline/findings`: one workspace folder's list. `full` (or absent, from an older server):
+ *  the whole current list, replacing what was shown. `full: false`: only the files whose
+ *  findings changed since the last notification (an edit moved them); each entry replaces that
+ *  file's findings, and an entry with no findings removes the file. */
 export interface FindingsPayload {
   folder: string;
   taskId: string | null;
   scopeLabel: string | null;
+  full?: boolean;
   files: FindingsFile[];
 }
 

@@ -68,3 +68,28 @@ test('two workspace folders keep their own lists', () => {
   assert.equal(store.find('file:///work/other', 'RL-4')?.uri, 'file:///work/other/app/api.py');
   assert.equal(buildTree(store.payloads(), 'file').length, 3);
 });
+
+test('a partial list replaces only the files it names; an empty file entry removes the file', () => {
+  const store = new FindingsStore();
+  store.update({ ...payload(), full: true });
+  // An edit above the SQL finding moved it two lines down: only app/users.py is sent.
+  const users = payload().files[0];
+  const moved = users.findings.map((f) => (f.id === 'RL-1' ? { ...f, line: 44, end_line: 46 } : f));
+  store.update({ folder: FOLDER, taskId: 'abc123def456', scopeLabel: 'branch feature against main', full: false, files: [{ ...users, findings: moved }] });
+  const tree = buildTree(store.payloads(), 'file');
+  assert.deepEqual(tree.map((g) => [g.label, g.description]), [['app/api.py', '1 finding'], ['app/users.py', '3 findings']]);
+  assert.equal(store.find(FOLDER, 'RL-1')?.description, 'line 44 · model');
+  // Its code was rewritten: app/api.py comes with no findings left and leaves the tree.
+  store.update({ folder: FOLDER, taskId: 'abc123def456', scopeLabel: null, full: false, files: [{ uri: `${FOLDER}/app/api.py`, path: 'app/api.py', findings: [] }] });
+  assert.deepEqual(buildTree(store.payloads(), 'file').map((g) => g.label), ['app/users.py']);
+  assert.deepEqual(countFindings(store.payloads()), { Critical: 1, High: 1, Medium: 0, Low: 1, Info: 0 });
+  // A new review's whole list replaces everything, files not named included.
+  store.update({ folder: FOLDER, taskId: 'next', scopeLabel: 'x', full: true, files: [payload().files[1]] });
+  assert.deepEqual(findingNodes(store.payloads()).map((n) => n.finding.id), ['RL-4']);
+});
+
+test('a partial list with nothing shown before is the list', () => {
+  const store = new FindingsStore();
+  store.update({ ...payload(), full: false, files: [payload().files[1]] });
+  assert.deepEqual(findingNodes(store.payloads()).map((n) => n.finding.id), ['RL-4']);
+});

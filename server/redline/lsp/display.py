@@ -3,8 +3,10 @@
 A `Folder` (folders.py) holds the last finished review and the findings currently shown in each file
 (placed by `tracking.py`, which moves them with edits). `show_file` and `publish` turn them
 into `textDocument/publishDiagnostics` in the negotiated encoding; every change also schedules
-one `redline/findings` notification per loop turn, the list the sidebar draws (files, then
-findings with their current lines; unanchored findings under their file without a line).
+a `redline/findings` notification, the list the sidebar draws (files, then findings with their
+current lines; unanchored findings under their file without a line): the whole list for a new
+review (`full: true`), else only the files whose findings changed (`full: false`), at most one
+per loop turn and per FINDINGS_INTERVAL, so a burst of edits costs one small update.
 Dismissing or fixing a finding (`dismiss`, `forget`) removes it everywhere it is shown.
 """
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from redline.model import Finding, Review
 
 FINDINGS = "redline/findings"
+FINDINGS_INTERVAL = 0.05  # s: at most one `redline/findings` per folder this often
 
 
 def folder_of_uri(ls: RedlineServer, uri: str) -> Folder | None:
@@ -70,73 +73,141 @@ def shown_review(ls: RedlineServer, folder: Folder) -> Review | None:
     return review.model_copy(update={"findings": kept, "coverage": coverage})
 
 
-def schedule_findings(ls: RedlineServer, folder: Folder) -> None:
-    """Send `redline/findings` once per loop turn, however many files changed in it."""
+def schedule_findings(ls: RedlineServer, folder: Folder, uri: str | None = None) -> None:
+    """Send `redline/findings` soon: for `uri` only (its list changed), or the whole list.
+
+    One notification covers every change of a loop turn, and during a burst of edits (a paste,
+    a macro, a storm of keystrokes) at most one partial list goes out per FINDINGS_INTERVAL: an
+    editor redraws its list on each. A whole list (a review's results) is never held back."""
+    if uri is None:
+        folder.full_due = True
+    else:
+        folder.changed.add(uri)
+    loop = asyncio.get_running_loop()
     if folder.uri in ls.findings_pending:
+        if uri is None and folder.findings_timer is not None:
+            # A new list is not held back behind a burst: it goes out this loop turn.
+            folder.findings_timer.cancel()
+            folder.findings_timer = None
+            loop.call_soon(_send_findings, ls, folder)
         return
     ls.findings_pending.add(folder.uri)
-    asyncio.get_running_loop().call_soon(_send_findings, ls, folder)
+    wait = folder.sent_at + FINDINGS_INTERVAL - loop.time()
+    if wait > 0 and not folder.full_due:
+        folder.findings_timer = loop.call_later(wait, _send_findings, ls, folder)
+    else:
+        loop.call_soon(_send_findings, ls, folder)
 
 
 def _send_findings(ls: RedlineServer, folder: Folder) -> None:
     ls.findings_pending.discard(folder.uri)
-    files = []
-    for uri in sorted(folder.findings):
-        rows = []
-        for tracked in ls.tracker.visible(uri, ls.settings.stale_display):
-            f = tracked.finding
-            if f.severity.rank < ls.settings.min_severity.rank:
-                continue
-            row = f.model_dump(mode="json")
-            row["line"] = tracked.start_line + 1
-            row["end_line"] = tracked.end_line + 1
-            row["stale"] = tracked.stale
-            rows.append(row)
-        if rows:
-            path = folder.findings[uri][0].file if folder.findings[uri] else ""
-            files.append({"uri": uri, "path": path, "findings": rows})
+    folder.findings_timer = None
     review = folder.review
-    _add_unanchored(ls, folder, files)
     # The list belongs to the review in progress (its early findings) if one runs, else the last.
     running = ls.registry.current(folder.uri)
     task_id = running.task_id if running is not None else review.task_id if review else None
-    ls.protocol.notify(
-        FINDINGS,
-        redact_data(
-            {
-                "folder": folder.uri,
-                "taskId": task_id,
-                "scopeLabel": review.scope_label if review else None,
-                "files": files,
-            }
-        ),
+    # Another review's list replaces the whole sidebar; within one review, only the files
+    # that changed are sent (an edit moves the findings of one file).
+    full = folder.full_due or task_id != folder.sent_task
+    uris = sorted(folder.findings) if full else sorted(folder.changed)
+    unanchored = _unanchored(ls, folder)
+    files: list[dict[str, Any]] = []
+    for uri in uris:
+        entry = _file_entry(ls, folder, uri, unanchored)
+        if entry["findings"] or not full:
+            files.append(entry)  # an empty entry in a partial list: the file has none left
+    if full:
+        # Files with only unanchored findings are listed too (no diagnostic, no tracked text).
+        listed = {entry["path"] for entry in files}
+        for path in sorted(set(unanchored) - listed):
+            place = lsp_publish.path_uri(folder.root, path) if folder.root else None
+            if place is not None:
+                files.append({"uri": place, "path": path, "findings": unanchored[path]})
+    folder.changed.clear()
+    folder.full_due = False
+    folder.sent_task = task_id
+    folder.sent_at = asyncio.get_running_loop().time()
+    if full:  # forget the rows of findings no longer listed
+        listed = {row["id"] for entry in files for row in entry["findings"]}
+        folder.rows = {i: hit for i, hit in folder.rows.items() if i in listed}
+    # The rows are redacted already (`_rows`); the rest is redacted here, in one small pass.
+    head = redact_data(
+        {
+            "folder": folder.uri,
+            "taskId": task_id,
+            "scopeLabel": review.scope_label if review else None,
+            "full": full,
+            "files": [{"uri": e["uri"], "path": e["path"]} for e in files],
+        }
     )
+    for entry, source in zip(head["files"], files, strict=True):
+        entry["findings"] = source["findings"]
+    ls.protocol.notify(FINDINGS, head)
 
 
-def _add_unanchored(ls: RedlineServer, folder: Folder, files: list[dict[str, Any]]) -> None:
+def _rows(folder: Folder, findings: list[Finding]) -> list[dict[str, Any]]:
+    """Each finding's JSON row (a copy, for the caller to add its place to), redacted.
+
+    A finding's text does not change while it is shown, only its place: it is dumped and
+    redacted once (the findings new since the last call, scanned together), not on every
+    update — redacting a review's whole list costs about a second."""
+    cache = folder.rows
+    missing = [f for f in findings if (hit := cache.get(f.id)) is None or hit[0] is not f]
+    if missing:
+        dumped = redact_data([f.model_dump(mode="json") for f in missing])
+        for f, row in zip(missing, dumped, strict=True):
+            cache[f.id] = (f, row)
+    return [dict(cache[f.id][1]) for f in findings]
+
+
+def _file_entry(
+    ls: RedlineServer, folder: Folder, uri: str, unanchored: dict[str, list[dict[str, Any]]]
+) -> dict[str, Any]:
+    """One file's rows: its tracked findings at their current lines, then its unanchored ones."""
+    floor = ls.settings.min_severity.rank
+    shown = [
+        t
+        for t in ls.tracker.visible(uri, ls.settings.stale_display)
+        if t.finding.severity.rank >= floor
+    ]
+    rows = _rows(folder, [t.finding for t in shown])
+    for row, tracked in zip(rows, shown, strict=True):
+        row["line"] = tracked.start_line + 1
+        row["end_line"] = tracked.end_line + 1
+        row["stale"] = tracked.stale
+    path = _path_of(folder, uri)
+    return {"uri": uri, "path": path, "findings": rows + unanchored.get(path, [])}
+
+
+def _path_of(folder: Folder, uri: str) -> str:
+    shown = folder.findings.get(uri)
+    if shown:
+        return shown[0].file
+    file = lsp_publish.uri_path(uri)
+    root = folder.root or folder.path
+    if file is not None and file.is_relative_to(root):
+        return file.relative_to(root).as_posix()
+    return ""
+
+
+def _unanchored(ls: RedlineServer, folder: Folder) -> dict[str, list[dict[str, Any]]]:
     """Findings whose quoted code was not found get no diagnostic (there is no line to put
-    it on), but the sidebar still lists them, marked unanchored, under their file."""
+    it on), but the sidebar still lists them, marked unanchored, under their file (by path)."""
     review = folder.review
+    out: dict[str, list[dict[str, Any]]] = {}
     if review is None or folder.root is None:
-        return
-    by_path = {entry["path"]: entry for entry in files}
-    for f in review.findings:
-        if f.line is not None or f.severity.rank < ls.settings.min_severity.rank:
-            continue
-        if ls.tracker.is_closed(f.id):
-            continue
-        row = f.model_dump(mode="json")
+        return out
+    floor = ls.settings.min_severity.rank
+    found = [
+        f
+        for f in review.findings
+        if f.line is None and f.severity.rank >= floor and not ls.tracker.is_closed(f.id)
+    ]
+    for f, row in zip(found, _rows(folder, found), strict=True):
         row["stale"] = False
         row["unanchored"] = True
-        entry = by_path.get(f.file)
-        if entry is None:
-            uri = lsp_publish.path_uri(folder.root, f.file)
-            if uri is None:
-                continue  # a path outside the repository is model text, not a place
-            entry = {"uri": uri, "path": f.file, "findings": []}
-            by_path[f.file] = entry
-            files.append(entry)
-        entry["findings"].append(row)
+        out.setdefault(f.file, []).append(row)
+    return out
 
 
 # -- publishing ------------------------------------------------------------------------------
@@ -164,7 +235,9 @@ def publish(ls: RedlineServer, folder: Folder, uri: str) -> None:
     doc = ls.tracker.document(uri)
     diagnostics: list[types.Diagnostic] = []
     if doc is not None and uri in folder.findings:
-        known = {f.file for fs in folder.findings.values() for f in fs}
+        # The files of the change (one finding names its file): per file, not per finding,
+        # since this runs on every edit that moves a finding.
+        known = {fs[0].file for fs in folder.findings.values() if fs}
         for tracked in ls.tracker.visible(uri, ls.settings.stale_display):
             finding = tracked.finding
             if finding.severity.rank < ls.settings.min_severity.rank:
@@ -184,11 +257,35 @@ def publish(ls: RedlineServer, folder: Folder, uri: str) -> None:
         folder.published.add(uri)
     else:
         folder.published.discard(uri)
-    schedule_findings(ls, folder)
+    schedule_findings(ls, folder, uri)
+
+
+def publish_soon(ls: RedlineServer, folder: Folder, uri: str) -> None:
+    """Publish `uri`'s diagnostics after an edit moved its findings: this loop turn, or during
+    a burst of edits at most once per FINDINGS_INTERVAL for the folder's edited files. Each
+    publish costs a serialization and a write the client must read; a storm of keystrokes
+    needs only the last. Hovers and code actions need none of it: they read the tracker,
+    which every edit updates at once (and editors move their markers with the text)."""
+    folder.publish_due.add(uri)
+    if folder.publish_timer is not None:
+        return
+    loop = asyncio.get_running_loop()
+    wait = max(0.0, folder.published_at + FINDINGS_INTERVAL - loop.time())
+    folder.publish_timer = loop.call_later(wait, _publish_due, ls, folder)
+
+
+def _publish_due(ls: RedlineServer, folder: Folder) -> None:
+    folder.publish_timer = None
+    folder.published_at = asyncio.get_running_loop().time()
+    due = sorted(folder.publish_due)
+    folder.publish_due.clear()
+    for uri in due:
+        publish(ls, folder, uri)
 
 
 def republish_all(ls: RedlineServer) -> None:
     for folder in ls.folders.values():
+        schedule_findings(ls, folder)  # the settings changed what every file lists
         for uri in set(folder.findings) | set(folder.published):
             publish(ls, folder, uri)
 
@@ -269,7 +366,13 @@ def forget(ls: RedlineServer, finding_id: str) -> None:
                 folder.findings[uri] = kept
                 touched.add(uri)
         if folder.review is not None:
+            gone = [f for f in folder.review.findings if f.id == finding_id]
             folder.review.findings = [f for f in folder.review.findings if f.id != finding_id]
+            for f in gone:
+                # An unanchored finding is in no tracked file: its file's list changes too.
+                place = lsp_publish.path_uri(folder.root, f.file) if folder.root else None
+                if place is not None:
+                    schedule_findings(ls, folder, place)
     for uri in touched:
         folder_of = folder_of_uri(ls, uri)
         if folder_of is not None:

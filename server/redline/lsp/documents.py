@@ -1,8 +1,10 @@
 """Open documents and files on disk: findings follow what the user does with them.
 
 An edit moves the findings below it and withdraws (or marks stale) the ones whose code it
-touched (`tracking.py`); closing an unsaved buffer, a save, or a change on disk reported by the
-client's file watcher re-anchors a file's findings in its text on disk. With
+touched (`tracking.py`) at once, and their diagnostics are published soon after (a burst of
+edits publishes once: `display.publish_soon`); closing an unsaved buffer, a save, or a change
+on disk reported by the client's file watcher re-anchors a file's findings in its text on disk.
+With
 `autoReviewOnSave`, a save re-runs the folder's last review after a short debounce.
 """
 
@@ -57,7 +59,7 @@ def on_change(ls: RedlineServer, params: types.DidChangeTextDocumentParams) -> N
         changed = changed or result.changed
     folder = display.folder_of_uri(ls, uri)
     if changed and folder is not None:
-        display.publish(ls, folder, uri)
+        display.publish_soon(ls, folder, uri)  # a burst of edits: one publish
 
 
 @HANDLERS.feature(types.TEXT_DOCUMENT_DID_CLOSE)

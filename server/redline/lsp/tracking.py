@@ -207,13 +207,31 @@ class FindingTracker:
         (the editor's text differs from what the review saw) it is re-anchored by its code:
         moved when found identical up to whitespace, placed stale when only found fuzzily,
         withdrawn when not found. `result.moved` lists findings placed elsewhere than the
-        review's line. Closed findings (see `close`) are left out."""
+        review's line. Closed findings (see `close`) are left out.
+
+        A finding already tracked in this very text (a review's early findings, shown again
+        when it finishes) stays where the edits since moved it, if its code is still there:
+        re-anchoring by code alone cannot tell two identical quoted lines apart."""
+        old = self._docs.get(uri)
         doc = DocumentFindings(uri, text)
+        tracked_here = (
+            {t.id: t for t in old.findings if not t.stale}
+            if old is not None and old.lines == doc.lines
+            else {}
+        )
         self._docs[uri] = doc
         result = ChangeResult()
         for finding in findings:
             if finding.id in self._closed:
                 continue
+            before = tracked_here.get(finding.id)
+            if before is not None:
+                kept = doc.place(finding, before.start_line, before.end_line, stale=False)
+                if doc.matches(kept):
+                    if finding.line != kept.start_line + 1:
+                        result.moved.append(finding.id)
+                    doc.findings.append(kept)
+                    continue
             tracked = self._place_reviewed(doc, text, finding, result)
             if tracked is not None:
                 doc.findings.append(tracked)
