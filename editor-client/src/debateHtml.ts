@@ -110,7 +110,8 @@ article.pending { opacity: .7; font-style: italic; }
 #buttons { display: flex; gap: .5em; margin-top: .4em; }
 button { color: var(--vscode-button-foreground); background: var(--vscode-button-background); border: none; padding: .3em .9em; cursor: pointer; }
 button.secondary { color: var(--vscode-button-secondaryForeground); background: var(--vscode-button-secondaryBackground); }
-button:disabled, textarea:disabled { opacity: .5; cursor: default; }`;
+button:disabled, textarea:disabled { opacity: .5; cursor: default; }
+button:disabled { color: var(--vscode-disabledForeground); background: var(--vscode-button-secondaryBackground); }`;
 
 // The page's own script: no content reaches it but the HTML the extension rendered safely.
 const SCRIPT = `
