@@ -193,3 +193,25 @@ def test_a_file_that_is_not_a_redline_sarif_report_is_a_clear_error(
     assert f"redline: error: --baseline {bad}: {message}" in err
     # Refused before the review ran: no report pretends to be a comparison.
     assert not out.exists()
+
+
+def test_fixed_findings_from_the_baseline_are_redacted_like_the_rest(
+    repo_with_first_report: tuple[GitRepo, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo, first = repo_with_first_report
+    # A baseline edited by hand (or written by an older, laxer version) with a token in it.
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    log = json.loads(first.read_text())
+    for result in log["runs"][0]["results"]:
+        result["message"]["text"] = result["message"]["text"].replace(
+            "Unused import `os`", f"Unused import `os` {token}"
+        )
+    first.write_text(json.dumps(log))
+    repo.write("app.py", SECOND)
+    for fmt in ("sarif", "json", "markdown"):
+        out = tmp_path / f"second.{fmt}"
+        code, err = review(capsys, repo, "--format", fmt, "-o", str(out), "--baseline", str(first))
+        assert code == 0, err
+        text = out.read_text()
+        assert "Unused import `os`" in text
+        assert token not in text, fmt

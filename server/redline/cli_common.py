@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -216,13 +217,22 @@ def report_and_exit_code(
     """Write the report (secrets redacted: it lands in terminals, CI logs and PR comments);
     exit 3 when a configured model could not be used (the one line on stderr), 2 when the
     {what} failed, 1 when a finding is at or above --fail-on (naming where that came from)."""
-    from redline.redaction import redact_data
+    from redline.redaction import redact, redact_data
     from redline.report import render
     from redline.report.baseline import Baseline, compare
 
     shown = Review.model_validate(redact_data(review.model_dump(mode="json")))
     previous: Baseline | None = getattr(args, "baseline_report", None)
     comparison = compare(previous, review.findings) if previous is not None else None
+    if comparison is not None:
+        # The fixed findings are the earlier file's text, shown again: redacted like the rest.
+        comparison = replace(
+            comparison,
+            absent=[
+                replace(a, title=redact(a.title), file=redact(a.file), result=redact_data(a.result))
+                for a in comparison.absent
+            ],
+        )
     console = terminal_console(args)
     if console is not None:
         from redline.report.terminal import print_terminal
