@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,11 +81,20 @@ def add_scope_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def add_fail_on(parser: argparse.ArgumentParser) -> None:
+    """--fail-on, and --baseline: the earlier report whose findings it does not count."""
     parser.add_argument(
         "--fail-on",
         type=str.lower,  # HIGH and High are high, as in the environment and config files
         choices=SEVERITIES,
-        help="exit 1 when a finding at or above this severity is found",
+        help="exit 1 when a finding at or above this severity is found (with --baseline, a "
+        "new finding)",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="an earlier Redline SARIF report: mark findings new, unchanged or fixed in the "
+        "JSON, SARIF and Markdown reports; --fail-on counts new findings only",
     )
 
 
@@ -178,7 +188,12 @@ def cli_settings(
 ) -> Settings:
     """Merged settings for a review, ask or debate, with the flags the user passed (`extra`:
     more dotted keys a command sets); warnings (keys a repository file may not set, and with
-    `offline_warnings` settings a review without a model ignores) go to stderr."""
+    `offline_warnings` settings a review without a model ignores) go to stderr. A --baseline
+    file is read here too, so a bad one stops the command before any work is spent."""
+    if getattr(args, "baseline", None) is not None:
+        from redline.report.baseline import read_baseline
+
+        args.baseline_report = read_baseline(args.baseline)
     flags = {
         "review.fail_on": args.fail_on,
         "models.model": args.model,
@@ -202,17 +217,29 @@ def report_and_exit_code(
     """Write the report (secrets redacted: it lands in terminals, CI logs and PR comments);
     exit 3 when a configured model could not be used (the one line on stderr), 2 when the
     {what} failed, 1 when a finding is at or above --fail-on (naming where that came from)."""
-    from redline.redaction import redact_data
+    from redline.redaction import redact, redact_data
     from redline.report import render
+    from redline.report.baseline import Baseline, compare
 
     shown = Review.model_validate(redact_data(review.model_dump(mode="json")))
+    previous: Baseline | None = getattr(args, "baseline_report", None)
+    comparison = compare(previous, review.findings) if previous is not None else None
+    if comparison is not None:
+        # The fixed findings are the earlier file's text, shown again: redacted like the rest.
+        comparison = replace(
+            comparison,
+            absent=[
+                replace(a, title=redact(a.title), file=redact(a.file), result=redact_data(a.result))
+                for a in comparison.absent
+            ],
+        )
     console = terminal_console(args)
     if console is not None:
         from redline.report.terminal import print_terminal
 
         print_terminal(shown, console)
     else:
-        write_report(render(shown, args.format or "markdown"), args.output)
+        write_report(render(shown, args.format or "markdown", comparison), args.output)
     if review.model_error is not None:
         # Before --fail-on: the analyzers' findings alone say nothing about the change's worst.
         sys.stderr.write(f"redline: error: {shown.model_error}\n")
@@ -221,13 +248,18 @@ def report_and_exit_code(
         sys.stderr.write(f"redline: error: the {what} failed: {shown.failure}\n")
         return EXIT_ERROR
     fail_on = settings.review.fail_on
-    if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in review.findings):
-        worst = max(f.severity.rank for f in review.findings)
+    # With a baseline, only new findings fail: CI gates on what this change brought in.
+    counted = [f for f in review.findings if comparison is None or comparison.state(f.id) == "new"]
+    if fail_on is not None and any(f.severity.rank >= fail_on.rank for f in counted):
+        worst = max(f.severity.rank for f in counted)
         name = next(s.value for s in Severity if s.rank == worst)
         sources = getattr(args, "settings_sources", None) or {}
         source = sources.get("review.fail_on", "the settings")
+        what_failed = f"{name} finding"
+        if comparison is not None:
+            what_failed = f"new {name} finding (not in the baseline {comparison.file})"
         sys.stderr.write(
-            f"redline: failing: a {name} finding is at or above the fail-on threshold "
+            f"redline: failing: a {what_failed} is at or above the fail-on threshold "
             f"{fail_on.value.lower()} (set by {source})\n"
         )
         return EXIT_FINDINGS

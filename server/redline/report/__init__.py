@@ -10,31 +10,38 @@ import json
 from collections.abc import Callable
 
 from redline.model import Review
+from redline.report.baseline import Comparison
 from redline.report.json_report import render_json, render_json_simple
 from redline.report.markdown import render_markdown
 from redline.report.sanitize import sanitize_markdown
 from redline.report.sarif import render_sarif as _sarif_log
 
 
-def render_sarif(review: Review) -> str:
-    return json.dumps(_sarif_log(review), indent=2, ensure_ascii=False) + "\n"
+def render_sarif(review: Review, baseline: Comparison | None = None) -> str:
+    return json.dumps(_sarif_log(review, baseline), indent=2, ensure_ascii=False) + "\n"
 
 
-_RENDERERS: dict[str, Callable[[Review], str]] = {
+def _json_simple(review: Review, baseline: Comparison | None = None) -> str:
+    # Its consumers read a bare list of findings: there is no place for a comparison.
+    return render_json_simple(review)
+
+
+_RENDERERS: dict[str, Callable[[Review, Comparison | None], str]] = {
     "markdown": render_markdown,
     "json": render_json,
-    "json-simple": render_json_simple,
+    "json-simple": _json_simple,
     "sarif": render_sarif,
 }
 FORMATS = tuple(_RENDERERS)
 
 
-def render(review: Review, fmt: str) -> str:
+def render(review: Review, fmt: str, baseline: Comparison | None = None) -> str:
+    """The report in `fmt`; with `baseline`, comparing the findings with an earlier report."""
     try:
         renderer = _RENDERERS[fmt]
     except KeyError:
         raise ValueError(f"unknown report format {fmt!r}; expected one of {FORMATS}") from None
-    return renderer(review)
+    return renderer(review, baseline)
 
 
 __all__ = [

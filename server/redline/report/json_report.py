@@ -6,12 +6,17 @@ import json
 from typing import Any
 
 from redline.model import AnchorState, Finding, Review
+from redline.report.baseline import Comparison
 from redline.report.markdown import fenced, not_applicable_label
 
 
-def render_json(review: Review) -> str:
-    """The whole Review (findings, coverage, stats) as indented JSON."""
-    return json.dumps(review.model_dump(mode="json"), indent=2, ensure_ascii=False) + "\n"
+def render_json(review: Review, baseline: Comparison | None = None) -> str:
+    """The whole Review (findings, coverage, stats) as indented JSON; with a baseline, a
+    `baseline` object {file, new: [ids], unchanged: [ids], absent: [{id, title, file, line}]}."""
+    data = review.model_dump(mode="json")
+    if baseline is not None:
+        data["baseline"] = baseline.as_json()
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def simple_finding(finding: Finding) -> dict[str, Any]:

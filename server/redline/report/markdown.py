@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from redline.model import AnalyzerRun, AnchorState, Finding, FixState, Review, Severity
+from redline.report.baseline import Comparison
 from redline.report.debate_markdown import debate_sections, debate_summary
 from redline.report.markup import fenced as fenced
 from redline.report.markup import inline_code as inline_code
@@ -36,7 +37,7 @@ _LANGUAGES = {
 _FILENAMES = {"dockerfile": "dockerfile", "makefile": "makefile"}
 
 
-def render_markdown(review: Review) -> str:
+def render_markdown(review: Review, baseline: Comparison | None = None) -> str:
     debate = review.debate
     what = "debate" if debate is not None else "review"
     label = (
@@ -45,6 +46,8 @@ def render_markdown(review: Review) -> str:
     out: list[str] = [f"# Redline {what}: {sanitize_inline(label)}", ""]
     out.append(_summary_line(review))
     out.append("")
+    if baseline is not None:
+        out += [_baseline_line(baseline), ""]
     # Not for nothing to review (nothing ran at all) nor for a model that could not be used
     # (the headline says so: a model was configured, this is no offline review).
     offline = (
@@ -63,7 +66,7 @@ def render_markdown(review: Review) -> str:
     if debate is not None:
         debate_summary(debate, out)
     if review.findings:
-        _findings(review.findings, out)
+        _findings(review.findings, out, baseline)
     elif review.failure is not None:
         out += ["No findings: the review did not complete.", ""]
     else:
@@ -137,7 +140,27 @@ _ORDER = sorted(Severity, key=lambda s: -s.rank)
 NOTHING_TO_REVIEW = "**Nothing to review.**"
 
 
-def _findings(findings: list[Finding], out: list[str]) -> None:
+def _baseline_line(baseline: Comparison) -> str:
+    fixed = baseline.absent
+    line = (
+        f"Compared with {inline_code(baseline.file)}: {len(baseline.new)} new, "
+        f"{len(baseline.unchanged)} unchanged, {len(fixed)} fixed."
+    )
+    if fixed:
+        shown = [
+            f"{inline_code(f'{a.file}:{a.line}' if a.line else a.file)} {sanitize_inline(a.title)}"
+            for a in fixed[:_MAX_LISTED_FILES]
+        ]
+        more = (
+            f"; … and {len(fixed) - _MAX_LISTED_FILES} more"
+            if len(fixed) > _MAX_LISTED_FILES
+            else ""
+        )
+        line += f" Fixed: {'; '.join(shown)}{more}."
+    return line
+
+
+def _findings(findings: list[Finding], out: list[str], baseline: Comparison | None) -> None:
     groups: dict[Severity, list[Finding]] = {s: [] for s in _ORDER}
     for finding in findings:
         groups[finding.severity].append(finding)
@@ -147,10 +170,10 @@ def _findings(findings: list[Finding], out: list[str]) -> None:
             continue
         out += [f"## {severity.value} ({len(group)})", ""]
         for finding in group:
-            _finding(finding, out)
+            _finding(finding, out, baseline)
 
 
-def _finding(finding: Finding, out: list[str]) -> None:
+def _finding(finding: Finding, out: list[str], baseline: Comparison | None = None) -> None:
     out += [f"### {location(finding)} — {sanitize_inline(finding.title)}", ""]
     comment = sanitize_markdown(finding.comment).strip()
     if comment:
@@ -161,6 +184,8 @@ def _finding(finding: Finding, out: list[str]) -> None:
         meta += f" · rule {finding.rule_id}"
     if finding.verification is not None:
         meta += f" · verified: {finding.verification.verdict}"
+    if baseline is not None:
+        meta += f" · {baseline.state(finding.id)} since the baseline"
     out += [meta + "*", ""]
     language = language_for(finding.file)
     if finding.anchor is AnchorState.APPROXIMATE:

@@ -6,6 +6,7 @@ GitHub specifics, each on purpose:
   at line 1 of its file and says so in its message and properties.
 - `partialFingerprints["redline/v1"]` is the finding id (file + normalized code + category),
   so an alert survives code moving above it instead of being closed and reopened.
+- with `--baseline`, each result's `baselineState` (see report/baseline.py).
 - URIs are repo-relative, percent-encoded, with `uriBaseId` "%SRCROOT%".
 - rules carry `security-severity` for security findings: GitHub's severity for security alerts.
 - a `fixes` entry only for an applicable fix (`Finding.fix_applicable`): improved code that
@@ -20,10 +21,9 @@ from typing import Any
 from urllib.parse import quote
 
 from redline.model import AnalyzerRun, AnchorState, Category, Finding, Review, Severity
+from redline.report.baseline import FINGERPRINT_KEY, TOOL_NAME, Comparison, absent_sarif_result
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-TOOL_NAME = "Redline"
-FINGERPRINT_KEY = "redline/v1"
 SRCROOT = "%SRCROOT%"
 
 _LEVEL = {
@@ -54,8 +54,11 @@ def artifact_uri(path: str) -> str:
     return quote(path, safe="/")
 
 
-def render_sarif(review: Review) -> dict[str, Any]:
-    """The SARIF log as a JSON-ready dict (see `report.render` for the text)."""
+def render_sarif(review: Review, baseline: Comparison | None = None) -> dict[str, Any]:
+    """The SARIF log as a JSON-ready dict (see `report.render` for the text).
+
+    With a baseline, every result has its `baselineState` (new or unchanged) and the
+    baseline's findings this review no longer has follow as "absent" results."""
     rules: list[dict[str, Any]] = []
     index: dict[str, int] = {}
     worst: dict[str, Severity] = {}
@@ -69,9 +72,28 @@ def render_sarif(review: Review) -> dict[str, Any]:
             rid not in worst or finding.severity.rank > worst[rid].rank
         ):
             worst[rid] = finding.severity
-        results.append(_result(finding, rid, index[rid]))
+        result = _result(finding, rid, index[rid])
+        if baseline is not None:
+            result["baselineState"] = baseline.state(finding.id)
+        results.append(result)
     for rid, severity in worst.items():
         rules[index[rid]]["properties"]["security-severity"] = _SECURITY_SEVERITY[severity]
+    properties: dict[str, Any] = {
+        "scope": review.scope,
+        "scopeLabel": review.scope_label,
+        "taskId": review.task_id,
+        "models": list(review.coverage.models),
+        "tokens": review.coverage.tokens,
+        "costUsd": review.coverage.cost_usd,
+    }
+    if baseline is not None:
+        results += [absent_sarif_result(a) for a in baseline.absent]
+        properties["baseline"] = {
+            "file": baseline.file,
+            "new": len(baseline.new),
+            "unchanged": len(baseline.unchanged),
+            "absent": len(baseline.absent),
+        }
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -83,14 +105,7 @@ def render_sarif(review: Review) -> dict[str, Any]:
                 "invocations": [_invocation(review)],
                 "originalUriBaseIds": {},
                 "results": results,
-                "properties": {
-                    "scope": review.scope,
-                    "scopeLabel": review.scope_label,
-                    "taskId": review.task_id,
-                    "models": list(review.coverage.models),
-                    "tokens": review.coverage.tokens,
-                    "costUsd": review.coverage.cost_usd,
-                },
+                "properties": properties,
             }
         ],
     }
