@@ -141,3 +141,23 @@ def test_init_repo_file_has_no_model_section(
     assert main(["config", "validate", "--repo", str(repo.root), "--format", "json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["valid"] is True
+
+
+def test_debaters_and_the_summarizer_have_their_models_checked_like_roles() -> None:
+    import pydantic
+
+    from redline.config_models import Settings
+
+    bad = [
+        {"reviewers": {"a": {"model": "not a model", "prompt": "x"}, "b": {"prompt": "y"}}},
+        {"reviewers": {"a": {"api_base": "ftp://x", "prompt": "x"}, "b": {"prompt": "y"}}},
+        {"summarizer": {"model": "has space"}},
+        {"summarizer": {"api_base": "127.0.0.1:8000"}},
+    ]
+    for debate in bad:
+        with pytest.raises(pydantic.ValidationError):
+            Settings.model_validate({"debate": debate})
+    ok = Settings.model_validate(
+        {"debate": {"summarizer": {"model": "openai/m", "api_base": "http://127.0.0.1:8000/v1/"}}}
+    )
+    assert ok.debate.summarizer.api_base == "http://127.0.0.1:8000/v1"

@@ -110,12 +110,11 @@ class ModelSettings(_Strict):
 ROLES = ("planner", "reviewer", "verifier", "summarizer", "ask", "debater")
 
 
-class RoleModel(_Strict):
-    """A model for one role; unset fields fall back to the `[models]` defaults."""
+class _ModelTarget(_Strict):
+    """A model and where to reach it, both checked: a role's, a debater's, the summarizer's."""
 
     model: str | None = None
     api_base: str | None = None
-    fallbacks: list[str] | None = None
 
     @field_validator("model")
     @classmethod
@@ -126,6 +125,12 @@ class RoleModel(_Strict):
     @classmethod
     def _api_base(cls, v: str | None) -> str | None:
         return check_api_base(v)
+
+
+class RoleModel(_ModelTarget):
+    """A model for one role; unset fields fall back to the `[models]` defaults."""
+
+    fallbacks: list[str] | None = None
 
 
 class LLMSettings(_Strict):
@@ -158,42 +163,18 @@ DEBATER_NAME = r"^[a-z0-9][a-z0-9_-]{0,39}$"
 BUILTIN_DEBATERS = ("security", "performance", "code-quality")  # prompts/debate/<name>.md
 
 
-class DebaterSettings(_Strict):
+class DebaterSettings(_ModelTarget):
     """One debater: a model and a role prompt. A built-in name (security, performance,
-    code-quality) may leave the prompt out; a new one needs `prompt` or `prompt_file`."""
+    code-quality) may leave the prompt out; a new one needs `prompt` or `prompt_file`.
+    No model: the `debater` role's ([models.roles.debater], else [models] model)."""
 
-    model: str | None = None  # None: the `debater` role's model ([models.roles.debater] or model)
-    api_base: str | None = None
     prompt: str | None = None  # the role, inline Markdown
     prompt_file: str | None = None  # or a Markdown file (~ expanded)
     label: str | None = None  # how the transcript names it (default: from the name)
 
-    @field_validator("model")
-    @classmethod
-    def _model(cls, v: str | None) -> str | None:
-        return check_model(v)
 
-    @field_validator("api_base")
-    @classmethod
-    def _api_base(cls, v: str | None) -> str | None:
-        return check_api_base(v)
-
-
-class SummarizerSettings(_Strict):
-    """The neutral summarizer; None: the `summarizer` role's model."""
-
-    model: str | None = None
-    api_base: str | None = None
-
-    @field_validator("model")
-    @classmethod
-    def _model(cls, v: str | None) -> str | None:
-        return check_model(v)
-
-    @field_validator("api_base")
-    @classmethod
-    def _api_base(cls, v: str | None) -> str | None:
-        return check_api_base(v)
+class SummarizerSettings(_ModelTarget):
+    """The neutral summarizer; no model: the `summarizer` role's."""
 
 
 class DebateSettings(_Strict):
