@@ -25,7 +25,6 @@ from redline.debate.conclude import Conclusion, conclude
 from redline.debate.events import DebateControl, DebateEvent, EventKind, OnEvent
 from redline.debate.roster import build_roster
 from redline.debate.rounds import Debate
-from redline.git.runner import GitRunner
 from redline.model import Coverage, Review
 from redline.progress import CancelToken, NullProgress, Progress, Stage
 from redline.requests import DebateRequest
@@ -42,7 +41,7 @@ from redline.review.assemble import (
 from redline.review.estimate import request_cap
 from redline.review.pipeline import new_task_id, plan_review
 from redline.store import TaskStore
-from redline.tools.sandbox import ToolContext, ToolLimits
+from redline.tools.sandbox import ToolContext
 
 STOP_TEXT = {
     "rounds": "all {rounds} rounds were held",
@@ -106,13 +105,7 @@ async def run_debate(
             },
         )
     )
-    api_key = settings.models.api_key
-    ctx = ToolContext(
-        root,
-        runner=GitRunner(),
-        extra_secrets=(api_key,) if api_key else (),
-        limits=ToolLimits.from_settings(settings),
-    )
+    ctx = ToolContext.for_run(root, settings)
     content = {
         "repo": str(root),
         "scope": request.scope.kind.value,

@@ -24,7 +24,6 @@ from redline.agent.loop import Agent, AgentResult
 from redline.agent.toolkit import ToolError
 from redline.config_models import Settings
 from redline.git.process import strip_control
-from redline.git.runner import GitRunner
 from redline.model import Coverage, Finding, Review
 from redline.progress import CancelToken, NullProgress, Progress, Stage
 from redline.requests import AskRequest
@@ -63,7 +62,7 @@ from redline.review.summary import render_summary
 from redline.review.verifier import BATCH
 from redline.store import TaskRecord, TaskStore
 from redline.tools.registry import build_tool_registry
-from redline.tools.sandbox import ToolContext, ToolLimits, make_visible
+from redline.tools.sandbox import ToolContext, make_visible
 
 log = logging.getLogger(__name__)
 
@@ -193,13 +192,7 @@ async def run_ask(
     request = ask.check().request
     if client.max_requests is None:
         client.max_requests = request_cap(ask_planned_calls(max_steps), None)
-    api_key = settings.models.api_key
-    ctx = ToolContext(
-        repo,
-        runner=GitRunner(),
-        extra_secrets=(api_key,) if api_key else (),
-        limits=ToolLimits.from_settings(settings),
-    )
+    ctx = ToolContext.for_run(repo, settings)
     label = scope_label(request)
     task_id = new_task_id()
     content = {

@@ -131,6 +131,18 @@ class ToolContext:
                 hint="choose a report directory outside the repository",
             )
 
+    @classmethod
+    def for_run(cls, root: Path, settings: Settings) -> ToolContext:
+        """The context of one agent run (ask, a debate): its own git runner, the user's caps,
+        and the configured API key treated as a secret wherever a tool's output shows it."""
+        api_key = settings.models.api_key
+        return cls(
+            root,
+            runner=GitRunner(),
+            extra_secrets=(api_key,) if api_key else (),
+            limits=ToolLimits.from_settings(settings),
+        )
+
     @property
     def reports(self) -> Path:
         assert self.report_dir is not None  # set in __post_init__
