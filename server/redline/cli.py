@@ -38,6 +38,7 @@ from redline.cli_common import (
 from redline.cli_config import add_config_parser, add_init_parser, cmd_config, cmd_init
 from redline.cli_debate import add_debate_parser
 from redline.cli_history import add_history_parser, cmd_history
+from redline.cli_post import add_post_flags, check_post_flags, post_if_asked
 from redline.errors import ConfigError, RedlineError, UsageError
 from redline.requests import AskRequest
 
@@ -86,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--estimate", action="store_true", help="print units, skips and the plan; run nothing"
     )
     review.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    add_post_flags(review)
 
     _add_ask_parser(sub)
     add_debate_parser(sub)
@@ -126,6 +128,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
     from redline.review.pipeline import empty_review, plan_review, run_review
     from redline.store import TaskStore
 
+    check_post_flags(args)
     repo = repo_root(args.repo)
     settings = cli_settings(repo, args, offline_warnings=True)
     progress = StderrProgress(quiet=args.quiet, color=args.color)
@@ -143,7 +146,9 @@ def _cmd_review(args: argparse.Namespace) -> int:
         if args.estimate:
             return EXIT_OK
         # Still a report: CI reads --output (or a piped SARIF) whether or not anything changed.
-        return report_and_exit_code(empty_review(plan), settings, args)
+        review = empty_review(plan)
+        code = report_and_exit_code(review, settings, args)
+        return post_if_asked(args, review, "review", plan.scope, code)
     if args.estimate:
         progress.report(ProgressEvent(Stage.DONE, f"estimate for {plan.scope.label}"))
         estimate = estimate_model(plan, settings)
@@ -153,7 +158,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     review = run_review(plan, settings, progress, store=TaskStore())
-    return report_and_exit_code(review, settings, args)
+    code = report_and_exit_code(review, settings, args)
+    return post_if_asked(args, review, "review", plan.scope, code)
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:

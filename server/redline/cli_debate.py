@@ -31,6 +31,7 @@ from redline.cli_common import (
     scope_request,
     write_report,
 )
+from redline.cli_post import add_post_flags, check_post_flags, post_if_asked
 from redline.requests import MAX_ROUNDS, DebateRequest
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ def add_debate_parser(sub: Any) -> None:
     debate.add_argument(
         "--quiet", "-q", action="store_true", help="no progress and no live debate on stderr"
     )
+    add_post_flags(debate)
 
 
 class _Progress:
@@ -99,6 +101,7 @@ def cmd_debate(args: argparse.Namespace) -> int:
     from redline.cli_debate_input import require_terminal
     from redline.debate.roster import build_roster
 
+    check_post_flags(args)
     request = DebateRequest(scope_request(args), args.rounds).check()
     if args.interactive and not args.estimate:
         require_terminal(sys.stdin)
@@ -114,7 +117,8 @@ def cmd_debate(args: argparse.Namespace) -> int:
     if review is None:
         sys.stderr.write("redline: interrupted\n")
         return EXIT_INTERRUPTED
-    return report_and_exit_code(review, settings, args, what="debate")
+    code = report_and_exit_code(review, settings, args, what="debate")
+    return post_if_asked(args, review, "debate", None, code)
 
 
 async def _debate(

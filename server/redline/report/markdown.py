@@ -44,7 +44,7 @@ def render_markdown(review: Review, baseline: Comparison | None = None) -> str:
         review.scope_label.removeprefix("debate: ") if debate is not None else review.scope_label
     )
     out: list[str] = [f"# Redline {what}: {sanitize_inline(label)}", ""]
-    out.append(_summary_line(review))
+    out.append(summary_line(review))
     out.append("")
     if baseline is not None:
         out += [_baseline_line(baseline), ""]
@@ -53,7 +53,7 @@ def render_markdown(review: Review, baseline: Comparison | None = None) -> str:
     offline = (
         not review.coverage.models
         and review.model_error is None
-        and _summary_line(review) != NOTHING_TO_REVIEW
+        and summary_line(review) != NOTHING_TO_REVIEW
     )
     if offline:
         out += [
@@ -107,7 +107,7 @@ def not_applicable_label(fix: FixState) -> str:
     return _NOT_APPLICABLE.get(fix, _NOT_APPLICABLE[FixState.NOT_IN_FILE])
 
 
-def _summary_line(review: Review) -> str:
+def summary_line(review: Review) -> str:
     if review.model_error is not None:
         # Before anything else: a clean-looking report from a model that never answered is
         # the mistake this line prevents (the CLI exits 3 with the same line).
@@ -170,10 +170,10 @@ def _findings(findings: list[Finding], out: list[str], baseline: Comparison | No
             continue
         out += [f"## {severity.value} ({len(group)})", ""]
         for finding in group:
-            _finding(finding, out, baseline)
+            finding_section(finding, out, baseline)
 
 
-def _finding(finding: Finding, out: list[str], baseline: Comparison | None = None) -> None:
+def finding_section(finding: Finding, out: list[str], baseline: Comparison | None = None) -> None:
     out += [f"### {location(finding)} — {sanitize_inline(finding.title)}", ""]
     comment = sanitize_markdown(finding.comment).strip()
     if comment:

@@ -1,0 +1,77 @@
+"""What both forges' posting shares: the options, the outcome, reading pages, the error."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from redline.errors import RedlineError
+from redline.model import Finding
+from redline.publish.transport import ApiCall, ApiResponse, Transport
+
+_PAGE: Final = 100
+_MAX_PAGES: Final = 30  # 3,000 comments: past that, a pull request has other problems
+
+
+class PostError(RedlineError):
+    """Posting failed: the report is written, but nothing (or not everything) was posted."""
+
+
+@dataclass(frozen=True)
+class PostOptions:
+    inline: bool = False
+    dry_run: bool = False
+
+
+@dataclass
+class PostOutcome:
+    """What was done, for the lines the CLI prints."""
+
+    summary: str = ""  # "created" | "updated"
+    summary_url: str = ""
+    inline: list[Finding] = field(default_factory=list)  # posted as comments now
+    moved: list[Finding] = field(default_factory=list)  # refused inline: in the summary
+    outside: list[Finding] = field(default_factory=list)  # not in the diff: in the summary
+    already: list[Finding] = field(default_factory=list)  # an earlier run posted them
+    notes: list[str] = field(default_factory=list)
+
+    def lines(self, where: str, dry_run: bool) -> list[str]:
+        verb = "would post" if dry_run else "posted"
+        done = "would be " if dry_run else ""
+        out = [f"{verb} the summary comment on {where} ({done}{self.summary})"]
+        if self.summary_url:
+            out[0] += f": {self.summary_url}"
+        if self.inline or self.already or self.outside or self.moved:
+            parts = [f"{len(self.inline)} inline comment{'s' if len(self.inline) != 1 else ''}"]
+            if self.already:
+                parts.append(f"{len(self.already)} already posted by an earlier run")
+            if self.outside:
+                parts.append(f"{len(self.outside)} not on a line of the diff (in the summary)")
+            if self.moved:
+                parts.append(f"{len(self.moved)} refused by the forge (in the summary)")
+            out.append(", ".join(parts))
+        return out + self.notes
+
+
+def checked(response: ApiResponse, what: str) -> ApiResponse:
+    if not response.ok:
+        raise PostError(f"{what} failed: {response.error or f'HTTP {response.status}'}")
+    return response
+
+
+def pages(
+    transport: Transport, endpoint: str, what: str, on_error: Callable[[str], None]
+) -> Iterator[dict[str, Any]]:
+    """Every item of a paginated list (`per_page`/`page` work on GitHub and GitLab alike).
+    A list that cannot be read is reported through `on_error` and yields nothing more."""
+    for page in range(1, _MAX_PAGES + 1):
+        sep = "&" if "?" in endpoint else "?"
+        response = transport.send(ApiCall("GET", f"{endpoint}{sep}per_page={_PAGE}&page={page}"))
+        if not response.ok:
+            on_error(f"could not read {what}: {response.error or f'HTTP {response.status}'}")
+            return
+        items = response.data if isinstance(response.data, list) else []
+        yield from (item for item in items if isinstance(item, dict))
+        if len(items) < _PAGE:
+            return

@@ -1,0 +1,172 @@
+"""Posting to a GitHub pull request through the REST API (`gh api`).
+
+The summary is an issue comment, found again by its marker among the posting account's own
+comments and edited in place (PATCH) rather than added twice. Inline comments go in one PR
+review (event COMMENT) pinned to the reviewed head commit; GitHub refuses a whole review when
+one comment is on a line outside the diff (422), so then each comment is posted alone and the
+refused ones join the summary. Comments whose finding an earlier run posted are not sent again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from redline.model import Review
+from redline.publish.bodies import inline_body, summary_body
+from redline.publish.common import PostError, PostOptions, PostOutcome, checked, pages
+from redline.publish.diff_map import DiffMap
+from redline.publish.markers import Kind, posted_finding, summary_kind
+from redline.publish.placement import InlineComment, Placement, place
+from redline.publish.transport import ApiCall, Transport
+
+# The account GitHub Actions' GITHUB_TOKEN posts as; `GET /user` is refused to that token.
+ACTIONS_BOT = "github-actions[bot]"
+
+
+def post_to_github(
+    review: Review,
+    kind: Kind,
+    slug: str,
+    number: int,
+    head_sha: str | None,
+    diff: DiffMap,
+    options: PostOptions,
+    transport: Transport,
+    environ: Mapping[str, str],
+) -> PostOutcome:
+    outcome = PostOutcome()
+    fail = _on_read_error(outcome, options)
+    me = _login(transport, environ, fail)
+    issue_comments = list(
+        pages(transport, f"repos/{slug}/issues/{number}/comments", "the PR's comments", fail)
+    )
+    own_summary = next(
+        (c for c in issue_comments if _author(c) == me and summary_kind(c.get("body")) == kind),
+        None,
+    )
+
+    placement: Placement | None = None
+    if options.inline:
+        posted = {
+            found
+            for c in pages(
+                transport, f"repos/{slug}/pulls/{number}/comments", "the review comments", fail
+            )
+            if _author(c) == me and (found := posted_finding(c.get("body")))
+        }
+        placement = place(review.findings, diff, posted)
+        if placement.inline:
+            if not head_sha:
+                head_sha = _head_sha(transport, slug, number)
+            _post_inline(transport, slug, number, head_sha, placement, outcome)
+        outcome.inline = [c.finding for c in placement.inline]
+        outcome.outside = [f for f in placement.outside if f not in outcome.moved]
+        outcome.already = list(placement.already)
+
+    body = summary_body(review, kind, placement)
+    if own_summary is not None and isinstance(own_summary.get("id"), int):
+        response = checked(
+            transport.send(
+                ApiCall(
+                    "PATCH", f"repos/{slug}/issues/comments/{own_summary['id']}", {"body": body}
+                )
+            ),
+            "updating the summary comment",
+        )
+        outcome.summary = "updated"
+    else:
+        response = checked(
+            transport.send(
+                ApiCall("POST", f"repos/{slug}/issues/{number}/comments", {"body": body})
+            ),
+            "posting the summary comment",
+        )
+        outcome.summary = "created"
+    if isinstance(response.data, dict) and isinstance(response.data.get("html_url"), str):
+        outcome.summary_url = response.data["html_url"]
+    return outcome
+
+
+def _on_read_error(outcome: PostOutcome, options: PostOptions) -> Callable[[str], None]:
+    def fail(message: str) -> None:
+        if not options.dry_run:
+            # Without the existing comments, a post could duplicate: stop instead.
+            raise PostError(message)
+        outcome.notes.append(f"{message} — shown as if nothing had been posted before")
+
+    return fail
+
+
+def _author(comment: dict[str, Any]) -> str | None:
+    user = comment.get("user")
+    login = user.get("login") if isinstance(user, dict) else None
+    return login if isinstance(login, str) else None
+
+
+def _login(transport: Transport, environ: Mapping[str, str], fail: Callable[[str], None]) -> str:
+    response = transport.send(ApiCall("GET", "user"))
+    if response.ok and isinstance(response.data, dict):
+        login = response.data.get("login")
+        if isinstance(login, str) and login:
+            return login
+    if environ.get("GITHUB_ACTIONS") == "true":
+        return ACTIONS_BOT
+    fail(f"could not tell which GitHub account posts: {response.error or 'no login'}")
+    return ""
+
+
+def _head_sha(transport: Transport, slug: str, number: int) -> str:
+    response = checked(
+        transport.send(ApiCall("GET", f"repos/{slug}/pulls/{number}")), "reading the PR"
+    )
+    head = response.data.get("head") if isinstance(response.data, dict) else None
+    sha = head.get("sha") if isinstance(head, dict) else None
+    if not isinstance(sha, str) or not sha:
+        raise PostError("reading the PR: GitHub did not say its head commit")
+    return sha
+
+
+def _comment_payload(comment: InlineComment) -> dict[str, Any]:
+    payload: dict[str, Any] = {
+        "path": comment.path,
+        "line": comment.last,
+        "side": "RIGHT",
+        "body": inline_body(comment, "github"),
+    }
+    if comment.first != comment.last:
+        payload["start_line"] = comment.first
+        payload["start_side"] = "RIGHT"
+    return payload
+
+
+def _post_inline(
+    transport: Transport,
+    slug: str,
+    number: int,
+    head_sha: str,
+    placement: Placement,
+    outcome: PostOutcome,
+) -> None:
+    count = len(placement.inline)
+    review = {
+        "commit_id": head_sha,
+        "event": "COMMENT",
+        "body": f"Redline: {count} finding{'s' if count != 1 else ''} on the changed lines; "
+        "the summary comment has the whole report.",
+        "comments": [_comment_payload(c) for c in placement.inline],
+    }
+    response = transport.send(ApiCall("POST", f"repos/{slug}/pulls/{number}/reviews", review))
+    if response.ok:
+        return
+    if response.status != 422:
+        checked(response, "posting the review comments")
+    # One refused comment sinks the whole review: post them one by one, keep what GitHub takes.
+    for comment in list(placement.inline):
+        single = {"commit_id": head_sha, **_comment_payload(comment)}
+        answer = transport.send(ApiCall("POST", f"repos/{slug}/pulls/{number}/comments", single))
+        if answer.status == 422:
+            placement.move_to_summary(comment)
+            outcome.moved.append(comment.finding)
+        else:
+            checked(answer, f"posting the comment on {comment.path}:{comment.last}")

@@ -1,0 +1,143 @@
+"""Posting to a GitLab merge request through the REST API (`glab api`).
+
+The summary is an MR note, found again by its marker among the posting account's own notes and
+edited in place (PUT). Each inline comment is a discussion with a position object: GitLab needs
+the MR's base, head and start SHAs (its `diff_refs`) and, for a context line, the line's number
+on both sides. A position GitLab refuses (400/422) sends that finding to the summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+from redline.model import Review
+from redline.publish.bodies import inline_body, summary_body
+from redline.publish.common import PostError, PostOptions, PostOutcome, checked, pages
+from redline.publish.diff_map import DiffMap
+from redline.publish.markers import Kind, posted_finding, summary_kind
+from redline.publish.placement import InlineComment, Placement, place
+from redline.publish.transport import ApiCall, Transport
+
+
+def project_id(path: str) -> str:
+    """The API's id for a project path: `group/sub/project` URL-encoded as one segment."""
+    return quote(path, safe="")
+
+
+def post_to_gitlab(
+    review: Review,
+    kind: Kind,
+    path: str,
+    iid: int,
+    shas: tuple[str | None, str | None, str | None],  # base, head, start
+    diff: DiffMap,
+    options: PostOptions,
+    transport: Transport,
+) -> PostOutcome:
+    outcome = PostOutcome()
+    fail = _on_read_error(outcome, options)
+    mr = f"projects/{project_id(path)}/merge_requests/{iid}"
+    me = _username(transport, fail)
+    notes = list(pages(transport, f"{mr}/notes", "the merge request's notes", fail))
+    own_summary = next(
+        (n for n in notes if _author(n) == me and summary_kind(n.get("body")) == kind), None
+    )
+
+    placement: Placement | None = None
+    if options.inline:
+        posted: set[str] = set()
+        for discussion in pages(transport, f"{mr}/discussions", "the discussions", fail):
+            for note in discussion.get("notes") or []:
+                if isinstance(note, dict) and _author(note) == me:
+                    found = posted_finding(note.get("body"))
+                    if found:
+                        posted.add(found)
+        placement = place(review.findings, diff, posted)
+        if placement.inline:
+            refs = _diff_refs(transport, mr, shas)
+            for comment in list(placement.inline):
+                discussion = {
+                    "body": inline_body(comment, "gitlab"),
+                    "position": _position(comment, diff, refs),
+                }
+                answer = transport.send(ApiCall("POST", f"{mr}/discussions", discussion))
+                if answer.status in (400, 422):
+                    placement.move_to_summary(comment)
+                    outcome.moved.append(comment.finding)
+                else:
+                    checked(answer, f"posting the comment on {comment.path}:{comment.last}")
+        outcome.inline = [c.finding for c in placement.inline]
+        outcome.outside = [f for f in placement.outside if f not in outcome.moved]
+        outcome.already = list(placement.already)
+
+    body = summary_body(review, kind, placement)
+    if own_summary is not None and isinstance(own_summary.get("id"), int):
+        response = checked(
+            transport.send(ApiCall("PUT", f"{mr}/notes/{own_summary['id']}", {"body": body})),
+            "updating the summary note",
+        )
+        outcome.summary = "updated"
+    else:
+        response = checked(
+            transport.send(ApiCall("POST", f"{mr}/notes", {"body": body})),
+            "posting the summary note",
+        )
+        outcome.summary = "created"
+    if isinstance(response.data, dict) and isinstance(response.data.get("web_url"), str):
+        outcome.summary_url = response.data["web_url"]
+    return outcome
+
+
+def _on_read_error(outcome: PostOutcome, options: PostOptions) -> Callable[[str], None]:
+    def fail(message: str) -> None:
+        if not options.dry_run:
+            raise PostError(message)
+        outcome.notes.append(f"{message} — shown as if nothing had been posted before")
+
+    return fail
+
+
+def _author(note: dict[str, Any]) -> str | None:
+    author = note.get("author")
+    name = author.get("username") if isinstance(author, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _username(transport: Transport, fail: Callable[[str], None]) -> str:
+    response = transport.send(ApiCall("GET", "user"))
+    if response.ok and isinstance(response.data, dict):
+        name = response.data.get("username")
+        if isinstance(name, str) and name:
+            return name
+    fail(f"could not tell which GitLab account posts: {response.error or 'no username'}")
+    return ""
+
+
+def _diff_refs(
+    transport: Transport, mr: str, shas: tuple[str | None, str | None, str | None]
+) -> dict[str, str]:
+    base, head, start = shas
+    if base and head and start:
+        return {"base_sha": base, "head_sha": head, "start_sha": start}
+    response = checked(transport.send(ApiCall("GET", mr)), "reading the merge request")
+    refs = response.data.get("diff_refs") if isinstance(response.data, dict) else None
+    if not isinstance(refs, dict) or not all(
+        isinstance(refs.get(k), str) and refs.get(k) for k in ("base_sha", "head_sha", "start_sha")
+    ):
+        raise PostError("reading the merge request: GitLab did not give its diff_refs")
+    return {k: refs[k] for k in ("base_sha", "head_sha", "start_sha")}
+
+
+def _position(comment: InlineComment, diff: DiffMap, refs: dict[str, str]) -> dict[str, Any]:
+    position: dict[str, Any] = {
+        "position_type": "text",
+        **refs,
+        "new_path": comment.path,
+        "old_path": diff.old_path(comment.path),
+        "new_line": comment.last,
+    }
+    if comment.old_line is not None:
+        position["old_line"] = comment.old_line  # a context line is anchored on both sides
+    return position
