@@ -61,15 +61,19 @@ def github(state: dict[str, Any], method: str, endpoint: str, body: Any) -> int:
         sys.stderr.write("HTTP 401: Bad credentials\n")
         return 1
     if (method, path) == ("GET", "user"):
-        return reply(200, me) if state["login"] else reply(403, {"message": "Resource not accessible by integration"})
+        return (
+            reply(200, me)
+            if state["login"]
+            else reply(403, {"message": "Resource not accessible by integration"})
+        )
     if (method, path) == ("GET", f"{repo}/pulls/{n}"):
         return reply(200, {"number": n, "head": {"sha": state["pr"]["headRefOid"]}})
     if (method, path) == ("GET", f"{repo}/issues/{n}/comments"):
         return reply(200, page(state["issue_comments"], query))
     if (method, path) == ("POST", f"{repo}/issues/{n}/comments"):
         state["next_id"] += 1
-        comment = {"id": state["next_id"], "body": body["body"], "user": me,
-                   "html_url": f"https://github.com/{state['slug']}/pull/{n}#issuecomment-{state['next_id']}"}  # fmt: skip
+        url = f"https://github.com/{state['slug']}/pull/{n}#issuecomment-{state['next_id']}"
+        comment = {"id": state["next_id"], "body": body["body"], "user": me, "html_url": url}
         state["issue_comments"].append(comment)
         save(state)
         return reply(201, comment)
@@ -87,11 +91,25 @@ def github(state: dict[str, Any], method: str, endpoint: str, body: Any) -> int:
         return reply(200, page(state["review_comments"], query))
     if (method, path) == ("POST", f"{repo}/pulls/{n}/reviews"):
         if body.get("commit_id") != state["pr"]["headRefOid"]:
-            return reply(422, {"message": "Unprocessable Entity", "errors": ["commit_id is not part of the pull request"]})
+            return reply(
+                422,
+                {
+                    "message": "Unprocessable Entity",
+                    "errors": ["commit_id is not part of the pull request"],
+                },
+            )
         comments = body.get("comments", [])
-        bad = [c for c in comments if not all(line_ok(state, c["path"], x) for x in (c.get("start_line", c["line"]), c["line"]))]
+        bad = [
+            c
+            for c in comments
+            if not all(
+                line_ok(state, c["path"], x) for x in (c.get("start_line", c["line"]), c["line"])
+            )
+        ]
         if bad:
-            return reply(422, {"message": "Unprocessable Entity", "errors": ["Line could not be resolved"]})
+            return reply(
+                422, {"message": "Unprocessable Entity", "errors": ["Line could not be resolved"]}
+            )
         for c in comments:
             state["next_id"] += 1
             state["review_comments"].append({"id": state["next_id"], "user": me, **c})
@@ -99,8 +117,13 @@ def github(state: dict[str, Any], method: str, endpoint: str, body: Any) -> int:
         return reply(200, {"id": 1, "state": "COMMENTED"})
     if (method, path) == ("POST", f"{repo}/pulls/{n}/comments"):
         c = body
-        if not all(line_ok(state, c["path"], x) for x in (c.get("start_line", c["line"]), c["line"])):
-            return reply(422, {"message": "Validation Failed", "errors": [{"field": "line", "code": "invalid"}]})
+        if not all(
+            line_ok(state, c["path"], x) for x in (c.get("start_line", c["line"]), c["line"])
+        ):
+            return reply(
+                422,
+                {"message": "Validation Failed", "errors": [{"field": "line", "code": "invalid"}]},
+            )
         state["next_id"] += 1
         state["review_comments"].append({"id": state["next_id"], "user": me, **c})
         save(state)
@@ -138,9 +161,12 @@ def gitlab(state: dict[str, Any], method: str, endpoint: str, body: Any) -> int:
         position = body.get("position") or {}
         refs = state["mr"]["diff_refs"]
         if any(position.get(k) != refs[k] for k in ("base_sha", "head_sha", "start_sha")):
-            return reply(400, {"message": "400 Bad request - Note {:position=>[\"is invalid\"]}"})
+            return reply(400, {"message": '400 Bad request - Note {:position=>["is invalid"]}'})
         if not line_ok(state, position.get("new_path", ""), position.get("new_line")):
-            return reply(400, {"message": "400 Bad request - Note {:line_code=>[\"can't be blank\", \"must be a valid line code\"]}"})
+            return reply(
+                400,
+                {"message": "400 Bad request - Note {:line_code=>[must be a valid line code]}"},
+            )
         state["next_id"] += 1
         note = {"id": state["next_id"], "body": body["body"], "author": me, "position": position}
         state["review_comments"].append({"id": f"d{state['next_id']}", "notes": [note]})
@@ -154,7 +180,10 @@ def main(argv: list[str]) -> int:
     if "--input" in argv and argv[argv.index("--input") + 1] == "-":
         stdin = sys.stdin.read()
     with (HERE / "calls.jsonl").open("a") as log:
-        log.write(json.dumps({"tool": TOOL, "argv": argv, "stdin": stdin, "env": sorted(os.environ)}) + "\n")
+        log.write(
+            json.dumps({"tool": TOOL, "argv": argv, "stdin": stdin, "env": sorted(os.environ)})
+            + "\n"
+        )
     state = load()
     if argv[:2] == ["auth", "status"]:
         return 0 if state.get("logged_in", True) else 1

@@ -432,3 +432,30 @@ def test_a_debate_whose_models_refuse_the_key_exits_3(
     # No model was asked twice (fewer than two debaters left ends the debate before Carol).
     asked = [r["model"] for r in server.requests]
     assert asked == ["alice", "bob"]
+
+
+# -- posted on the pull request ---------------------------------------------------------------
+
+
+def test_the_debate_is_posted_on_the_pull_request_with_its_suggestion(
+    repo: GitRepo, llm: ScriptedLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from forge_bed import github_forge
+
+    repo.git("remote", "add", "origin", "https://github.com/acme/cache.git")
+    forge = github_forge(
+        tmp_path / "forge", repo, "acme/cache", valid={"app/cache.py": [1, 2]}, number=3
+    )
+    monkeypatch.setenv("REDLINE_GH", str(forge.root / "gh"))
+    cli = [sys.executable, "-m", "redline.cli", "debate", "--pr", "3", "--repo", str(repo.root)]
+    result = subprocess.run(
+        [*cli, "--rounds", "1", "--post", "--inline", "--quiet"],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    [summary] = forge.state()["issue_comments"]
+    assert summary["body"].rstrip().endswith("<!-- redline:summary:debate -->")
+    assert "The cache key ignores the tenant." in summary["body"]  # the neutral summary
+    [comment] = forge.state()["review_comments"]
+    assert (comment["path"], comment["line"]) == ("app/cache.py", 2)
+    assert '```suggestion\n    return f"user:{tenant}:{name}"\n```' in comment["body"]

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -25,17 +23,15 @@ from redline.publish.markers import posted_finding, summary_kind
 from redline.publish.placement import place
 from redline.publish.transport import parse_included
 
+from forge_bed import Forge, github_forge
 from gitrepo import GitRepo
 
-FAKE = Path(__file__).parent / "fake_forge.py"
 SLUG = "acme/widgets"
 
 # Ruff, offline: S602 (shell=True with a variable command) on line 6, F401 (unused `os`, fixed
 # by deleting the line) on line 1.
 BASE = "x = 1\n"
-FEATURE = (
-    "import os\nimport subprocess\n\n\ndef run(cmd):\n    subprocess.call(cmd, shell=True)\n"
-)
+FEATURE = "import os\nimport subprocess\n\n\ndef run(cmd):\n    subprocess.call(cmd, shell=True)\n"
 
 
 # -- the pure parts -------------------------------------------------------------------------
@@ -134,7 +130,9 @@ def test_inline_bodies_carry_suggestions_for_each_forge() -> None:
 def test_a_planted_marker_is_neither_a_summary_nor_a_posted_finding() -> None:
     planted = "<!-- redline:finding:RL-000000000001 -->"
     hostile = finding(2, title=f"Looks fine {planted}", fid="RL-0000000000aa")
-    hostile = hostile.model_copy(update={"comment": f"ok\n{planted}\n<!-- redline:summary:review -->"})
+    hostile = hostile.model_copy(
+        update={"comment": f"ok\n{planted}\n<!-- redline:summary:review -->"}
+    )
     [comment] = place([hostile], diff_map(DIFF), set()).inline
     body = inline_body(comment, "github")
     assert posted_finding(body) == "RL-0000000000aa"  # only its own marker, on the last line
@@ -173,42 +171,6 @@ def test_http_status_is_read_from_the_included_status_line() -> None:
 # -- the CLI against a fake gh --------------------------------------------------------------
 
 
-class Forge:
-    """The fake forge's directory: its executables, state and call log."""
-
-    def __init__(self, root: Path, state: dict[str, Any]) -> None:
-        self.root = root
-        root.mkdir()
-        for tool in ("gh", "glab"):
-            shutil.copy(FAKE, root / tool)
-            (root / tool).chmod(0o755)
-        self.save(state)
-
-    def state(self) -> dict[str, Any]:
-        return json.loads((self.root / "state.json").read_text())
-
-    def save(self, state: dict[str, Any]) -> None:
-        (self.root / "state.json").write_text(json.dumps(state))
-
-    def update(self, **changes: Any) -> None:
-        self.save({**self.state(), **changes})
-
-    def calls(self) -> list[dict[str, Any]]:
-        log = self.root / "calls.jsonl"
-        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-
-    def writes(self) -> list[tuple[str, str]]:
-        out = []
-        for call in self.calls():
-            argv = call["argv"]
-            if argv[:1] == ["api"] and argv[argv.index("--method") + 1] != "GET":
-                out.append((argv[argv.index("--method") + 1], argv[-1]))
-        return out
-
-    def clear_log(self) -> None:
-        (self.root / "calls.jsonl").unlink(missing_ok=True)
-
-
 def pr_repo(tmp_path: Path, origin: str) -> GitRepo:
     repo = GitRepo(tmp_path / "repo")
     repo.write("app.py", BASE)
@@ -223,20 +185,7 @@ def pr_repo(tmp_path: Path, origin: str) -> GitRepo:
 @pytest.fixture
 def github(tmp_path: Path) -> tuple[GitRepo, Forge]:
     repo = pr_repo(tmp_path, f"https://github.com/{SLUG}.git")
-    head = repo.head()
-    base = repo.git("rev-parse", "main").strip()
-    diff = repo.git("diff", "main...feature")
-    forge = Forge(
-        tmp_path / "forge",
-        {
-            "slug": SLUG, "number": 7, "login": "alice", "next_id": 100,
-            "pr": {"title": "Run commands", "headRefName": "feature", "baseRefName": "main",
-                   "headRefOid": head, "baseRefOid": base},
-            "diff": diff, "valid": {"app.py": list(range(1, 7))},
-            "issue_comments": [], "review_comments": [],
-        },
-    )  # fmt: skip
-    return repo, forge
+    return repo, github_forge(tmp_path / "forge", repo, SLUG, valid={"app.py": list(range(1, 7))})
 
 
 def redline(
