@@ -441,3 +441,11 @@ def test_review_script_is_strict_bash() -> None:
             ["shellcheck", str(REVIEW_SH)], capture_output=True, text=True, check=False
         )
         assert out.returncode == 0, out.stdout
+
+
+def test_review_script_inline_alone_still_posts(fake_redline: Path, tmp_path: Path) -> None:
+    env = _fake_env(tmp_path, fake_redline, PR_NUMBER="7", POST="false", INLINE="true")
+    out = _review(tmp_path, env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    args = (tmp_path / "args").read_text().splitlines()
+    assert args[-2:] == ["--post", "--inline"]  # redline refuses --inline without --post

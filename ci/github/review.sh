@@ -72,7 +72,8 @@ args=(review "${scope[@]}" --format sarif --output "$sarif" --fail-on "$fail_on"
 if [[ -n "$model" ]]; then
   args+=(--model "$model")
 fi
-if [[ "$post" == "true" ]]; then
+# inline comments are a kind of posting: inline=true posts even when post was left false.
+if [[ "$post" == "true" || "$inline" == "true" ]]; then
   args+=(--post)
 fi
 if [[ "$inline" == "true" ]]; then
