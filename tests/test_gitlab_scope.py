@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -80,7 +81,9 @@ def mr_repo(repo: GitRepo) -> GitRepo:
     return make_mr_repo(repo)
 
 
-def fake_glab(tmp_path: Path, *, auth_rc: int = 0, view: dict[str, object] | None = None) -> Path:
+def fake_glab(
+    tmp_path: Path, *, auth_rc: int = 0, view: Mapping[str, object] | None = None
+) -> Path:
     """Answers like glab: `auth status`, `mr view 7 --output json`, `mr diff 7 --raw`, `api`;
     records argv (calls), the environment (env) and stdin (stdin)."""
     data = tmp_path / "glabdata"
