@@ -104,11 +104,9 @@ class PrRef:
     @property
     def name(self) -> str:
         """`pull request #12` or `merge request !7`."""
-        return (
-            f"merge request !{self.number}"
-            if self.forge == "gitlab"
-            else (f"pull request #{self.number}")
-        )
+        if self.forge == "gitlab":
+            return f"merge request !{self.number}"
+        return f"pull request #{self.number}"
 
 
 def parse_pr_arg(arg: str | None) -> PrRef:
