@@ -8,6 +8,7 @@ Its own module so `cli.py` (the wiring) and the commands kept in their own modul
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -77,7 +78,12 @@ def add_scope_flags(parser: argparse.ArgumentParser) -> None:
     scope.add_argument("--commit", metavar="REF", help="one commit, like `git show REF`")
     scope.add_argument("--since", metavar="REF", help="REF..HEAD")
     scope.add_argument("--range", metavar="A..B", dest="range_", help="a revision range")
-    scope.add_argument("--pr", metavar="N|URL", help="a pull request")
+    scope.add_argument(
+        "--pr",
+        metavar="N|URL|!N",
+        help="a pull request (N or a GitHub URL), or a GitLab merge request (!N or its URL)",
+    )
+    scope.add_argument("--mr", metavar="N", help="a GitLab merge request (with a GitLab origin)")
 
 
 def add_fail_on(parser: argparse.ArgumentParser) -> None:
@@ -159,7 +165,22 @@ def scope_request(args: argparse.Namespace) -> ScopeRequest:
         return ScopeRequest(ScopeKind.RANGE, args.range_).check()
     if args.pr:
         return ScopeRequest(ScopeKind.PR, args.pr)
+    if getattr(args, "mr", None):
+        return ScopeRequest(ScopeKind.PR, _mr_arg(args.mr))
     return ScopeRequest(ScopeKind.UNCOMMITTED)
+
+
+def _mr_arg(value: str) -> str:
+    """`--mr 7` (or `!7`, or the MR's URL) as the PR scope's argument `!7`."""
+    text = value.strip()
+    if re.fullmatch(r"!?[1-9][0-9]{0,8}", text):
+        return "!" + text.lstrip("!")
+    if "://" in text and "/-/merge_requests/" in text:
+        return text
+    raise UsageError(
+        f"--mr {text[:120]!r}: not a merge request number",
+        hint="e.g. --mr 7 (the merge request !7 of this repository's GitLab origin)",
+    )
 
 
 def repo_root(path: Path) -> Path:

@@ -1,4 +1,4 @@
-"""The one hardened runner for every git and gh process Redline starts.
+"""The one hardened runner for every git, gh and glab process Redline starts.
 
 The repository under review may belong to an attacker (Redline's threat model): its
 `.git/config`, hooks and `.gitattributes` can name commands that git would happily run. Every
@@ -6,9 +6,13 @@ call here therefore gets a fixed hardened prefix, a clean environment built from
 a timeout and an output cap. argv is built by Redline's own code only; the LLM-facing git tool
 adds its own flag allowlists on top of this.
 
-Test hooks: `GitRunner(gh_path=...)` (or the environment variable `REDLINE_GH`, an absolute
-path) selects a fake `gh`; `GitRunner(git_path=...)` selects a fake `git`. Both are for tests:
-production code constructs `GitRunner()` and gets git/gh from the trusted system directories.
+What gh and glab may run, and with which variables, is in forge_cli.py; the methods here
+(`run_gh`, `run_gh_api`, `run_glab`, ...) delegate to it.
+
+Test hooks: `GitRunner(gh_path=...)` / `glab_path=...` (or the environment variables
+`REDLINE_GH` / `REDLINE_GLAB`, absolute paths) select a fake `gh` / `glab`;
+`GitRunner(git_path=...)` selects a fake `git`. All are for tests: production code constructs
+`GitRunner()` and gets git/gh/glab from the trusted system directories.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import Final
 
 from redline.errors import GitCommandError, RepositoryError
+from redline.git import forge_cli
 from redline.git.discovery import RepoLocation, discover
 from redline.git.process import (
     ProcessResult,
@@ -112,34 +117,10 @@ _CONFIG_WRITE_FLAGS: Final = frozenset(
     }
 )
 
-# pr list/checks/status: read-only listings for the LLM-facing gh tool (tools/gh_tool.py), which
-# adds its own per-subcommand flag allowlist and pins every call to the workspace's repository.
-_GH_SUBCOMMANDS: Final = frozenset(
-    {
-        ("auth", "status"),
-        ("pr", "diff"),
-        ("pr", "view"),
-        ("pr", "list"),
-        ("pr", "checks"),
-        ("pr", "status"),
-    }
-)
-_GH_FORBIDDEN: Final = ("-R", "--repo", "--web", "-w", "--watch")
-
 # Variables copied from the parent environment when present. Everything else is dropped:
-# API keys, GH_TOKEN (only gh gets it), GIT_DIR, GIT_WORK_TREE, GIT_CONFIG_*, PAGER, ...
+# API keys, GH_TOKEN and GITLAB_TOKEN (only gh/glab get them: forge_cli.py), GIT_DIR,
+# GIT_WORK_TREE, GIT_CONFIG_*, PAGER, ...
 _PASS_ENV: Final = ("HOME", "TMPDIR", "USER", "LOGNAME")
-_GH_PASS_ENV: Final = (
-    "GH_TOKEN",
-    "GITHUB_TOKEN",
-    "GH_ENTERPRISE_TOKEN",
-    "GITHUB_ENTERPRISE_TOKEN",
-    "GH_HOST",
-    "GH_CONFIG_DIR",
-    "XDG_CONFIG_HOME",
-    "XDG_DATA_HOME",
-    "XDG_STATE_HOME",
-)
 _FIXED_ENV: Final[Mapping[str, str]] = {
     "LC_ALL": "C",
     "GIT_CONFIG_NOSYSTEM": "1",
@@ -147,13 +128,6 @@ _FIXED_ENV: Final[Mapping[str, str]] = {
     "GIT_OPTIONAL_LOCKS": "0",
     "GIT_PAGER": "cat",
     "GIT_EDITOR": "false",
-}
-_GH_FIXED_ENV: Final[Mapping[str, str]] = {
-    "GH_PROMPT_DISABLED": "1",
-    "GH_NO_UPDATE_NOTIFIER": "1",
-    "GH_PAGER": "cat",
-    "NO_COLOR": "1",
-    "GH_SPINNER_DISABLED": "1",
 }
 
 
@@ -167,7 +141,7 @@ def _resolve_binary(name: str, explicit: str | os.PathLike[str] | None) -> str |
 
 
 class GitRunner:
-    """Runs git and gh with hardened options, a clean environment, a timeout and an output cap.
+    """Runs git, gh and glab with hardened options, a clean environment, a timeout and a cap.
 
     Not bound to a repository: every call names the directory it runs in. Thread-safe (the
     only state that changes after construction is the filter-name cache, kept under a lock).
@@ -180,6 +154,7 @@ class GitRunner:
         max_output: int = DEFAULT_MAX_OUTPUT,
         gh_path: str | os.PathLike[str] | None = None,
         git_path: str | os.PathLike[str] | None = None,
+        glab_path: str | os.PathLike[str] | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
         self.timeout = timeout
@@ -187,7 +162,10 @@ class GitRunner:
         self._environ: Mapping[str, str] = os.environ if environ is None else environ
         if gh_path is None and self._environ.get("REDLINE_GH"):
             gh_path = self._environ["REDLINE_GH"]
+        if glab_path is None and self._environ.get("REDLINE_GLAB"):
+            glab_path = self._environ["REDLINE_GLAB"]
         self._explicit_gh = gh_path is not None
+        self._explicit_glab = glab_path is not None
         self.git_path = _resolve_binary("git", git_path)
         # One private view per repository (git/view.py), found by the directory a call runs
         # in. The lock is held while a view is built, so calls started together (a scope asks
@@ -196,14 +174,18 @@ class GitRunner:
         self._located: dict[Path, RepoLocation | None] = {}
         self._view_lock = threading.Lock()
         self.gh_path = _resolve_binary("gh", gh_path)
+        self.glab_path = _resolve_binary("glab", glab_path)
 
     # -- environment ----------------------------------------------------------------------
 
-    def child_env(self, *, for_gh: bool = False) -> dict[str, str]:
-        """The complete environment a child process gets; nothing else is inherited."""
+    def child_env(self, *, for_gh: bool = False, for_glab: bool = False) -> dict[str, str]:
+        """The complete environment a child process gets; nothing else is inherited. With
+        for_gh/for_glab, also that tool's own auth and config variables (forge_cli.py)."""
         dirs = list(TRUSTED_DIRS)
         if for_gh and self._explicit_gh and self.gh_path:
             dirs.insert(0, str(Path(self.gh_path).parent))
+        if for_glab and self._explicit_glab and self.glab_path:
+            dirs.insert(0, str(Path(self.glab_path).parent))
         env = {"PATH": os.pathsep.join(dirs)}
         for key in _PASS_ENV:
             value = self._environ.get(key)
@@ -211,14 +193,12 @@ class GitRunner:
                 env[key] = value
         env.setdefault("HOME", "/nonexistent")
         env.update(_FIXED_ENV)
-        if for_gh:
-            for key in _GH_PASS_ENV:
-                value = self._environ.get(key)
-                if value:
-                    env[key] = value
-            env.update(_GH_FIXED_ENV)
-            # gh runs git itself (remote lookup) without our -c prefix; the same overrides
-            # reach those children through git's documented GIT_CONFIG_COUNT mechanism.
+        for cli, wanted in ((forge_cli.GH, for_gh), (forge_cli.GLAB, for_glab)):
+            if wanted:
+                env.update(forge_cli.tool_env(cli, self._environ))
+        if for_gh or for_glab:
+            # gh and glab run git themselves (remote lookup) without our -c prefix; the same
+            # overrides reach those children through git's documented GIT_CONFIG_COUNT.
             env.update(_config_env(HARDENED_CONFIG))
         return env
 
@@ -418,19 +398,15 @@ class GitRunner:
             stdin_fd=stdin_fd,
         )
 
-    # -- gh ---------------------------------------------------------------------------------
+    # -- gh and glab (forge_cli.py) ---------------------------------------------------------
+
+    def forge_path(self, name: str) -> str | None:
+        """The absolute path of `gh` or `glab`, None when it is not installed."""
+        return {"gh": self.gh_path, "glab": self.glab_path}.get(name)
 
     def gh_available(self, cwd: Path) -> tuple[bool, str]:
         """(usable, reason): gh installed and `gh auth status` succeeds."""
-        if not self.gh_path:
-            return False, "gh is not installed"
-        try:
-            result = self.run_gh(cwd, "auth", "status", timeout=min(self.timeout, 15.0))
-        except GitCommandError as exc:
-            return False, f"gh auth status failed: {exc.message}"
-        if result.returncode != 0:
-            return False, "gh is installed but not logged in"
-        return True, "ok"
+        return forge_cli.cli_available(self, forge_cli.GH, cwd)
 
     def run_gh(
         self,
@@ -439,37 +415,35 @@ class GitRunner:
         timeout: float | None = None,
         max_output: int | None = None,
     ) -> ProcessResult:
-        """Run an allowlisted gh subcommand against the workspace's own repository."""
-        if tuple(args[:2]) not in _GH_SUBCOMMANDS:
-            raise GitCommandError(f"gh subcommand not allowed: {' '.join(args[:2])!r}")
-        for arg in args:
-            if arg in _GH_FORBIDDEN or any(arg.startswith(f"{flag}=") for flag in _GH_FORBIDDEN):
-                raise GitCommandError(f"gh option not allowed: {arg!r}")
-        if not self.gh_path:
-            raise GitCommandError("gh is not installed")
-        env = self.child_env(for_gh=True)
-        # gh runs git itself (remote lookup): those processes see the view too.
-        view = self.view(cwd)
-        if view is not None:
-            view.refresh()
-            env.update(view.env())
-        return run_process(
-            [self.gh_path, *args],
-            cwd=cwd,
-            env=env,
-            timeout=self.timeout if timeout is None else timeout,
-            max_output=self.max_output if max_output is None else max_output,
-            input=None,
-            what=f"gh {' '.join(args[:2])}",
+        """Run an allowlisted, read-only gh subcommand against the workspace's repository."""
+        return forge_cli.run_cli(
+            self, forge_cli.GH, cwd, args, timeout=timeout, max_output=max_output
         )
 
     def gh(self, cwd: Path, *args: str, timeout: float | None = None) -> bytes:
         result = self.run_gh(cwd, *args, timeout=timeout)
-        if result.returncode != 0:
-            raise GitCommandError(
-                f"gh {' '.join(args[:2])} failed (exit {result.returncode}): {result.error_text}"
-            )
-        return result.stdout
+        return forge_cli.checked_output(result, forge_cli.GH, args)
+
+    def run_gh_api(
+        self, cwd: Path, *args: str, input: bytes | None = None, timeout: float | None = None
+    ) -> ProcessResult:
+        """`gh api …` (only `api`), for Redline's own posting code; input feeds stdin."""
+        return forge_cli.run_cli(self, forge_cli.GH_API, cwd, args, timeout=timeout, input=input)
+
+    def glab_available(self, cwd: Path) -> tuple[bool, str]:
+        """(usable, reason): glab installed and `glab auth status` succeeds."""
+        return forge_cli.cli_available(self, forge_cli.GLAB, cwd)
+
+    def run_glab(
+        self, cwd: Path, *args: str, input: bytes | None = None, timeout: float | None = None
+    ) -> ProcessResult:
+        """Run an allowlisted glab subcommand (`auth status`, `mr view`, `mr diff`, `api`) against
+        the workspace's repository; input feeds stdin (`glab api … --input -`)."""
+        return forge_cli.run_cli(self, forge_cli.GLAB, cwd, args, timeout=timeout, input=input)
+
+    def glab(self, cwd: Path, *args: str, timeout: float | None = None) -> bytes:
+        result = self.run_glab(cwd, *args, timeout=timeout)
+        return forge_cli.checked_output(result, forge_cli.GLAB, args)
 
     # -- repository discovery ---------------------------------------------------------------
 
