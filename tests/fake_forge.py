@@ -54,7 +54,8 @@ def line_ok(state: dict[str, Any], path: str, line: object) -> bool:
 
 def github(state: dict[str, Any], method: str, endpoint: str, body: Any) -> int:
     path, _, query = endpoint.partition("?")
-    me = {"login": state["login"]}
+    # `actor`: who the token posts as when it may not read /user (Actions' GITHUB_TOKEN).
+    me = {"login": state.get("actor") or state["login"]}
     repo = f"repos/{state['slug']}"
     n = state["number"]
     if state.get("api_down"):
@@ -81,7 +82,7 @@ def github(state: dict[str, Any], method: str, endpoint: str, body: Any) -> int:
     if method == "PATCH" and match:
         for comment in state["issue_comments"]:
             if comment["id"] == int(match.group(1)):
-                if comment["user"]["login"] != state["login"]:
+                if comment["user"]["login"] != me["login"]:
                     return reply(403, {"message": "Must have admin rights to Repository."})
                 comment["body"] = body["body"]
                 save(state)

@@ -449,3 +449,38 @@ def test_review_script_inline_alone_still_posts(fake_redline: Path, tmp_path: Pa
     assert out.returncode == 0, out.stdout + out.stderr
     args = (tmp_path / "args").read_text().splitlines()
     assert args[-2:] == ["--post", "--inline"]  # redline refuses --inline without --post
+
+
+def test_the_action_posts_a_pull_request_review_for_real(tmp_path: Path) -> None:
+    """The action's review step with the real Redline and a fake `gh` (tests/fake_forge.py):
+    the PR is reviewed, its SARIF written, the summary and inline comments posted, the step's
+    outputs set and the job's exit code deferred to the last step."""
+    from forge_bed import github_forge
+
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("app.py", "x = 1\n")
+    repo.commit("base")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write(
+        "app.py", "import subprocess\n\n\ndef run(cmd):\n    subprocess.call(cmd, shell=True)\n"
+    )
+    repo.commit("feature")
+    repo.git("remote", "add", "origin", "https://github.com/acme/widgets.git")
+    forge = github_forge(
+        tmp_path / "forge", repo, "acme/widgets", valid={"app.py": [1, 2, 3, 4, 5]}
+    )
+    env = _step_env(
+        tmp_path, PR_NUMBER="7", POST="true", INLINE="true", DEFER_EXIT="true",
+        REDLINE_GH=str(forge.root / "gh"), GH_TOKEN="ghs_test", SARIF_FILE="out.sarif",
+    )  # fmt: skip
+    out = _review(repo.root, env)
+    assert out.returncode == 0, out.stdout + out.stderr  # deferred: the last step fails the job
+    assert _outputs(tmp_path)["exit-code"] == "1"  # the shell injection is at/above high
+    sarif = json.loads((repo.root / "out.sarif").read_text())
+    assert sarif["runs"][0]["results"]
+    [summary] = forge.state()["issue_comments"]
+    assert "<!-- redline:summary:review -->" in summary["body"]
+    [comment] = forge.state()["review_comments"]
+    assert (comment["path"], comment["line"]) == ("app.py", 5)
+    gh_env = {name for call in forge.calls() for name in call["env"]}
+    assert "GH_TOKEN" in gh_env  # gh got the action's token

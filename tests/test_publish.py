@@ -250,7 +250,8 @@ def test_inline_comments_land_on_their_lines_once(github: tuple[GitRepo, Forge])
     again = redline(repo, forge, "--pr", "7", "--post", "--inline")
     assert again.returncode == 0, again.stderr
     assert len(forge.state()["review_comments"]) == 2  # no duplicates
-    assert forge.writes() == [("PATCH", f"repos/{SLUG}/issues/comments/101")]
+    summary_id = forge.state()["issue_comments"][0]["id"]
+    assert forge.writes() == [("PATCH", f"repos/{SLUG}/issues/comments/{summary_id}")]
     assert "2 already posted by an earlier run" in again.stderr
 
 
@@ -309,8 +310,9 @@ def test_markers_in_someone_elses_comments_are_ignored(github: tuple[GitRepo, Fo
 def test_actions_token_posts_as_the_actions_bot(github: tuple[GitRepo, Forge]) -> None:
     repo, forge = github
     # GITHUB_TOKEN cannot read /user; its comments are github-actions[bot]'s.
-    forge.update(login="", issue_comments=[{"id": 9, "user": {"login": "github-actions[bot]"},
-                 "body": "old\n<!-- redline:summary:review -->"}])  # fmt: skip
+    bot = {"login": "github-actions[bot]"}
+    old = {"id": 9, "user": bot, "body": "old\n<!-- redline:summary:review -->"}
+    forge.update(login="", actor=bot["login"], issue_comments=[old])
     result = redline(repo, forge, "--pr", "7", "--post", extra_env={"GITHUB_ACTIONS": "true"})
     assert result.returncode == 0, result.stderr
     assert forge.writes() == [("PATCH", f"repos/{SLUG}/issues/comments/9")]
@@ -342,3 +344,70 @@ def test_post_flags_that_cannot_mean_anything_are_refused(
     assert result.returncode == 2
     assert message in result.stderr
     assert forge.calls() == []
+
+
+# -- GitLab, through a fake glab ------------------------------------------------------------
+
+GITLAB_PROJECT = "acme/tools/widgets"  # a nested group: the API takes it URL-encoded
+
+
+@pytest.fixture
+def gitlab(tmp_path: Path) -> tuple[GitRepo, Forge]:
+    repo = pr_repo(tmp_path, f"https://gitlab.example.com/{GITLAB_PROJECT}.git")
+    base = repo.git("rev-parse", "main").strip()
+    refs = {"base_sha": base, "head_sha": repo.head(), "start_sha": base}
+    forge = Forge(
+        tmp_path / "forge",
+        {
+            "project_id": "acme%2Ftools%2Fwidgets", "number": 7, "login": "redline-bot",
+            "next_id": 500,
+            "mr": {"iid": 7, "title": "Run commands", "source_branch": "feature",
+                   "target_branch": "main", "sha": repo.head(), "diff_refs": refs},
+            "diff": repo.git("diff", "main...feature"), "valid": {"app.py": list(range(1, 7))},
+            "issue_comments": [], "review_comments": [],
+        },
+    )  # fmt: skip
+    return repo, forge
+
+
+def test_gitlab_note_and_discussions_once_each(gitlab: tuple[GitRepo, Forge]) -> None:
+    repo, forge = gitlab
+    result = redline(repo, forge, "--mr", "7", "--post", "--inline")
+    assert result.returncode == 0, result.stderr
+    state = forge.state()
+    [note] = state["issue_comments"]
+    assert note["body"].rstrip().endswith("<!-- redline:summary:review -->")
+    positions = {
+        d["notes"][0]["position"]["new_line"]: d["notes"][0] for d in state["review_comments"]
+    }
+    assert set(positions) == {1, 6}
+    first = positions[1]["position"]
+    assert first["base_sha"] == first["start_sha"] == repo.git("rev-parse", "main").strip()
+    assert first["head_sha"] == repo.head()
+    assert first["new_path"] == first["old_path"] == "app.py"
+    assert "old_line" not in first  # an added line is anchored on the new side only
+    assert "```suggestion:-0+0\n```" in positions[1]["body"]
+    hosts = {
+        c["argv"][c["argv"].index("--hostname") + 1]
+        for c in forge.calls()
+        if "--hostname" in c["argv"]
+    }
+    assert hosts == {"gitlab.example.com"}
+    assert {c["tool"] for c in forge.calls()} == {"glab"}  # gh was never asked
+
+    forge.clear_log()
+    again = redline(repo, forge, "--pr", "!7", "--post", "--inline")
+    assert again.returncode == 0, again.stderr
+    project = "projects/acme%2Ftools%2Fwidgets/merge_requests/7"
+    assert forge.writes() == [("PUT", f"{project}/notes/{note['id']}")]
+    assert len(forge.state()["review_comments"]) == 2
+
+
+def test_gitlab_refused_position_goes_to_the_summary(gitlab: tuple[GitRepo, Forge]) -> None:
+    repo, forge = gitlab
+    forge.update(valid={"app.py": [1]})
+    result = redline(repo, forge, "--mr", "7", "--post", "--inline")
+    assert result.returncode == 0, result.stderr
+    assert [d["notes"][0]["position"]["new_line"] for d in forge.state()["review_comments"]] == [1]
+    body = forge.state()["issue_comments"][0]["body"]
+    assert "app.py:6" in body.split("### Not on a line of the diff")[1]
