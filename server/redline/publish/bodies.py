@@ -48,6 +48,7 @@ def summary_body(
     head = _head(review, kind)
     tail: list[str] = []
     coverage_section(review, tail)
+    tail[0] = "### Coverage"  # under the comment's own "## Redline …" heading
     tail += [summary_marker(kind)]
     tail_text = "\n".join(tail)
 

@@ -43,7 +43,9 @@ class PostOutcome:
         if self.summary_url:
             out[0] += f": {self.summary_url}"
         if self.inline or self.already or self.outside or self.moved:
-            parts = [f"{len(self.inline)} inline comment{'s' if len(self.inline) != 1 else ''}"]
+            count = len(self.inline)
+            sent = " would be sent" if dry_run else ""
+            parts = [f"{count} inline comment{'s' if count != 1 else ''}{sent}"]
             if self.already:
                 parts.append(f"{len(self.already)} already posted by an earlier run")
             if self.outside:
