@@ -68,7 +68,9 @@ def github(state: dict[str, Any], method: str, endpoint: str, body: Any) -> int:
             else reply(403, {"message": "Resource not accessible by integration"})
         )
     if (method, path) == ("GET", f"{repo}/pulls/{n}"):
-        return reply(200, {"number": n, "head": {"sha": state["pr"]["headRefOid"]}})
+        # `api_head`: the PR's head as the API says it, when it moved on since `pr view`.
+        head = state.get("api_head") or state["pr"]["headRefOid"]
+        return reply(200, {"number": n, "head": {"sha": head}})
     if (method, path) == ("GET", f"{repo}/issues/{n}/comments"):
         return reply(200, page(state["issue_comments"], query))
     if (method, path) == ("POST", f"{repo}/issues/{n}/comments"):

@@ -411,3 +411,14 @@ def test_gitlab_refused_position_goes_to_the_summary(gitlab: tuple[GitRepo, Forg
     assert [d["notes"][0]["position"]["new_line"] for d in forge.state()["review_comments"]] == [1]
     body = forge.state()["issue_comments"][0]["body"]
     assert "app.py:6" in body.split("### Not on a line of the diff")[1]
+
+
+def test_a_pull_request_that_moved_on_is_not_posted_to(github: tuple[GitRepo, Forge]) -> None:
+    repo, forge = github
+    # The PR's head on GitHub (read from the origin's API) is not the reviewed commit: pushed
+    # since, or gh resolved the number in another repository. Its lines are not ours to use.
+    forge.update(api_head="f" * 40)
+    result = redline(repo, forge, "--pr", "7", "--post", "--inline")
+    assert result.returncode == 2
+    assert "acme/widgets#7's head is ffffffffffff, but the review was of" in result.stderr
+    assert forge.writes() == []

@@ -56,6 +56,20 @@ class PostOutcome:
         return out + self.notes
 
 
+def check_same_head(reviewed: str | None, current: str | None, where: str) -> None:
+    """The request's head (read from the pinned API) is the commit that was reviewed.
+
+    Otherwise the findings' lines belong to other code: the request was pushed after the
+    review, or the forge CLI resolved the number in another repository (gh and glab pick a
+    default remote of their own, which may not be origin). Posting then would put comments
+    on the wrong lines, or on the wrong request."""
+    if reviewed and current and reviewed.lower() != current.lower():
+        raise PostError(
+            f"{where}'s head is {current[:12]}, but the review was of {reviewed[:12]}: "
+            "not posting findings whose lines belong to other code — review again, then post"
+        )
+
+
 def checked(response: ApiResponse, what: str) -> ApiResponse:
     if not response.ok:
         raise PostError(f"{what} failed: {response.error or f'HTTP {response.status}'}")

@@ -14,7 +14,14 @@ from typing import Any
 
 from redline.model import Review
 from redline.publish.bodies import inline_body, summary_body
-from redline.publish.common import PostError, PostOptions, PostOutcome, checked, pages
+from redline.publish.common import (
+    PostError,
+    PostOptions,
+    PostOutcome,
+    check_same_head,
+    checked,
+    pages,
+)
 from redline.publish.diff_map import DiffMap
 from redline.publish.markers import Kind, posted_finding, summary_kind
 from redline.publish.placement import InlineComment, Placement, place
@@ -29,7 +36,7 @@ def post_to_github(
     kind: Kind,
     slug: str,
     number: int,
-    head_sha: str | None,
+    reviewed_head: str | None,
     diff: DiffMap,
     options: PostOptions,
     transport: Transport,
@@ -38,6 +45,8 @@ def post_to_github(
     outcome = PostOutcome()
     fail = _on_read_error(outcome, options)
     me = _login(transport, environ, fail)
+    head_sha = _pr_head(transport, slug, number, fail) or reviewed_head
+    check_same_head(reviewed_head, head_sha, f"{slug}#{number}")
     issue_comments = list(
         pages(transport, f"repos/{slug}/issues/{number}/comments", "the PR's comments", fail)
     )
@@ -57,8 +66,10 @@ def post_to_github(
         }
         placement = place(review.findings, diff, posted)
         if placement.inline:
+            if not head_sha and options.dry_run:
+                head_sha = "<head commit>"
             if not head_sha:
-                head_sha = _head_sha(transport, slug, number)
+                raise PostError(f"{slug}#{number}: GitHub did not say the PR's head commit")
             _post_inline(transport, slug, number, head_sha, placement, outcome)
         outcome.inline = [c.finding for c in placement.inline]
         outcome.outside = [f for f in placement.outside if f not in outcome.moved]
@@ -116,15 +127,17 @@ def _login(transport: Transport, environ: Mapping[str, str], fail: Callable[[str
     return ""
 
 
-def _head_sha(transport: Transport, slug: str, number: int) -> str:
-    response = checked(
-        transport.send(ApiCall("GET", f"repos/{slug}/pulls/{number}")), "reading the PR"
-    )
-    head = response.data.get("head") if isinstance(response.data, dict) else None
+def _pr_head(
+    transport: Transport, slug: str, number: int, fail: Callable[[str], None]
+) -> str | None:
+    """The PR's head commit, from the API of the origin's repository (not gh's default)."""
+    pull = transport.send(ApiCall("GET", f"repos/{slug}/pulls/{number}"))
+    head = pull.data.get("head") if pull.ok and isinstance(pull.data, dict) else None
     sha = head.get("sha") if isinstance(head, dict) else None
-    if not isinstance(sha, str) or not sha:
-        raise PostError("reading the PR: GitHub did not say its head commit")
-    return sha
+    if isinstance(sha, str) and sha:
+        return sha
+    fail(f"could not read {slug}#{number}: {pull.error or 'no head commit'}")
+    return None
 
 
 def _comment_payload(comment: InlineComment) -> dict[str, Any]:

@@ -14,7 +14,14 @@ from urllib.parse import quote
 
 from redline.model import Review
 from redline.publish.bodies import inline_body, summary_body
-from redline.publish.common import PostError, PostOptions, PostOutcome, checked, pages
+from redline.publish.common import (
+    PostError,
+    PostOptions,
+    PostOutcome,
+    check_same_head,
+    checked,
+    pages,
+)
 from redline.publish.diff_map import DiffMap
 from redline.publish.markers import Kind, posted_finding, summary_kind
 from redline.publish.placement import InlineComment, Placement, place
@@ -31,7 +38,7 @@ def post_to_gitlab(
     kind: Kind,
     path: str,
     iid: int,
-    shas: tuple[str | None, str | None, str | None],  # base, head, start
+    reviewed_head: str | None,
     diff: DiffMap,
     options: PostOptions,
     transport: Transport,
@@ -40,6 +47,8 @@ def post_to_gitlab(
     fail = _on_read_error(outcome, options)
     mr = f"projects/{project_id(path)}/merge_requests/{iid}"
     me = _username(transport, fail)
+    refs = _diff_refs(transport, mr, fail)
+    check_same_head(reviewed_head, refs.get("head_sha"), f"{path}!{iid}")
     notes = list(pages(transport, f"{mr}/notes", "the merge request's notes", fail))
     own_summary = next(
         (n for n in notes if _author(n) == me and summary_kind(n.get("body")) == kind), None
@@ -56,7 +65,10 @@ def post_to_gitlab(
                         posted.add(found)
         placement = place(review.findings, diff, posted)
         if placement.inline:
-            refs = _diff_refs(transport, mr, shas)
+            if not refs and options.dry_run:  # nothing read: show where the SHAs would go
+                refs = {k: f"<{k}>" for k in _REF_KEYS}
+            if len(refs) != 3:
+                raise PostError(f"{path}!{iid}: GitLab did not give the merge request's diff_refs")
             for comment in list(placement.inline):
                 discussion = {
                     "body": inline_body(comment, "gitlab"),
@@ -115,19 +127,19 @@ def _username(transport: Transport, fail: Callable[[str], None]) -> str:
     return ""
 
 
-def _diff_refs(
-    transport: Transport, mr: str, shas: tuple[str | None, str | None, str | None]
-) -> dict[str, str]:
-    base, head, start = shas
-    if base and head and start:
-        return {"base_sha": base, "head_sha": head, "start_sha": start}
-    response = checked(transport.send(ApiCall("GET", mr)), "reading the merge request")
-    refs = response.data.get("diff_refs") if isinstance(response.data, dict) else None
-    if not isinstance(refs, dict) or not all(
-        isinstance(refs.get(k), str) and refs.get(k) for k in ("base_sha", "head_sha", "start_sha")
-    ):
-        raise PostError("reading the merge request: GitLab did not give its diff_refs")
-    return {k: refs[k] for k in ("base_sha", "head_sha", "start_sha")}
+_REF_KEYS = ("base_sha", "head_sha", "start_sha")
+
+
+def _diff_refs(transport: Transport, mr: str, fail: Callable[[str], None]) -> dict[str, str]:
+    """The MR's base, head and start commits (its position object needs all three), from
+    the API of the origin's project (not glab's default remote); {} when unreadable."""
+    response = transport.send(ApiCall("GET", mr))
+    data = response.data if response.ok and isinstance(response.data, dict) else {}
+    refs = data.get("diff_refs")
+    if isinstance(refs, dict) and all(isinstance(refs.get(k), str) and refs[k] for k in _REF_KEYS):
+        return {k: refs[k] for k in _REF_KEYS}
+    fail(f"could not read the merge request's diff_refs: {response.error or 'none given'}")
+    return {}
 
 
 def _position(comment: InlineComment, diff: DiffMap, refs: dict[str, str]) -> dict[str, Any]:

@@ -56,17 +56,18 @@ def post_review(
         available = runner.gh_path if tool == "gh" else runner.glab_path
         transport = DryRun(transport if available else None, show or print)
     diff = diff_map(request.diff_text)
+    # The commit the findings' lines refer to (None when the PR's commits are not local).
+    reviewed = request.reviewed_head if is_oid(request.reviewed_head or "") else None
     outcome: PostOutcome
     if project.kind == "github":
-        head = request.reviewed_head if is_oid(request.reviewed_head or "") else ref.head_sha
         outcome = post_to_github(
-            shown, kind, project.path, ref.number, head, diff, request.options, transport,
+            shown, kind, project.path, ref.number, reviewed, diff, request.options, transport,
             os.environ,
         )  # fmt: skip
         where = f"{project.path}#{ref.number}"
     else:
         outcome = post_to_gitlab(
-            shown, kind, project.path, ref.number, (ref.base_sha, ref.head_sha, ref.start_sha),
+            shown, kind, project.path, ref.number, reviewed,
             diff, request.options, transport,
         )  # fmt: skip
         where = f"{project.path}!{ref.number}"
