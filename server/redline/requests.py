@@ -36,7 +36,7 @@ class ScopeKind(StrEnum):
     COMMIT = "commit"  # one commit against its first parent; a revision
     SINCE = "since"  # REF..HEAD; a revision
     RANGE = "range"  # 'A..B', or 'A...B' from the merge-base
-    PR = "pr"  # a pull request: a number or URL
+    PR = "pr"  # a pull request (number or URL) or a GitLab merge request (!N or URL)
 
     @classmethod
     def parse(cls, text: object) -> ScopeKind:
@@ -63,7 +63,7 @@ _NEEDS = {  # what the kind's argument is, and an example
     ScopeKind.COMMIT: ("a revision", "e.g. commit HEAD~1"),
     ScopeKind.SINCE: ("a revision", "e.g. since v1.0"),
     ScopeKind.RANGE: ("a range", "use A..B or A...B"),
-    ScopeKind.PR: ("a pull request", "a number or URL, e.g. pr 12"),
+    ScopeKind.PR: ("a pull request", "a number or URL, e.g. pr 12 (GitLab: pr !7)"),
 }
 
 

@@ -14,13 +14,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from redline.errors import GitCommandError
 from redline.git.process import ProcessResult, run_process
+from redline.git.view import RepoView
 
-if TYPE_CHECKING:
-    from redline.git.runner import GitRunner
+
+class Runner(Protocol):
+    """What running a forge tool needs from git/runner.py's GitRunner (a protocol, so this
+    module does not import the runner that imports it)."""
+
+    timeout: float
+    max_output: int
+
+    def forge_path(self, name: str) -> str | None: ...
+
+    def child_env(self, *, for_gh: bool = False, for_glab: bool = False) -> dict[str, str]: ...
+
+    def view(self, cwd: Path) -> RepoView | None: ...
 
 
 @dataclass(frozen=True)
@@ -129,7 +141,7 @@ def tool_env(cli: ForgeCli, environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def run_cli(
-    runner: GitRunner,
+    runner: Runner,
     cli: ForgeCli,
     cwd: Path,
     args: Sequence[str],
@@ -170,7 +182,7 @@ def checked_output(result: ProcessResult, cli: ForgeCli, args: Sequence[str]) ->
     return result.stdout
 
 
-def cli_available(runner: GitRunner, cli: ForgeCli, cwd: Path) -> tuple[bool, str]:
+def cli_available(runner: Runner, cli: ForgeCli, cwd: Path) -> tuple[bool, str]:
     """(usable, reason): the tool is installed and `<tool> auth status` succeeds."""
     if not runner.forge_path(cli.name):
         return False, f"{cli.name} is not installed"
