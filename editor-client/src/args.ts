@@ -98,6 +98,12 @@ export function findingClipboardText(f: { file: string; line: number | null; sev
   return `${place} [${f.severity}] ${f.title}\n\n${f.comment}\n\n(${f.id})`;
 }
 
+/** `redline.dismiss` arguments: that finding only, or (`all`) every identical finding in its
+ *  file, today's and future ones ("Dismiss All Like This…"). */
+export function dismissArgs(id: string, reason: string, all: boolean): { id: string; reason: string; all?: true } {
+  return all ? { id, reason, all: true } : { id, reason };
+}
+
 export interface CodeActionLike {
   title: string;
   edit?: unknown;

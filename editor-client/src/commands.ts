@@ -7,7 +7,7 @@ import { FindingsView, openFinding } from './findingsView';
 import { FindingNode } from './findingsModel';
 import { DEBATE_COMMANDS, ReviewArgs } from './protocol';
 import {
-  askArgs, branchArgs, chooseFixAction, chooseFolder, debateArgs, findingClipboardText, parseRounds, stagedArgs, uncommittedArgs,
+  askArgs, branchArgs, chooseFixAction, chooseFolder, debateArgs, dismissArgs, findingClipboardText, parseRounds, stagedArgs, uncommittedArgs,
 } from './args';
 import { askPullRequest, pickBranch, pickCommit, pickScope } from './pickers';
 import { DebateView } from './debateView';
@@ -82,17 +82,9 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       await vscode.env.clipboard.writeText(findingClipboardText(node.finding));
       vscode.window.setStatusBarMessage('Redline: finding copied', 2000);
     }),
-    register('dismiss', async (node: FindingNode) => {
-      if (!node || node.kind !== 'finding') return;
-      const reason = await vscode.window.showInputBox({
-        title: `Dismiss “${node.finding.title}”`,
-        prompt: 'Why is this not a problem? (recorded in .redline/dismissed.toml)',
-        placeHolder: 'e.g. the input is validated by the caller',
-        ignoreFocusOut: true,
-      });
-      if (reason === undefined) return;
-      await client.command('redline.dismiss', { id: node.finding.id, reason });
-    }),
+    register('dismiss', (node: FindingNode) => dismiss(client, node, false)),
+    // Every identical finding in the file (same code, category and rule), now and later.
+    register('dismissAll', (node: FindingNode) => dismiss(client, node, true)),
     register('applyFix', (node: FindingNode) => applyFix(node)),
     register('startDebate', () => startDebate(client, debate, output)),
     register('interjectDebate', async () => {
@@ -112,6 +104,21 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
     register('showDebate', () => debate.reveal()),
     register('exportDebate', () => debate.exportMarkdown()),
   ];
+}
+
+/** Dismiss… / Dismiss All Like This…: a reason, then `redline.dismiss`. */
+async function dismiss(client: RedlineClient, node: FindingNode, all: boolean): Promise<void> {
+  if (!node || node.kind !== 'finding') return;
+  const reason = await vscode.window.showInputBox({
+    title: all ? `Dismiss All Like “${node.finding.title}”` : `Dismiss “${node.finding.title}”`,
+    prompt: all
+      ? 'Why is no finding like this one in this file a problem? (recorded in .redline/dismissed.toml)'
+      : 'Why is this not a problem? (recorded in .redline/dismissed.toml)',
+    placeHolder: 'e.g. the input is validated by the caller',
+    ignoreFocusOut: true,
+  });
+  if (reason === undefined) return;
+  await client.command('redline.dismiss', dismissArgs(node.finding.id, reason, all));
 }
 
 /** Start Debate…: a scope, the rounds (empty: the server's default), then `redline.debate`; the

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  askArgs, branchArgs, chooseFixAction, chooseFolder, commitArgs, debateArgs, parsePullRequest, parseRounds, prArgs, rangeArgs, rangeError, serverErrorMessage, stagedArgs, uncommittedArgs,
+  askArgs, branchArgs, chooseFixAction, chooseFolder, commitArgs, debateArgs, dismissArgs, parsePullRequest, parseRounds, prArgs, rangeArgs, rangeError, serverErrorMessage, stagedArgs, uncommittedArgs,
 } from '../src/args';
 
 const F = 'file:///work/demo';
@@ -65,4 +65,9 @@ test('debate arguments: a range is A..B or A...B; rounds 1-20 or empty for the d
   for (const bad of ['0', '21', '-1', '2.5', 'three']) assert.equal(parseRounds(bad).ok, false, bad);
   assert.deepEqual(debateArgs({ scope: 'staged' }, undefined), { scope: 'staged' });
   assert.deepEqual(debateArgs({ scope: 'branch', base: 'main' }, 2), { scope: 'branch', base: 'main', rounds: 2 });
+});
+
+test('dismiss: that finding only, or all like it', () => {
+  assert.deepEqual(dismissArgs('RL-0123456789ab', 'fine', false), { id: 'RL-0123456789ab', reason: 'fine' });
+  assert.deepEqual(dismissArgs('RL-0123456789ab', 'fine', true), { id: 'RL-0123456789ab', reason: 'fine', all: true });
 });

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -42,6 +43,50 @@ def finding_id(file: str, code: str, category: str, title: str = "") -> str:
     return "RL-" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:12]
 
 
+def occurrence_id(base_id: str, occurrence: int) -> str:
+    """The id of the `occurrence`-th (1-based, in line order) finding sharing `base_id`.
+
+    The first occurrence keeps the base id itself, so dismissals and baselines written before
+    ids were made unique keep matching it; the n-th is a hash of the base id and n, in the same
+    `RL-` + 12 hex format (publish/markers.py and the inline markers validate it)."""
+    if occurrence <= 1:
+        return base_id
+    material = f"{base_id}\x1foccurrence\x1f{occurrence}"
+    return "RL-" + hashlib.sha256(material.encode("utf-8")).hexdigest()[:12]
+
+
+def number_occurrences(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings, in the same order, with ids unique within them.
+
+    `finding_id` ignores line numbers, so two identical lines in one file (the same
+    `subprocess.call(cmd, shell=True)` twice) get the same base id. Findings sharing a base id
+    are numbered in line order (unanchored ones last), and the n-th gets `occurrence_id(base,
+    n)` and remembers its `base_id`: a re-review of unchanged code numbers them the same way,
+    and the first keeps the plain base id. Called once per review, after every finding is known
+    (`review/assemble.py` build_review); calling it again renumbers from the base ids."""
+    items = list(findings)
+    groups: dict[str, list[int]] = {}
+    for index, finding in enumerate(items):
+        groups.setdefault(finding.family_id, []).append(index)
+    out = list(items)
+    for base, indexes in groups.items():
+        if len(indexes) == 1 and items[indexes[0]].id == base:
+            continue
+        indexes.sort(key=lambda i: _occurrence_order(items[i], i))
+        for n, index in enumerate(indexes, 1):
+            new_id = occurrence_id(base, n)
+            out[index] = items[index].model_copy(
+                update={"id": new_id, "base_id": base if new_id != base else None}
+            )
+    return out
+
+
+def _occurrence_order(finding: Finding, index: int) -> tuple[bool, int, int, int]:
+    line = finding.line if finding.line is not None else 0
+    end = finding.end_line if finding.end_line is not None else line
+    return (finding.line is None, line, end, index)
+
+
 class Verification(BaseModel):
     verdict: str  # CORRECT | INCORRECT | PARTIALLY_CORRECT
     evidence: str = ""
@@ -67,6 +112,14 @@ class Finding(BaseModel):
     verification: Verification | None = None
     anchor: AnchorState = AnchorState.EXACT
     fix: FixState = FixState.UNCHECKED  # may improved_code be applied (review/fix_check.py)
+    # The id shared by identical findings in one file (`finding_id`) when this one is not the
+    # first of them, so its own id is an occurrence id (`number_occurrences`); None otherwise.
+    base_id: str | None = None
+
+    @property
+    def family_id(self) -> str:
+        """The id every occurrence of this finding shares: what "dismiss all like this" names."""
+        return self.base_id or self.id
 
     @property
     def fix_applicable(self) -> bool:

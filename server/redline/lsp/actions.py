@@ -60,7 +60,10 @@ def on_code_action(
     if not found:
         return None
     path = found[0].finding.file
-    specs = fixes.code_actions_for(found, doc.text, path, params.context.only, uri=uri)
+    repeated = fixes.repeated_families(ls.tracker.visible(uri, "mark"))
+    specs = fixes.code_actions_for(
+        found, doc.text, path, params.context.only, uri=uri, repeated=repeated
+    )
     version = ls.workspace.get_text_document(uri).version if ls.is_open(uri) else None
     theirs = {
         publish.finding_id_of(d): d for d in params.context.diagnostics if d.source == "redline"

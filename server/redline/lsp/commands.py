@@ -2,9 +2,10 @@
 
 `redline.review {scope, base?, ref?, range?, pr?, folder?}` and `redline.ask {request,
 folder?}` start a review and return its task id at once; `redline.rerun`, `redline.cancel
-{taskId?}`, `redline.clear`, `redline.dismiss {id | ids, reason}`, `redline.export {format,
-path?}`; and the commands code actions carry (`fixes.py`: a fix applied, dismiss a finding or a
-file, show the suggested code) with positional `[uri, id]` arguments. Each parses its
+{taskId?}`, `redline.clear`, `redline.dismiss {id | ids, reason, all?}`, `redline.export
+{format, path?}`; and the commands code actions carry (`fixes.py`: a fix applied, dismiss a
+finding (or all like it) or a file, show the suggested code) with positional `[uri, id]`
+arguments. Each parses its
 arguments first; see `handlers.py` for the errors a client gets back.
 """
 
@@ -136,6 +137,7 @@ def cmd_fix_applied(ls: RedlineServer, finding_id: str) -> dict[str, Any]:
 class Dismissal:
     ids: list[str]
     reason: str
+    all_like_this: bool = False  # `all: true`: every identical finding, not only this one
 
 
 def _dismissal(args: tuple[Any, ...]) -> Dismissal:
@@ -145,18 +147,40 @@ def _dismissal(args: tuple[Any, ...]) -> Dismissal:
         raise UsageError("ids must be a non-empty list of finding ids")
     if ids is not None and not all(isinstance(i, str) for i in ids):
         raise UsageError("ids must be a non-empty list of finding ids")
-    return Dismissal(ids if ids else [finding_id_arg(args)], _string(data, "reason") or "")
+    every = data.get("all", False)
+    if not isinstance(every, bool):
+        raise UsageError(f"all must be true or false, not {type(every).__name__}")
+    return Dismissal(ids if ids else [finding_id_arg(args)], _string(data, "reason") or "", every)
 
 
 @HANDLERS.command("redline.dismiss", _dismissal)
 def cmd_dismiss(ls: RedlineServer, dismissal: Dismissal) -> dict[str, Any]:
-    return {"dismissed": [display.dismiss(ls, i, dismissal.reason).id for i in dismissal.ids]}
+    """Dismiss findings: each one only, or with `all: true` every finding like it (the same
+    code, category and rule in its file: its other occurrences, and future ones)."""
+    dismissed = [
+        display.dismiss(ls, i, dismissal.reason, all_like_this=dismissal.all_like_this).id
+        for i in dismissal.ids
+    ]
+    return (
+        {"dismissed": dismissed, "all": True}
+        if dismissal.all_like_this
+        else {"dismissed": dismissed}
+    )
 
 
 @HANDLERS.command(fixes.DISMISS, finding_id_arg)
 def cmd_dismiss_finding(ls: RedlineServer, finding_id: str) -> dict[str, Any]:
     finding = display.dismiss(ls, finding_id, "dismissed in the editor")
     return {"dismissed": [finding.id]}
+
+
+@HANDLERS.command(fixes.DISMISS_ALL, finding_id_arg)
+def cmd_dismiss_all_like(ls: RedlineServer, finding_id: str) -> dict[str, Any]:
+    """The code action's "all like this": every occurrence of the finding's base id."""
+    finding = display.dismiss(
+        ls, finding_id, "dismissed in the editor (all like this)", all_like_this=True
+    )
+    return {"dismissed": [finding.id], "all": True}
 
 
 def _uri_arg(args: tuple[Any, ...]) -> str:

@@ -25,6 +25,7 @@ from redline.redaction import redact_data
 if TYPE_CHECKING:
     from redline.lsp.language_server import RedlineServer
     from redline.model import Finding, Review
+    from redline.store.dismissals import Dismissed
 
 FINDINGS = "redline/findings"
 FINDINGS_INTERVAL = 0.05  # s: at most one `redline/findings` per folder this often
@@ -302,17 +303,18 @@ def clear_folder(ls: RedlineServer, folder: Folder) -> None:
 # -- dismissals ------------------------------------------------------------------------------
 
 
-def dismissed_ids(ls: RedlineServer, folder: Folder) -> set[str]:
-    """Ids in `.redline/dismissed.toml` (read afresh: a `git pull` may have changed it)."""
-    if folder.root is None:
-        return set()
-    from redline.store.dismissals import DismissalError, DismissalStore
+def dismissed_ids(ls: RedlineServer, folder: Folder) -> Dismissed:
+    """What `.redline/dismissed.toml` dismisses (read afresh: a `git pull` may have changed
+    it)."""
+    from redline.store.dismissals import DismissalError, DismissalStore, Dismissed
 
+    if folder.root is None:
+        return Dismissed()
     try:
-        return DismissalStore(folder.root).ids()
+        return DismissalStore(folder.root).dismissed()
     except DismissalError as exc:
         ls.log_message(f"Redline: {exc.message}", types.MessageType.Warning)
-        return set()
+        return Dismissed()
 
 
 def drop_dismissed(
@@ -320,13 +322,15 @@ def drop_dismissed(
     folder: Folder,
     findings: list[Finding],
     text: str,
-    stored: set[str] | None = None,
+    stored: Dismissed | None = None,
 ) -> list[Finding]:
-    from redline.store.dismissals import inline_ignores
+    """`findings` of one file without the dismissed ones (the file's current `text` holds
+    its inline markers)."""
+    from redline.store.dismissals import split_dismissed
 
     stored = dismissed_ids(ls, folder) if stored is None else stored
-    marked = inline_ignores(text)
-    return [f for f in findings if f.id not in stored and f.id not in marked]
+    kept, _ = split_dismissed(findings, stored, lambda _path: text)
+    return kept
 
 
 def find_finding(ls: RedlineServer, finding_id: str) -> tuple[Folder, str, Finding] | None:
@@ -342,7 +346,11 @@ def find_finding(ls: RedlineServer, finding_id: str) -> tuple[Folder, str, Findi
     return None
 
 
-def dismiss(ls: RedlineServer, finding_id: str, reason: str) -> Finding:
+def dismiss(
+    ls: RedlineServer, finding_id: str, reason: str, *, all_like_this: bool = False
+) -> Finding:
+    """Dismiss the current finding `finding_id` in dismissed.toml, and stop showing it; with
+    `all_like_this`, every occurrence of its base id (identical code in its file) too."""
     found = find_finding(ls, finding_id)
     if found is None:
         raise UsageError(f"no current finding with id {finding_id!r}")
@@ -351,9 +359,24 @@ def dismiss(ls: RedlineServer, finding_id: str, reason: str) -> Finding:
         raise UsageError("the folder has not been reviewed yet")
     from redline.store.dismissals import DismissalStore
 
-    DismissalStore(folder.root).add(finding, reason)
+    DismissalStore(folder.root).add(finding, reason, all_like_this=all_like_this)
     forget(ls, finding_id)
+    if all_like_this:
+        for other in _occurrences(ls, finding.family_id):
+            if other != finding_id:
+                forget(ls, other)
     return finding
+
+
+def _occurrences(ls: RedlineServer, base_id: str) -> set[str]:
+    """The ids of the current findings whose base id is `base_id`."""
+    ids: set[str] = set()
+    for folder in ls.folders.values():
+        for findings in folder.findings.values():
+            ids.update(f.id for f in findings if f.family_id == base_id)
+        if folder.review is not None:
+            ids.update(f.id for f in folder.review.findings if f.family_id == base_id)
+    return ids
 
 
 def forget(ls: RedlineServer, finding_id: str) -> None:

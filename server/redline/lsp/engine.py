@@ -101,6 +101,7 @@ def review_sync(
     load_frozen("engine", _import_engine)
     from redline import config
     from redline.git.runner import find_repo_root
+    from redline.model import number_occurrences
     from redline.review.pipeline import plan_review, run_review
     from redline.store import TaskStore
 
@@ -129,7 +130,9 @@ def review_sync(
         on_partial(root, touched, {path: disk_text(root, path) for path in touched})
 
     def on_file(file_review: Any) -> None:
-        post(list(file_review.findings))
+        # One file's model findings, numbered among themselves (identical ones must not share
+        # an id in `partial`); the final review's ids replace these.
+        post(number_occurrences(file_review.findings))
 
     store = TaskStore()
     if isinstance(request, DebateRequest):

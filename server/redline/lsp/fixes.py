@@ -26,7 +26,8 @@ Decisions:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from redline.enums import FixState
@@ -41,6 +42,7 @@ QUICKFIX = "quickfix"
 
 # Commands the server must register (`workspace/executeCommand`); arguments are listed per id.
 DISMISS = "redline.dismissFinding"  # [uri, finding_id]
+DISMISS_ALL = "redline.dismissAllLikeThis"  # [uri, finding_id]: every occurrence of its base id
 DISMISS_FILE = "redline.dismissFile"  # [uri]
 SHOW_SUGGESTED = "redline.showSuggestedCode"  # [uri, finding_id]
 FIX_APPLIED = "redline.fixApplied"  # [uri, finding_id]
@@ -149,6 +151,12 @@ def _short(title: str) -> str:
     return one_line[: _TITLE_LIMIT - 1].rstrip() + "…"
 
 
+def repeated_families(findings: Iterable[TrackedFinding]) -> set[str]:
+    """The base ids more than one of `findings` share (identical code in one file)."""
+    counts = Counter(t.finding.family_id for t in findings)
+    return {base for base, n in counts.items() if n > 1}
+
+
 def code_actions_for(
     findings_in_range: Sequence[TrackedFinding],
     doc_text: str,
@@ -156,11 +164,13 @@ def code_actions_for(
     only: Sequence[str] | None = None,
     *,
     uri: str | None = None,
+    repeated: Collection[str] = (),
 ) -> list[ActionSpec]:
     """Code actions for the findings under the cursor/selection, in display order: for each
-    finding its fix (or "show suggested code") and "dismiss finding", then one "dismiss all
-    Redline findings in this file". `uri` is passed back in command arguments (default
-    `path`); `only` is the request's `context.only`."""
+    finding its fix (or "show suggested code") and "dismiss finding" (and "dismiss all like
+    this" when its base id is in `repeated`: identical findings elsewhere in the file), then
+    one "dismiss all Redline findings in this file". `uri` is passed back in command arguments
+    (default `path`); `only` is the request's `context.only`."""
     if not findings_in_range or not kind_allowed(QUICKFIX, only):
         return []
     target = uri if uri is not None else path
@@ -208,6 +218,15 @@ def code_actions_for(
                 command=CommandSpec(DISMISS, (target, finding.id)),
             )
         )
+        if finding.family_id in repeated:
+            actions.append(
+                ActionSpec(
+                    title=f"Redline: dismiss all like this — {title}",
+                    kind=QUICKFIX,
+                    finding_ids=ids,
+                    command=CommandSpec(DISMISS_ALL, (target, finding.id)),
+                )
+            )
     actions.append(
         ActionSpec(
             title="Redline: dismiss all Redline findings in this file",

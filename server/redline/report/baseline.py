@@ -1,7 +1,8 @@
 """`--baseline previous.sarif`: this review's findings compared with an earlier Redline report.
 
-A finding is matched by its id (file + normalized code + category + rule, see `finding_id`),
-which Redline writes into every SARIF result as `partialFingerprints["redline/v1"]`: an id in
+A finding is matched by its id (file + normalized code + category + rule, see `finding_id`;
+the n-th of identical findings in a file has an occurrence id, `number_occurrences`), which
+Redline writes into every SARIF result as `partialFingerprints["redline/v1"]`: an id in
 both reports is "unchanged" even when its line moved, an id only in this review is "new", and
 one only in the baseline is "absent" (fixed, or its code removed). The states are SARIF 2.1.0's
 `baselineState` values (§3.27.24), so CI can fail on new problems only.

@@ -21,7 +21,7 @@ from typing import Any
 from redline.agent.llm import LLMClient, LLMError
 from redline.config_models import Settings
 from redline.errors import RedlineError
-from redline.model import Coverage, Finding, Review, Severity
+from redline.model import Coverage, Finding, Review, Severity, number_occurrences
 from redline.progress import Progress, ProgressEvent, Stage
 from redline.review.duplicates import merge_duplicates
 from redline.review.structured import InvalidModelOutput
@@ -169,7 +169,13 @@ def build_review(
     """The Review every entry point returns. Dismissed findings (`.redline/dismissed.toml`,
     inline `redline: ignore[<id>]` markers, read through `read_text`) are left out and named in
     the coverage; the rest is filtered by the severity floor and ordered for display. `extra`
-    carries what only some runs have (stats, summary, quality score, attempts, dropped)."""
+    carries what only some runs have (stats, summary, quality score, attempts, dropped).
+
+    This is where finding ids become unique within the review: every finding is known here
+    (fused, deduplicated, verified), so identical findings in one file are numbered in line
+    order (`model.number_occurrences`) before dismissals, reports and the task record see
+    them."""
+    findings = number_occurrences(findings)
     kept, dismissal_notes = filter_dismissed(findings, repo, read_text)
     coverage.notes.extend(dismissal_notes)
     shown = shown_findings(kept, settings.review.min_severity, coverage.notes)

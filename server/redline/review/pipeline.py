@@ -32,6 +32,7 @@ from redline.model import (
     Review,
     ReviewUnit,
     SkippedFile,
+    number_occurrences,
 )
 from redline.progress import CancelToken, NullProgress, Progress, ProgressEvent, Stage
 from redline.review.assemble import (
@@ -270,7 +271,9 @@ def _run_review(
     cancel.check()
     if on_analyzers is not None:
         # Dismissed findings must not flash in the editor before the final filter below.
-        early, _ = filter_dismissed(findings, scope.repo_root, read_text)
+        # Numbered as build_review will number them (the analyzers' findings alone: a model
+        # finding in between can shift an occurrence; the final review's ids replace these).
+        early, _ = filter_dismissed(number_occurrences(findings), scope.repo_root, read_text)
         on_analyzers(at_or_above(early, settings.review.min_severity))
     outcome_model: ModelOutcome | None = None
     if settings.models.model:

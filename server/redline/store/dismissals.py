@@ -2,7 +2,11 @@
 
 A finding's id is a fingerprint of its file, code, category and rule (`model.finding_id`), not
 of its line, so a dismissal holds for every later review of the same code and lapses when the
-code changes (then it is a different finding and deserves a fresh look).
+code changes (then it is a different finding and deserves a fresh look). Identical findings in
+one file (the same line twice) get distinct ids, numbered in line order
+(`model.number_occurrences`): the first keeps the plain fingerprint (its *base id*), the n-th
+gets an occurrence id. A dismissal names one occurrence; one with `all = true` names a base id
+and dismisses every occurrence of it ("dismiss all like this"), today's and future ones.
 
 `.redline/dismissed.toml` is meant to be committed: an auditable list, one table per dismissal,
 with who and why::
@@ -14,6 +18,12 @@ with who and why::
     reason = "input is an enum, never user text"
     when = 2026-01-01T12:00:00Z
     by = "alice"
+    all = true  # optional: every identical finding in the file, not only this one
+
+An entry without `all` (every entry written before ids were made unique) dismisses that one
+id: the first occurrence, for a base id. Such an entry used to hide every identical line of its
+file, including ones added later; those now show again, once, to be dismissed on their own or
+with "all like this" (a dismissal must not hide new code).
 
 Inline markers work without the file: `redline: ignore[RL-0123456789ab] reason` in a comment
 (`#`, `//`, `--`, `/* */`, `<!-- -->`, or a ` * ` continuation line of a block comment)
@@ -41,14 +51,15 @@ from pathlib import Path
 from redline.analyzers.rules import family
 from redline.errors import RedlineError
 from redline.files import DISMISSED_FILE, atomic_write
-from redline.model import Finding, finding_id
+from redline.model import Finding, finding_id, occurrence_id
 
 DISMISSED_PATH = Path(DISMISSED_FILE)
 _HEADER = (
     "# Findings dismissed in Redline reviews. Commit this file so the team shares it.\n"
     "# A finding's id changes when its code changes, so a dismissal never hides new code.\n"
+    "# `all = true`: every identical finding in the file (same code, category and rule).\n"
 )
-_FIELDS = ("id", "file", "title", "reason", "when", "by")
+_FIELDS = ("id", "file", "title", "reason", "when", "by", "all")
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _ID = r"RL-[0-9A-Fa-f]{12}"
 # A comment opener, then the marker later on the same line. `.*?` stays on the line.
@@ -77,6 +88,28 @@ class Dismissal:
     when: str = ""  # ISO 8601, UTC
     by: str | None = None
     extra: dict[str, Scalar | list[Scalar]] = field(default_factory=dict, compare=False)
+    # `all = true`: `id` is a base id and every occurrence of it is dismissed.
+    all_like_this: bool = False
+
+
+@dataclass(frozen=True)
+class Dismissed:
+    """The ids dismissed.toml dismisses: single findings (`one`), and base ids every
+    occurrence of which is dismissed (`every`)."""
+
+    one: frozenset[str] = frozenset()
+    every: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, entries: Iterable[Dismissal]) -> Dismissed:
+        entries = builtins.list(entries)
+        return cls(
+            one=frozenset(d.id for d in entries if not d.all_like_this),
+            every=frozenset(d.id for d in entries if d.all_like_this),
+        )
+
+    def covers(self, finding: Finding) -> bool:
+        return finding.id in self.one or finding.family_id in self.every
 
 
 class DismissalStore:
@@ -100,10 +133,18 @@ class DismissalStore:
         return _parse(data, self.path)
 
     def ids(self) -> set[str]:
+        """Every id the file names (one occurrence's, or a base id with `all = true`)."""
         return {d.id for d in self.list()}
 
-    def is_dismissed(self, finding_id: str) -> bool:
-        return finding_id in self.ids()
+    def dismissed(self) -> Dismissed:
+        return Dismissed.of(self.list())
+
+    def is_dismissed(self, finding: Finding | str) -> bool:
+        """Whether the file dismisses `finding` (an id alone counts as its own base id)."""
+        stored = self.dismissed()
+        if isinstance(finding, str):
+            return finding in stored.one or finding in stored.every
+        return stored.covers(finding)
 
     def add(
         self,
@@ -112,18 +153,23 @@ class DismissalStore:
         *,
         by: str | None = None,
         when: datetime | None = None,
+        all_like_this: bool = False,
     ) -> Dismissal:
-        """Dismiss `finding` (replacing an earlier dismissal of the same id)."""
+        """Dismiss `finding`, that occurrence only; with `all_like_this`, every occurrence of
+        its base id (identical code, category and rule in its file), now and later. Replaces an
+        earlier dismissal of the same id."""
         moment = (when or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
+        ident = finding.family_id if all_like_this else finding.id
         entry = Dismissal(
-            id=finding.id,
+            id=ident,
             file=finding.file,
             title=finding.title,
             reason=reason,
             when=moment.isoformat().replace("+00:00", "Z"),
             by=by,
+            all_like_this=all_like_this,
         )
-        entries = [d for d in self.list() if d.id != finding.id]
+        entries = [d for d in self.list() if d.id != ident]
         entries.append(entry)
         self._write(entries)
         return entry
@@ -175,6 +221,9 @@ def _parse(data: bytes, path: Path) -> list[Dismissal]:
         if not isinstance(ident, str) or not ident.strip():
             raise DismissalError(f"{path}: dismissal #{n} has no `id`")
         by = entry.get("by")
+        every = entry.get("all", False)
+        if not isinstance(every, bool):
+            raise DismissalError(f"{path}: dismissal #{n}: `all` must be true or false")
         out.append(
             Dismissal(
                 id=ident.strip(),
@@ -184,6 +233,7 @@ def _parse(data: bytes, path: Path) -> list[Dismissal]:
                 when=_text(entry.get("when")),
                 by=_text(by) if by is not None else None,
                 extra={k: v for k, v in entry.items() if k not in _FIELDS and _writable(v)},
+                all_like_this=every,
             )
         )
     return out
@@ -223,6 +273,8 @@ def dumps(entries: Iterable[Dismissal]) -> str:
         out.append(f"when = {_when(d.when)}\n")
         if d.by is not None:
             out.append(f"by = {_string(d.by)}\n")
+        if d.all_like_this:
+            out.append("all = true\n")
         for key, value in d.extra.items():
             out.append(f"{_key(key)} = {_value(value)}\n")
     return "".join(out)
@@ -311,34 +363,60 @@ def apply_dismissals(
     store: DismissalStore | None,
     read_text: ReadText,
 ) -> tuple[list[Finding], list[Finding]]:
-    """(kept, dismissed): a finding is dismissed when its id is in the store or an inline
-    marker with its id is in its file's current text (`read_text(path)`, None if unknown).
+    """(kept, dismissed): a finding is dismissed when the store dismisses it (its id, or its
+    base id with `all = true`) or an inline marker with its id is in its file's current text
+    (`read_text(path)`, None if unknown).
 
     Raises DismissalError when the store's file is unreadable; `filter_dismissed` is the
     forgiving form for the review pipeline."""
-    return _split(findings, store.ids() if store is not None else set(), read_text)
+    return split_dismissed(
+        findings, store.dismissed() if store is not None else Dismissed(), read_text
+    )
 
 
-def _split(
-    findings: Iterable[Finding], stored: set[str], read_text: ReadText
+def split_dismissed(
+    findings: Iterable[Finding], stored: Dismissed, read_text: ReadText
 ) -> tuple[list[Finding], list[Finding]]:
+    """(kept, dismissed) for findings numbered together (`model.number_occurrences`), by
+    `stored` and the inline markers in each file's text."""
+    items = builtins.list(findings)
+    per_file: dict[str, int] = {}
+    for finding in items:
+        per_file[finding.file] = per_file.get(finding.file, 0) + 1
     markers: dict[str, set[str]] = {}
+    for finding in items:
+        if finding.file not in markers:
+            markers[finding.file] = set(inline_ignores(_decode(read_text(finding.file))))
+    # A marker on the finding's own line changed the code its id is a fingerprint of (and so
+    # maybe its occurrence number): it is matched against the ids the finding had without it,
+    # and then serves that finding only, not an identical line that now inherits the id.
+    own: set[int] = set()
+    consumed: dict[str, set[str]] = {}
+    for index, finding in enumerate(items):
+        bases = _ids_without_markers(finding)
+        if not bases:
+            continue
+        marked = markers[finding.file]
+        candidates = {
+            occurrence_id(b, n) for b in bases for n in range(1, per_file[finding.file] + 1)
+        }
+        named = candidates & marked
+        if named or candidates & stored.one or bases & stored.every:
+            own.add(index)
+            consumed.setdefault(finding.file, set()).update(named)
     kept: list[Finding] = []
     dismissed: list[Finding] = []
-    for finding in findings:
-        if finding.id not in stored:
-            if finding.file not in markers:
-                markers[finding.file] = set(inline_ignores(_decode(read_text(finding.file))))
-            wanted = stored | markers[finding.file]
-            if finding.id not in wanted and not (_ids_without_markers(finding) & wanted):
-                kept.append(finding)
-                continue
-        dismissed.append(finding)
+    for index, finding in enumerate(items):
+        marked = markers[finding.file] - consumed.get(finding.file, set())
+        if index in own or stored.covers(finding) or finding.id in marked:
+            dismissed.append(finding)
+        else:
+            kept.append(finding)
     return kept, dismissed
 
 
 def _ids_without_markers(finding: Finding) -> set[str]:
-    """The ids the finding had before a marker was written into its own lines.
+    """The base ids the finding had before a marker was written into its own lines.
 
     The natural place for `# redline: ignore[<id>]` is the flagged line itself, but the id is a
     fingerprint of that line, so the marker changes it. The id of the code without the marker
@@ -375,11 +453,11 @@ def filter_dismissed(
     apply."""
     notes: list[str] = []
     try:
-        stored = DismissalStore(repo_root).ids()
+        stored = DismissalStore(repo_root).dismissed()
     except DismissalError as exc:
         notes.append(f"dismissals not applied: {exc.message}")
-        stored = set()
-    kept, dismissed = _split(findings, stored, read_text)
+        stored = Dismissed()
+    kept, dismissed = split_dismissed(findings, stored, read_text)
     if dismissed:
         notes.append(
             f"{len(dismissed)} findings dismissed (.redline/dismissed.toml or inline markers)"
@@ -387,7 +465,7 @@ def filter_dismissed(
         # Named, not just counted: an inline marker can come from the author of the change under
         # review, so what was hidden must stay auditable in the report.
         for f in dismissed[:20]:
-            how = "dismissed.toml" if f.id in stored else "inline marker"
+            how = "dismissed.toml" if stored.covers(f) else "inline marker"
             where = f"{f.file}:{f.line}" if f.line else f.file
             notes.append(f"dismissed ({how}): {f.id} {where} — {f.title}")
         if len(dismissed) > 20:
