@@ -11,9 +11,9 @@ from redline.diff.rules import SKIP_DELETED_UNUSED, SKIP_GENERATED, SKIP_MINIFIE
 from redline.model import ContextLevel, PatchType, ReviewUnit, Tag
 from redline.requests import ScopeRequest
 from redline.review.pipeline import plan_review, run_review
+from test_units import diff, reader
 
 from gitrepo import GitRepo
-from test_units import diff, reader
 
 DATA = Path(__file__).parent / "data"
 # The first 6 KB of jQuery 3.6.1's own minified release (banner and the start of its one line).

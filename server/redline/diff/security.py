@@ -118,8 +118,10 @@ _CASED = re.compile(
     r"|\bgh[pousr]_[A-Za-z0-9]{20}|\bxox[abprs]-[A-Za-z0-9-]{10}|AIza[0-9A-Za-z_-]{30}"
 )
 # What a match of a _CASED_KEYWORDS entry starts with (no other keyword starts so).
-_CASED_STARTS = ("select", "insert", "update", "delete", "f'", 'f"', "akia", "-----begin ")
-_CASED_STARTS += ("sk_", "rk_", "gh", "xox", "aiza")
+_CASED_STARTS: tuple[str, ...] = (
+    *("select", "insert", "update", "delete", "f'", 'f"', "akia", "-----begin "),
+    *("sk_", "rk_", "gh", "xox", "aiza"),
+)
 
 
 def _one_pattern(entries: Iterable[tuple[str, str]]) -> re.Pattern[str]:
