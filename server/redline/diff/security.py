@@ -171,14 +171,19 @@ def security_sensitive_text(path: str, text: str) -> bool:
 def security_text(text: str) -> bool:
     """Whether the text holds a security keyword: one scan of the lowered text; a match of a
     case-sensitive pattern is confirmed on the original text (once)."""
+    lowered = text.lower()
     cased: bool | None = None
-    for match in _SCAN.finditer(text.lower()):
+    match = _SCAN.search(lowered)
+    while match is not None:
         if not match.group().startswith(_CASED_STARTS):
             return True
         if cased is None:
             cased = _CASED.search(text) is not None
             if cased:
                 return True
+        # An unconfirmed match may span other keywords of its line: look again just after
+        # its start, not after its end.
+        match = _SCAN.search(lowered, match.start() + 1)
     return False
 
 
