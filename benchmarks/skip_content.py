@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from redline.config_models import AnalyzerSettings, ModelSettings, Settings
 from redline.diff import units as units_module
 from redline.diff.security import security_sensitive_text
-from redline.requests import ScopeRequest
+from redline.requests import ScopeKind, ScopeRequest
 from redline.review.estimate import estimate_model
 from redline.review.pipeline import plan_review
 
@@ -90,7 +90,7 @@ def estimate(root: Path) -> tuple[int, int, int]:
         models=ModelSettings(model=MODEL, api_key="unused"),
         analyzers=AnalyzerSettings(ruff=False, bandit=False),
     )
-    plan = plan_review(root, ScopeRequest("branch", "main"), settings, function_metrics=True)
+    plan = plan_review(root, ScopeRequest(ScopeKind.BRANCH, "main"), settings, function_metrics=True)
     est = estimate_model(plan, settings)
     assert est is not None
     return len(plan.reviewable), est.calls_min, est.prompt_tokens
@@ -113,7 +113,7 @@ def old_tags() -> ModuleType | None:
 
 
 def stdlib_units() -> list[tuple[str, str]]:
-    out = []
+    out: list[tuple[str, str]] = []
     for path in sorted(Path(sysconfig.get_paths()["stdlib"]).rglob("*.py")):
         if "site-packages" in path.parts:
             continue

@@ -9,7 +9,7 @@ from redline.config_models import AnalyzerSettings, ReviewSettings, Settings
 from redline.diff import apply_rules, build_units
 from redline.diff.rules import SKIP_DELETED_UNUSED, SKIP_GENERATED, SKIP_MINIFIED, SKIP_VENDORED
 from redline.model import ContextLevel, PatchType, ReviewUnit, Tag
-from redline.requests import ScopeRequest
+from redline.requests import ScopeKind, ScopeRequest
 from redline.review.pipeline import plan_review, run_review
 from test_units import diff, reader
 
@@ -257,7 +257,7 @@ def test_deleted_file_lists_its_definitions_and_their_remaining_uses(repo: GitRe
     assert router.symbols == ["route", "compile_path", "Router"]
     assert "def route" not in router.patch  # the definitions, not the deleted text
     settings = Settings(analyzers=AnalyzerSettings(ruff=False, bandit=False))
-    plan = plan_review(repo.root, ScopeRequest("uncommitted"), settings)
+    plan = plan_review(repo.root, ScopeRequest(ScopeKind.UNCOMMITTED), settings)
     by_path = {u.file_path: u for u in plan.units}
     router = by_path["lib/router.py"]
     assert router.skip_reason is None
@@ -280,6 +280,6 @@ def test_deleted_file_search_on_a_commit_range(repo: GitRepo) -> None:
     repo.git("checkout", "-q", "-b", "feature")
     repo.commit("delete the router")
     settings = Settings(analyzers=AnalyzerSettings(ruff=False, bandit=False))
-    plan = plan_review(repo.root, ScopeRequest("branch", "main"), settings)
+    plan = plan_review(repo.root, ScopeRequest(ScopeKind.BRANCH, "main"), settings)
     router = next(u for u in plan.units if u.file_path == "lib/router.py")
     assert {u.path for u in router.symbol_uses} == {"app.py"}
