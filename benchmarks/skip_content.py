@@ -90,7 +90,9 @@ def estimate(root: Path) -> tuple[int, int, int]:
         models=ModelSettings(model=MODEL, api_key="unused"),
         analyzers=AnalyzerSettings(ruff=False, bandit=False),
     )
-    plan = plan_review(root, ScopeRequest(ScopeKind.BRANCH, "main"), settings, function_metrics=True)
+    plan = plan_review(
+        root, ScopeRequest(ScopeKind.BRANCH, "main"), settings, function_metrics=True
+    )
     est = estimate_model(plan, settings)
     assert est is not None
     return len(plan.reviewable), est.calls_min, est.prompt_tokens
