@@ -189,6 +189,13 @@ def test_creation_prunes_only_when_due(tmp_path: Path, monkeypatch: pytest.Monke
     os.utime(marker, (time.time() - 2 * DAY,) * 2)
     _done(_store(store.root, RetentionPolicy(keep_records=50, keep_days=30)), "t5")
     assert len(scans) == 2  # a day since the last sweep: ages are checked again
+    # Past a larger limit, a sweep waits for 10% more records, then keeps exactly the limit.
+    tens = _store(store.root, RetentionPolicy(keep_records=10, keep_days=30))
+    for i in range(5):
+        _done(tens, f"u{i}")
+    assert len(_ids(store)) == 11 and len(scans) == 2
+    _done(tens, "u5")
+    assert len(_ids(store)) == 10 and len(scans) == 3
 
 
 def test_a_failing_prune_never_fails_the_task(

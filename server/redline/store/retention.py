@@ -1,12 +1,13 @@
 """How long task records are kept: the newest `keep_records`, none older than `keep_days`.
 
 Applied when a task starts, cheaply: the store's names are counted (no stat, nothing read), and
-the records are only looked at when the count is over the limit or the last age sweep (a marker
-file's mtime) is a day old. A sweep stats every record once; it reads nothing but the status of
-the records it would remove, and never removes one that is running: a record this process is
-still writing, or one whose status is "running" and that was written in the last week (older
-than that, its process is gone: a crashed or killed review). `redline history --prune` runs the
-same sweep on demand.
+the records are only looked at when the count is 10% over the limit (so a sweep runs once per
+that many reviews, and the store holds up to 10% more records between sweeps) or the last age
+sweep (a marker file's mtime) is a day old. A sweep stats every record once; it reads nothing
+but the status of the records it would remove, and never removes one that is running: a record
+this process is still writing, or one whose status is "running" and that was written in the
+last week (older than that, its process is gone: a crashed or killed review). `redline history
+--prune` runs the same sweep on demand, down to exactly `keep_records`.
 """
 
 from __future__ import annotations
@@ -65,10 +66,16 @@ def policy_from_settings() -> RetentionPolicy:
     return RetentionPolicy(keep_records=store.keep_records, keep_days=store.keep_days)
 
 
+def slack(policy: RetentionPolicy) -> int:
+    """Records let past `keep_records` before a task's start sweeps (10%): one sweep per that
+    many reviews, not one per review. `history --prune` keeps exactly `keep_records`."""
+    return policy.keep_records // 10
+
+
 def due(root: Path, policy: RetentionPolicy, now: float) -> bool:
-    """Whether a sweep may remove something: more records than kept, or a day since the last
-    age sweep. Costs a listing of names and one stat."""
-    if policy.keep_records and records.count(root) > policy.keep_records:
+    """Whether a sweep may remove something: more records than kept (plus the slack), or a day
+    since the last age sweep. Costs a listing of names and one stat."""
+    if policy.keep_records and records.count(root) > policy.keep_records + slack(policy):
         return True
     if not policy.keep_days:
         return False
