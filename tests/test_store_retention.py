@@ -321,3 +321,14 @@ def test_history_prune_and_old_records_through_the_cli(tmp_path: Path, env: dict
     assert again.stdout.startswith("removed 0 records (0 bytes)")
     refused = _redline(env, "history", "t3", "--prune")
     assert refused.returncode == 2 and "--prune" in refused.stderr
+
+
+def test_a_repository_file_cannot_set_how_long_records_are_kept(tmp_path: Path) -> None:
+    from redline.config import load_settings
+
+    (tmp_path / ".redline.toml").write_text("[store]\nkeep_records = 1\n", encoding="utf-8")
+    user = tmp_path / "user.toml"
+    user.write_text("[store]\nkeep_days = 7\n", encoding="utf-8")
+    loaded = load_settings(tmp_path, environ={}, user_file=user)
+    assert (loaded.settings.store.keep_records, loaded.settings.store.keep_days) == (200, 7)
+    assert any("store.keep_records" in w for w in loaded.warnings)
