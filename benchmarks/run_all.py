@@ -1,5 +1,5 @@
-"""Run the model-pipeline, language-server, redaction, anchoring, debate and skip-content
-benchmarks one after another, each in its own process (so each pays its own imports, like a CLI
+"""Run the model-pipeline, language-server, redaction, anchoring, debate, skip-content and
+task-store benchmarks one after another, each in its own process (so each pays its own imports, like a CLI
 run), then repeat their TARGET lines together.
 
     python benchmarks/run_all.py
@@ -25,6 +25,7 @@ BENCHMARKS = (
     "anchoring.py",
     "debate.py",
     "skip_content.py",
+    "task_store.py",
 )
 
 
