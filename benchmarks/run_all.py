@@ -1,6 +1,6 @@
 """Run the model-pipeline, language-server, redaction, anchoring, debate, skip-content and
-task-store benchmarks one after another, each in its own process (so each pays its own imports, like a CLI
-run), then repeat their TARGET lines together.
+task-store benchmarks one after another, each in its own process (so each pays its own imports,
+like a CLI run), then repeat their TARGET lines together.
 
     python benchmarks/run_all.py
 
