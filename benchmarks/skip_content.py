@@ -29,7 +29,7 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from redline.config_models import AnalyzerSettings, ModelSettings, Settings
-from redline.diff import units as units_module
+from redline.diff import new_side as new_side_module
 from redline.diff.security import security_sensitive_text
 from redline.requests import ScopeKind, ScopeRequest
 from redline.review.estimate import estimate_model
@@ -78,9 +78,9 @@ def make_repo(root: Path, minified: str) -> None:
 def names_only() -> Iterator[None]:
     """The content checks off: what the skip decisions were before them."""
     with (
-        mock.patch.object(units_module, "minified", lambda lines: False),
-        mock.patch.object(units_module, "bundled", lambda head: False),
-        mock.patch.object(units_module, "vendored_header", lambda path, head: False),
+        mock.patch.object(new_side_module, "minified", lambda lines: False),
+        mock.patch.object(new_side_module, "bundled", lambda head: False),
+        mock.patch.object(new_side_module, "vendored_header", lambda path, head: False),
     ):
         yield
 

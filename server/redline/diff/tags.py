@@ -291,3 +291,11 @@ def _indented(lines: Iterable[str]) -> list[tuple[str, str]]:
         if body:
             out.append((line[: len(line) - len(line.lstrip())], " ".join(body.split())))
     return out
+
+
+_TAG_ORDER = {tag: i for i, tag in enumerate(Tag)}
+
+
+def ordered_tags(tags: set[Tag]) -> list[Tag]:
+    """`tags` in the order Tag declares them: a unit's tag list does not depend on set order."""
+    return sorted(tags, key=_TAG_ORDER.__getitem__)
