@@ -1,0 +1,75 @@
+"""The contracts the eval's parts share: what was planted, and what the review made of it.
+
+A `PlantedBug` is the ground truth of one case: the file, the new-side lines the mutation
+changed (1-based, in the mutated file), the operator and a one-line description a reviewer
+would write. Everything is plain data so results can be saved and compared across runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+# Every operator the generator knows, by name (mutate/ registers one function per name).
+OPERATORS: Final = (
+    "off_by_one",  # a bound or slice end moved by one (< → <=, n → n - 1, [:n] → [:n + 1])
+    "flipped_comparison",  # < ↔ >, <= ↔ >=, == ↔ !=
+    "and_or_swap",  # and ↔ or, && ↔ ||
+    "negated_condition",  # if c → if not c
+    "wrong_variable",  # a variable replaced by another of the same kind in scope
+    "swapped_arguments",  # f(a, b) → f(b, a)
+    "removed_null_check",  # an `if x is None` / `if (x == null)` / `if err != nil` guard removed
+    "removed_await",  # await f() → f()
+    "missing_return",  # return expr → expr (or the return dropped)
+    "wrong_constant",  # a numeric or string constant changed
+    "early_break",  # a break/continue inserted early in a loop body
+    "swallowed_exception",  # an except/catch body replaced by pass / {} / ignored err
+    "resource_not_closed",  # with open(...) → f = open(...) without close; defer Close() removed
+    "injection",  # a query/shell command built by concatenating a parameter
+)
+LANGUAGES: Final = ("python", "javascript", "typescript", "go")
+
+
+@dataclass(frozen=True)
+class PlantedBug:
+    operator: str  # one of OPERATORS
+    language: str  # one of LANGUAGES
+    file: str  # repo-relative, forward slashes
+    lines: tuple[int, ...]  # new-side lines the mutation changed (1-based, mutated file)
+    function: str  # the enclosing function's name
+    description: str  # one line, e.g. "loop bound includes len(items): reads past the end"
+    original: str  # the replaced source text
+    mutated: str  # the text put in its place
+
+
+@dataclass(frozen=True)
+class Mutant:
+    bug: PlantedBug
+    source: str  # the whole mutated file
+
+
+@dataclass
+class StageCounts:
+    """How many planted bugs were still matched after each stage of the pipeline."""
+
+    said: int = 0  # the model's raw answer named the bug (line ±1, or quoted the line)
+    anchored: int = 0  # a finding after anchoring matched it
+    verified: int = 0  # still there after the verifier (not dropped)
+    shown: int = 0  # in the final review the user sees
+
+
+@dataclass
+class CaseResult:
+    case_id: str
+    bug: PlantedBug
+    model: str  # "offline" when only the analyzers ran
+    found: bool  # a shown finding matched the planted bug
+    findings: int  # shown findings on the planted change
+    matching: int  # of those, how many match
+    stages: StageCounts = field(default_factory=StageCounts)
+    anchoring: dict[str, int] = field(default_factory=dict)  # AnchorState value → count
+    calls: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+    seconds: float = 0.0
+    error: str | None = None  # the case could not be run (the review failed): not a miss
