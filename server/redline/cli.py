@@ -122,9 +122,9 @@ def _add_ask_parser(sub: Any) -> None:
 
 
 def _cmd_review(args: argparse.Namespace) -> int:
-    from redline.agent.litellm_loader import start_background_import
+    # Only what this path needs: litellm's loader with a model, the estimate with --estimate
+    # (it brings the context builder and the prompts), never for an offline review.
     from redline.progress import ProgressEvent, Stage, StderrProgress
-    from redline.review.estimate import estimate_model, render_estimate
     from redline.review.pipeline import empty_review, plan_review, run_review
     from redline.store import TaskStore
 
@@ -136,6 +136,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
         # litellm's import (seconds) overlaps the git, unit and analyzer work below. Not for
         # --estimate: it ends before the import's warm-up would, and a daemon thread still
         # importing at interpreter exit can hang the exit on the import lock.
+        from redline.agent.litellm_loader import start_background_import
+
         start_background_import()
 
     plan = plan_review(
@@ -150,6 +152,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
         code = report_and_exit_code(review, settings, args)
         return post_if_asked(args, review, "review", plan.scope, code)
     if args.estimate:
+        from redline.review.estimate import estimate_model, render_estimate
+
         progress.report(ProgressEvent(Stage.DONE, f"estimate for {plan.scope.label}"))
         estimate = estimate_model(plan, settings)
         as_json = args.format not in (None, "markdown")
