@@ -129,6 +129,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
     from redline.store import TaskStore
 
     check_post_flags(args)
+    if not args.estimate:
+        _preload_redaction()
     repo = repo_root(args.repo)
     settings = cli_settings(repo, args, offline_warnings=True)
     progress = StderrProgress(quiet=args.quiet, color=args.color)
@@ -164,6 +166,20 @@ def _cmd_review(args: argparse.Namespace) -> int:
     review = run_review(plan, settings, progress, store=TaskStore())
     code = report_and_exit_code(review, settings, args)
     return post_if_asked(args, review, "review", plan.scope, code)
+
+
+def _preload_redaction() -> None:
+    """detect-secrets' plugins (~0.15 s of imports and regexes), loaded while git works.
+
+    A review always needs them: its task record and its report are redacted, and both hold ids
+    that pass the redactor's pre-filter. Loaded on first use they sat between the diff and the
+    report; in this thread they fill the waits on git's processes. Not a daemon: an early exit
+    (a bad ref) waits for it rather than ending the interpreter mid-import."""
+    import threading
+
+    from redline.redaction import get_redactor
+
+    threading.Thread(target=get_redactor().load_plugins, name="redline-redaction-load").start()
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from redline.agent.llm import load_litellm
 from redline.agent.session import estimate_tokens
 from redline.config_models import Settings
 from redline.context.provider import ContextProvider
@@ -201,6 +200,8 @@ def input_price(model: str) -> float | None:
     try:
         info = _bundled_price(names)
         if info is None:  # not in the file (or no file): ask litellm, which expands aliases
+            from redline.agent.llm import load_litellm
+
             cost = load_litellm().model_cost
             info = cost.get(names[0]) or cost.get(names[1])
     except Exception:  # pricing is informative; never let it fail an estimate
