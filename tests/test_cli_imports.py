@@ -50,10 +50,12 @@ NOT_OFFLINE = (
     "redline.report.terminal",
 )
 
+# main() without argv, as the console script calls it (the whole-process path: gc frozen).
 _PROBE = """
 import json, sys
 from redline.cli import main
-code = main(sys.argv[1:])
+sys.argv[0] = "redline"
+code = main()
 sys.stdout.flush()
 print("\\nMODULES " + json.dumps(sorted(sys.modules)))
 sys.exit(code)

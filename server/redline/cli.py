@@ -11,10 +11,11 @@ stderr. The shared helpers are in `cli_common.py`; `redline debate` in `cli_deba
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -142,9 +143,10 @@ def _cmd_review(args: argparse.Namespace) -> int:
 
         start_background_import()
 
-    plan = plan_review(
-        repo, scope_request(args), settings, progress, function_metrics=args.estimate or None
-    )
+    with _frozen_after():
+        plan = plan_review(
+            repo, scope_request(args), settings, progress, function_metrics=args.estimate or None
+        )
     if plan.empty:
         progress.report(ProgressEvent(Stage.DONE, f"nothing to review: {plan.scope.label}"))
         if args.estimate:
@@ -166,6 +168,26 @@ def _cmd_review(args: argparse.Namespace) -> int:
     review = run_review(plan, settings, progress, store=TaskStore())
     code = report_and_exit_code(review, settings, args)
     return post_if_asked(args, review, "review", plan.scope, code)
+
+
+@contextlib.contextmanager
+def _frozen_after() -> Iterator[None]:
+    """In a whole `redline` process: the collector paused for the block, and what the block
+    allocated frozen before it resumes.
+
+    The plan (tens of thousands of objects on a large change, no reference cycles) lives until
+    the process ends. plan_review pauses the collector too, but then the first collection after
+    it scans the whole plan (~25 ms on 2,000 files) and older generations do again later;
+    frozen first, no collection traverses it. Elsewhere (tests, embedders) nothing changes."""
+    if not _whole_process or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+        gc.freeze()
+    finally:
+        gc.enable()
 
 
 def _preload_redaction() -> None:
@@ -202,7 +224,16 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     return report_and_exit_code(review, settings, args)
 
 
+# True when `main` runs the whole process (the console script, `python -m`): what is allocated
+# before the work starts lives until the exit, so it can be frozen (see gc.freeze below).
+_whole_process = False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    global _whole_process
+    _whole_process = argv is None
+    if _whole_process:
+        gc.freeze()  # the imports' objects (modules, classes, pydantic schemas) outlive the run
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
