@@ -127,9 +127,7 @@ def tool_results(body: dict[str, Any]) -> list[str]:
 
 
 def record_of(tmp_path: Path, task_id: str) -> dict[str, Any]:
-    path = tmp_path / "cache" / "review_content" / f"{task_id}_content.json"
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
+    return TaskStore(tmp_path / "cache" / "review_content").load(task_id)
 
 
 # -- the main path -----------------------------------------------------------------------------

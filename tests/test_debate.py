@@ -6,7 +6,6 @@ and the task record written turn by turn."""
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -324,8 +323,8 @@ def test_every_turn_is_in_the_task_record_as_it_happens(tmp_path: Path) -> None:
 
     def turn(name: str, rnd: int, body: dict[str, Any]) -> str:
         if name == "carol":
-            records = list((tmp_path / "tasks").rglob("*.json"))
-            data = json.loads(records[0].read_text())
+            (running,) = store.list(None)
+            data = store.load(running.task_id)
             seen_in_record.append([t["speaker"] for t in data.get("turns", [])])
         return f"{name} round {rnd}"
 

@@ -17,6 +17,8 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from redline.store import TaskStore
+
 from demo_findings import NEAR_MISS, NOT_PARSING, SHELL
 from demo_findings import PHANTOM as DEMO_PHANTOM
 from gitrepo import GitRepo
@@ -630,7 +632,7 @@ async def test_model_reviews_cancel_supersede_and_offer_verified_fixes(
     assert plain(await s.command("redline.cancel", {"taskId": task})) == {"cancelled": [task]}
     end = await s.finished(task, timeout=slow.delay / 2)
     assert end["state"] == "cancelled"
-    record = json.loads((cache / "review_content" / f"{task}_content.json").read_text())
+    record = TaskStore(cache / "review_content").load(task)
     assert record["status"] == "cancelled"
     roles = [role_of(r) for r in llm.requests]
     assert "verifier" not in roles and "summarizer" not in roles

@@ -14,6 +14,7 @@ import pytest
 
 from model_env import FAST_RETRIES, isolate_model_env
 from redline.cli import main
+from redline.store import TaskStore
 
 from demo_findings import BARE_EXCEPT, PHANTOM, SHELL, SPECULATIVE
 from review_script import ReviewScript, role_of
@@ -138,8 +139,7 @@ def test_task_record_holds_content_review_and_attempts(
     code, out, _ = review(capsys, demo_repo, llm.base_url, "--format", "json")
     assert code == 0
     task_id = json.loads(out)["task_id"]
-    path = tmp_path / "cache" / "review_content" / f"{task_id}_content.json"
-    record = json.loads(path.read_text(encoding="utf-8"))
+    record = TaskStore(tmp_path / "cache" / "review_content").load(task_id)
     assert next(iter(record)) == "content"
     assert record["status"] == "done"
     assert record["review"]["task_id"] == task_id

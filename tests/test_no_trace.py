@@ -47,12 +47,12 @@ def test_a_cli_review_without_any_redline_setting_writes_into_the_private_home(
         [str(REDLINE), "review"], cwd=repo.root, env=env, capture_output=True, text=True, timeout=60
     )
     assert out.returncode == 0, out.stderr
-    records = list((Path(os.environ["XDG_CACHE_HOME"]) / "redline").rglob("*_content.json"))
+    records = list((Path(os.environ["XDG_CACHE_HOME"]) / "redline").rglob("*.task/task.json"))
     assert records, "the review's task record is not in the private cache"
     history = subprocess.run(
         [str(REDLINE), "history"], cwd=repo.root, env=env, capture_output=True, text=True
     )
-    assert records[-1].name.removesuffix("_content.json") in history.stdout
+    assert records[-1].parent.name.removesuffix(".task") in history.stdout
 
 
 INNER_TEST = """

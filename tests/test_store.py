@@ -52,33 +52,57 @@ def _review(task_id: str) -> Review:
     )
 
 
+def _files(path: Path) -> dict[str, bytes]:
+    """A record directory's files and their bytes."""
+    return {p.name: p.read_bytes() for p in sorted(path.iterdir())}
+
+
 def test_record_layout_and_updates(store: TaskStore) -> None:
     record = store.create("t-1", CONTENT)
     record.update("review", _review("t-1"))
     record.update("verification", {"quality_score": 80})
     record.append_attempt({"attempt": 1, "quality": 40})
     record.append_attempt({"attempt": 2, "quality": 80})
+    record.update("analyzers", [])
     record.set_status("done")
-    on_disk = json.loads(store.path_for("t-1").read_text(encoding="utf-8"))
-    assert list(on_disk)[:5] == ["content", "review", "verification", "attempts", "status"]
-    assert on_disk["content"] == CONTENT
-    assert on_disk["review"]["findings"][0]["severity"] == "High"
-    assert [a["attempt"] for a in on_disk["attempts"]] == [1, 2]
-    assert on_disk["status"] == "done"
-    assert on_disk["created_at"] < on_disk["updated_at"]
-    assert store.load("t-1") == on_disk == record.data
+    merged = store.load("t-1")
+    assert list(merged)[:5] == ["content", "review", "verification", "attempts", "status"]
+    assert list(merged)[5:] == ["task_id", "created_at", "updated_at", "format", "analyzers"]
+    assert merged["content"] == CONTENT
+    assert merged["review"]["findings"][0]["severity"] == "High"
+    assert [a["attempt"] for a in merged["attempts"]] == [1, 2]
+    assert merged["status"] == "done"
+    assert merged["created_at"] < merged["updated_at"]
+    assert merged == record.data
+    # On disk: the content once, a head, and one file per stage.
+    files = _files(store.path_for("t-1"))
+    assert sorted(files) == [
+        "content.json",
+        "stage-analyzers.json",
+        "stage-attempts.json",
+        "stage-review.json",
+        "stage-status.json",
+        "stage-verification.json",
+        "task.json",
+    ]
+    assert json.loads(files["content.json"]) == {"content": CONTENT}
+    assert json.loads(files["stage-status.json"])["value"] == "done"
 
 
 def test_invalid_updates_write_nothing(store: TaskStore) -> None:
     record = store.create("t-1", CONTENT)
-    before = store.path_for("t-1").read_bytes()
+    before = _files(store.path_for("t-1"))
     with pytest.raises(ValueError):
         record.update("status", "finished")
     with pytest.raises(ValueError):
         record.update("created_at", "now")
+    with pytest.raises(ValueError):
+        record.update("content", {"rewritten": True})  # written once, at the start
+    with pytest.raises(ValueError):
+        record.update("../x", 1)  # a key names a file: never a path
     with pytest.raises(TypeError):
         record.update("review", object())
-    assert store.path_for("t-1").read_bytes() == before
+    assert _files(store.path_for("t-1")) == before
 
 
 def test_crash_during_write_keeps_previous_record(
@@ -86,7 +110,7 @@ def test_crash_during_write_keeps_previous_record(
 ) -> None:
     record = store.create("t-1", CONTENT)
     record.update("review", {"findings": []})
-    before = store.path_for("t-1").read_bytes()
+    before = _files(store.path_for("t-1"))
 
     def crash(src: str, dst: str) -> None:
         raise OSError("simulated crash before rename")
@@ -95,9 +119,9 @@ def test_crash_during_write_keeps_previous_record(
     with pytest.raises(OSError, match="simulated"):
         record.update("verification", {"quality_score": 10})
     monkeypatch.undo()
-    assert store.path_for("t-1").read_bytes() == before
+    assert _files(store.path_for("t-1")) == before  # no temp left over either
     assert record.data["verification"] is None  # memory agrees with disk
-    assert [p.name for p in store.root.iterdir()] == ["t-1_content.json"]  # no temp left over
+    assert store.load("t-1")["verification"] is None
     record.update("verification", {"quality_score": 90})  # and the record still works
     assert store.load("t-1")["verification"] == {"quality_score": 90}
 
@@ -127,9 +151,14 @@ def test_list_skips_corrupt_records(store: TaskStore, caplog: pytest.LogCaptureF
     (store.root / "nodate_content.json").write_text('{"status": "done"}', encoding="utf-8")
     (store.root / "binary_content.json").write_bytes(b"\xff\xfe\x00")
     (store.root / "unrelated.txt").write_text("x", encoding="utf-8")
+    (store.root / "headless.task").mkdir()  # a start interrupted before its head was written
+    (store.root / "rotten.task").mkdir()
+    (store.root / "rotten.task" / "task.json").write_text("{", encoding="utf-8")
     with caplog.at_level(logging.WARNING):
         assert [s.task_id for s in store.list()] == ["good"]
-    assert "bad_content.json" in caplog.text
+    assert "bad_content.json" in caplog.text and "rotten.task" in caplog.text
+    with pytest.raises(TaskStoreError, match="corrupt"):
+        store.load("rotten")
     with pytest.raises(TaskStoreError, match="corrupt"):
         store.load("bad")
 
@@ -166,7 +195,10 @@ def test_permissions(tmp_path: Path) -> None:
         os.umask(old)
     assert stat.S_IMODE(store.root.stat().st_mode) == 0o700
     assert stat.S_IMODE((tmp_path / "cache").stat().st_mode) == 0o700
-    assert stat.S_IMODE(store.path_for("t-1").stat().st_mode) == 0o600
+    assert stat.S_IMODE(store.path_for("t-1").stat().st_mode) == 0o700
+    files = list(store.path_for("t-1").iterdir())
+    assert len(files) == 3
+    assert all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
 
 
 def test_default_root_honours_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,7 +215,7 @@ def test_never_inside_git(tmp_path: Path) -> None:
 def test_list_stops_reading_once_nothing_older_can_be_newer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import redline.store.tasks as tasks
+    import redline.store.records as records
 
     start = datetime(2025, 6, 1, tzinfo=UTC)
     store = TaskStore(tmp_path, clock=_clock(start))
@@ -192,12 +224,12 @@ def test_list_stops_reading_once_nothing_older_can_be_newer(
         created = (start + timedelta(minutes=i)).timestamp()
         os.utime(store.path_for(f"t{i:02d}"), (created + 1, created + 1))
     reads: list[Path] = []
-    real = tasks._summary
+    real = records.summary
 
-    def counting(path: Path) -> tasks.TaskSummary | None:
-        reads.append(path)
-        return real(path)
+    def counting(entry: records.Entry) -> records.TaskSummary | None:
+        reads.append(entry.path)
+        return real(entry)
 
-    monkeypatch.setattr(tasks, "_summary", counting)
+    monkeypatch.setattr(records, "summary", counting)
     assert [s.task_id for s in store.list(3)] == ["t49", "t48", "t47"]
     assert len(reads) <= 4

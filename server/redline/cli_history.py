@@ -4,6 +4,7 @@ The list shows the current repository's reviews when run inside one (the questio
 "what did I review here?"), every repository's with `--all` or outside a repository, another
 one's with `--repo`. Each entry: id, when (local time), status, repository, scope, findings
 and cost. `--format json` gives the same as a JSON list; with a task id, any report format.
+`--prune` removes the records the `[store]` retention settings do not keep, and says what went.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from redline.cli_common import EXIT_OK, FORMATS, repo_root, write_report
 from redline.errors import RedlineError, UsageError
 from redline.model import Severity
-from redline.store.tasks import TaskSummary
+from redline.store.tasks import TaskStore, TaskSummary
 
 
 def _positive(text: str) -> int:
@@ -57,14 +58,21 @@ def add_history_parser(sub: Any) -> None:
     history.add_argument(
         "--limit", type=_positive, default=20, metavar="N", help="list at most N reviews"
     )
+    history.add_argument(
+        "--prune",
+        action="store_true",
+        help="remove the records the [store] settings do not keep (keep_records, keep_days; "
+        "never a running review's) and print how many and how many bytes went",
+    )
 
 
 def cmd_history(args: argparse.Namespace) -> int:
     from redline.model import Review
     from redline.report import render
-    from redline.store import TaskStore
 
     store = TaskStore()
+    if args.prune:
+        return _prune(store, args)
     if args.task_id is not None:
         data = store.load(args.task_id)
         if not data.get("review"):
@@ -87,6 +95,37 @@ def cmd_history(args: argparse.Namespace) -> int:
         return EXIT_OK
     sys.stdout.write("".join(_line(row) for row in rows))
     return EXIT_OK
+
+
+def _prune(store: TaskStore, args: argparse.Namespace) -> int:
+    if args.task_id is not None or args.repo is not None or args.all:
+        raise UsageError("--prune takes no task id, --repo or --all: it applies to every record")
+    pruned = store.prune()
+    if args.format != "markdown":
+        entry = {
+            "removed": len(pruned.removed),
+            "bytes": pruned.bytes,
+            "kept": pruned.kept,
+            "task_ids": pruned.removed,
+            "store": str(store.root),
+        }
+        sys.stdout.write(json.dumps(entry, indent=2) + "\n")
+        return EXIT_OK
+    policy = store.retention()
+    sys.stdout.write(
+        f"removed {len(pruned.removed)} record{'s' if len(pruned.removed) != 1 else ''} "
+        f"({_size(pruned.bytes)}) from {store.root}; {pruned.kept} kept "
+        f"(keep_records = {policy.keep_records}, keep_days = {policy.keep_days:g})\n"
+    )
+    return EXIT_OK
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KiB, {n:,} bytes"
+    return f"{n / 1024 / 1024:.1f} MiB, {n:,} bytes"
 
 
 def _repository(args: argparse.Namespace) -> Path | None:

@@ -30,6 +30,7 @@ _REPO_FORBIDDEN = {
     "llm.max_requests": "resource caps come only from your own config, environment or flags",
     "tools": "resource caps come only from your own config, environment or flags",
     "debate": "debaters, their models and prompts come only from your own config",
+    "store": "how long your review records are kept comes only from your own config",
 }
 
 # Environment variables → dotted keys. Explicit, so `config show` can name the variable.
@@ -45,6 +46,8 @@ ENV_KEYS: dict[str, str] = {
     "REDLINE_MAX_REQUESTS": "llm.max_requests",
     "REDLINE_MAX_WRITE_FILES": "tools.max_write_files",
     "REDLINE_MAX_WRITE_BYTES": "tools.max_write_total_bytes",
+    "REDLINE_KEEP_RECORDS": "store.keep_records",
+    "REDLINE_KEEP_DAYS": "store.keep_days",
 }
 
 SECRET_KEYS = {"models.api_key"}
@@ -337,6 +340,13 @@ _USER_ONLY = """
 # prompt_file = "~/.config/redline/perf-debater.md"
 # [debate.summarizer]
 # model = "gpt-4o"
+
+[store]
+# Review records (`redline history`): the newest keep_records, none older than keep_days,
+# whichever keeps fewer (0: no limit of that kind). A running review's record is never removed;
+# `redline history --prune` applies this now.
+# keep_records = 200
+# keep_days = 30
 """
 
 # What a repository file may set: the settings that decide where code goes, what runs and how

@@ -213,6 +213,14 @@ class DebateSettings(_Strict):
         return v
 
 
+class StoreSettings(_Strict):
+    """Task records (`redline history`): the newest `keep_records`, none older than `keep_days`
+    (whichever keeps fewer); 0 turns that limit off."""
+
+    keep_records: int = Field(default=200, ge=0)
+    keep_days: float = Field(default=30.0, ge=0)
+
+
 class Settings(_Strict):
     review: ReviewSettings = Field(default_factory=ReviewSettings)
     analyzers: AnalyzerSettings = Field(default_factory=AnalyzerSettings)
@@ -220,3 +228,4 @@ class Settings(_Strict):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     tools: ToolSettings = Field(default_factory=ToolSettings)
     debate: DebateSettings = Field(default_factory=DebateSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)

@@ -107,5 +107,6 @@ class Tag(StrEnum):
     GENERATED = "generated"
     LOCKFILE = "lockfile"
     VENDORED = "vendored"
+    MINIFIED = "minified"  # minified or bundled code: very long lines, or a bundler's runtime
     BINARY = "binary"
     LARGE = "large"

@@ -135,6 +135,15 @@ class UnitMetrics(BaseModel):
     single_function: bool = False
 
 
+class SymbolUse(BaseModel):
+    """Where the new tree still uses a definition of a deleted file (review/deleted.py)."""
+
+    symbol: str
+    path: str
+    line: int
+    text: str = ""
+
+
 class ReviewUnit(BaseModel):
     unit_id: str
     file_path: str  # new path (old path for deletions)
@@ -149,6 +158,9 @@ class ReviewUnit(BaseModel):
     rule_context_level: ContextLevel = ContextLevel.DIFF_ONLY
     rule_confidence: float = 0.5
     skip_reason: str | None = None
+    # Deleted files only: the definitions the file had, and where the new tree still uses them.
+    symbols: list[str] = Field(default_factory=list)
+    symbol_uses: list[SymbolUse] = Field(default_factory=list)
 
 
 class AnalyzerRun(BaseModel):

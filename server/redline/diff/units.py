@@ -17,6 +17,7 @@ order, so ids stay unique and deterministic.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 from collections.abc import Callable, Iterator, Sequence
@@ -24,13 +25,22 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from redline.config_models import ReviewSettings
+from redline.diff.content import (
+    HEAD_LINES,
+    MINIFIED_MEAN_LINE,
+    binary_content,
+    bundled,
+    minified,
+    vendored_header,
+)
+from redline.diff.deleted import deleted_symbols
 from redline.diff.functions import function_spans, has_grammar, language_for, names_for_lines
 from redline.diff.parse import FileDiff, Hunk, line_tags, parse_git_diff
 from redline.diff.tags import (
-    GENERATED_HEADER_LINES,
     generated_header,
     only_comments,
     path_tags,
+    prose,
     security_sensitive_text,
     whitespace_only_change,
 )
@@ -43,9 +53,11 @@ GROUP_GAP_LINES = 20  # hunks closer than this (new side) are reviewed together
 _HEAD_BYTES = 4096  # how much of a file is searched for a generated-file header
 # Files whose content is never inspected (no read, no parse, no content tags): they are skipped.
 _UNREAD_TAGS = frozenset({Tag.LOCKFILE, Tag.VENDORED})
+# Deleted files whose definitions are not searched for: skipped whatever they defined.
+_NO_SYMBOL_TAGS = _UNREAD_TAGS | {Tag.BINARY, Tag.GENERATED, Tag.MINIFIED, Tag.DOCS, Tag.TEST}
 # Files whose changed lines are not looked at for content tags.
 _NO_CONTENT_TAGS = _UNREAD_TAGS | {Tag.BINARY}
-_UNPARSED_TAGS = _UNREAD_TAGS | {Tag.GENERATED}
+_UNPARSED_TAGS = _UNREAD_TAGS | {Tag.GENERATED, Tag.MINIFIED}
 _IDENTITY_HEADERS = (
     "old mode ",
     "new mode ",
@@ -173,7 +185,10 @@ class UnitBuilder:
                 reading.result()  # a failed read fails the review, as the direct call would
         units: list[ReviewUnit] = []
         for fd, file_units, built in self._drafts:
-            if built and _will_read(fd):
+            if built and fd.binary and _will_read(fd):
+                # Only the new side can say whether a "binary" file is text: build it again.
+                file_units = _units_or_fallback(fd, read_new, self.settings, self._seen)[0]
+            elif built and _will_read(fd):
                 _add_content_tags(file_units, fd, read_new, self.settings)
             units += file_units
         return units
@@ -251,6 +266,8 @@ def _file_units(
 ) -> list[ReviewUnit]:
     """fd's units. With content=False the new version is not looked at: the units lack the
     tags it decides (_add_content_tags adds them), and function metrics are not computed."""
+    if fd.binary and content and not fd.is_deleted and not fd.submodule:
+        fd = _text_new_side(fd, read_new, settings) or fd
     ctx = _FileContext.of(fd)
     if fd.error or fd.combined:
         reason = fd.error or "combined (merge) diff: review it against one parent instead"
@@ -276,18 +293,79 @@ def _file_units(
     return [_unit(fd, ctx, group, settings, seen) for group in groups]
 
 
+def _text_new_side(
+    fd: FileDiff, read_new: ReadNew | None, settings: ReviewSettings
+) -> FileDiff | None:
+    """fd as a text change when git called it binary but its new side is text (git calls a file
+    binary when either side is; the new side is what is reviewed): the whole new text as added
+    lines, since the old side has no lines to compare with. None when the new side is binary
+    too, unreadable or over the size limit."""
+    content = _read(read_new, fd.path)
+    if content is None or len(content) > settings.max_file_bytes or binary_content(content):
+        return None
+    lines = content.decode("utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if not lines:
+        return None
+    count = len(lines)
+    hunk = Hunk(
+        header=f"@@ -0,0 +1,{count} @@ (the old side was binary: the whole new text)",
+        old_start=0,
+        old_count=0,
+        new_start=1,
+        new_count=count,
+        lines=["+" + line for line in lines],
+        tags="+" * count,
+        added=list(range(1, count + 1)),
+    )
+    return dataclasses.replace(fd, binary=False, hunks=[hunk])
+
+
 def _content_file_tags(
     path: str, tags: set[Tag], fd: FileDiff, read_new: ReadNew | None, settings: ReviewSettings
 ) -> bytes | None:
-    """Add the tags the new version decides (large, generated) to `tags`, the file's; return
-    the version when it can be parsed for functions."""
+    """Add the tags the new version decides (large, generated, vendored, minified) to `tags`,
+    the file's; return the version when it can be parsed for functions."""
     content = _read(read_new, path) if not tags & _UNREAD_TAGS else None
+    tags |= _judged_by_content(path, content, fd.hunks[0] if fd.hunks else None, fd.hunks)
     if content is not None and len(content) > settings.max_file_bytes:
         tags.add(Tag.LARGE)
         content = None  # too big to parse; also what the context provider will refuse to send
-    if _looks_generated(content, fd.hunks[0]):
-        tags.add(Tag.GENERATED)
     return content
+
+
+def _judged_by_content(
+    path: str, content: bytes | None, first: Hunk | None, hunks: Sequence[Hunk]
+) -> set[Tag]:
+    """generated, vendored and minified, from the new version; without it, from what the diff
+    shows of it (the top of the file when the first hunk starts there; the added lines)."""
+    tags: set[Tag] = set()
+    if content is not None:
+        head = content[:_HEAD_BYTES].decode("utf-8", errors="replace").split("\n", HEAD_LINES)
+        head = head[:HEAD_LINES]
+        # Minified text has few newlines: the mean line length says so without splitting.
+        newlines = content.count(b"\n")
+        if len(content) / (newlines + 1) >= MINIFIED_MEAN_LINE and minified(
+            content.decode("utf-8", errors="replace").split("\n")
+        ):
+            tags.add(Tag.MINIFIED)
+    else:
+        head = (
+            [line[1:] for line in first.lines if line.startswith((" ", "+"))][:HEAD_LINES]
+            if first is not None and first.new_start <= 1
+            else []
+        )
+        added = [line[1:] for h in hunks for line in h.lines if line.startswith("+")]
+        if minified(added):
+            tags.add(Tag.MINIFIED)
+    if generated_header(iter(head)):
+        tags.add(Tag.GENERATED)
+    if vendored_header(path, head):
+        tags.add(Tag.VENDORED)
+    if bundled(head):
+        tags.add(Tag.MINIFIED)
+    return tags
 
 
 def _add_content_tags(
@@ -307,9 +385,17 @@ def _add_content_tags(
 
 def _will_read(fd: FileDiff) -> bool:
     """Whether _file_units reads this file's new version (keep in step with it)."""
-    if fd.error or fd.combined or fd.binary or fd.submodule or fd.is_deleted or not fd.hunks:
+    if fd.error or fd.combined or fd.submodule or fd.is_deleted:
         return False
-    return not path_tags(fd.path) & _UNREAD_TAGS
+    if fd.binary:
+        return _maybe_text(fd.path)
+    return bool(fd.hunks) and not path_tags(fd.path) & _UNREAD_TAGS
+
+
+def _maybe_text(path: str) -> bool:
+    """A "binary" file worth reading to see if its new side is text: one whose name says text
+    (a known language, docs, config). Images and archives are not read at all."""
+    return language_for(path) is not None or bool(path_tags(path) & {Tag.DOCS, Tag.CONFIG})
 
 
 def _read(read_new: ReadNew | None, path: str) -> bytes | None:
@@ -323,17 +409,6 @@ def _read(read_new: ReadNew | None, path: str) -> bytes | None:
     # which _units_or_fallback reports on a skipped unit instead of dropping the metrics.
     except (RedlineError, OSError, UnicodeError):
         return None
-
-
-def _looks_generated(content: bytes | None, first: Hunk) -> bool:
-    if content is not None:
-        head = content[:_HEAD_BYTES].decode("utf-8", errors="replace")
-        # Only the first lines are looked at: split off just those, not the whole head.
-        return generated_header(head.split("\n", GENERATED_HEADER_LINES))
-    if first.new_start > 1:
-        return False
-    # No file to read: the first hunk shows the top of the new file (context and added lines).
-    return generated_header(line[1:] for line in first.lines if line.startswith((" ", "+")))
 
 
 def _group(
@@ -417,6 +492,12 @@ def _whole_file_unit(
     if fd.binary or fd.submodule:
         identity += [line for line in fd.header if line.startswith("index ")]
     new_side = ctx.patch_type is not PatchType.DELETE
+    patch = _patch_text(fd.header, hunks)
+    symbols: list[str] = []
+    if not new_side and not skip_reason and not tags & _NO_SYMBOL_TAGS and changes.removed:
+        symbols = deleted_symbols(ctx.path, changes.removed_text)
+        if symbols:  # the unit shows what the file defined, not its whole text
+            patch = _patch_text(fd.header, []) + deleted_summary(changes.removed, symbols)
     return ReviewUnit(
         unit_id=_unit_id(changes.material("\n".join([ctx.path, *identity])), seen),
         file_path=ctx.path,
@@ -427,8 +508,9 @@ def _whole_file_unit(
         metrics=UnitMetrics(added=changes.added, removed=changes.removed, hunks=len(hunks)),
         added_lines=[line for h in hunks for line in h.added] if new_side else [],
         hunk_ranges=[h.new_range for h in hunks] if new_side else [],
-        patch=_patch_text(fd.header, hunks),
+        patch=patch,
         skip_reason=skip_reason,
+        symbols=symbols,
     )
 
 
@@ -497,7 +579,8 @@ def _unprefixed(lines: list[str], prefix: str) -> str:
 
 def _content_tags(ctx: _FileContext, changes: _Changes) -> set[Tag]:
     tags: set[Tag] = set()
-    if security_sensitive_text(ctx.path, changes.text):
+    # Prose is read by people: "password" in a README or a changelog is not a security change.
+    if not prose(ctx.path) and security_sensitive_text(ctx.path, changes.text):
         tags.add(Tag.SECURITY_SENSITIVE)
     if changes.count and only_comments(ctx.language, _change_lines(changes)):
         tags.add(Tag.ONLY_COMMENTS)
@@ -533,6 +616,12 @@ def _unit_id(material: str, seen: dict[str, int]) -> str:
         return uid
     material += f"\n#{count}"
     return "U-" + hashlib.sha256(material.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
+
+
+def deleted_summary(removed: int, symbols: Sequence[str]) -> str:
+    """The body of a deleted file's patch: how much went and the definitions that went with it
+    (review/deleted.py adds where the new tree still uses them)."""
+    return f"# file deleted ({removed} lines); its definitions: {', '.join(symbols)}\n"
 
 
 def _patch_text(header: list[str], hunks: Sequence[Hunk]) -> str:

@@ -44,6 +44,7 @@ from redline.review.assemble import (
     recorded_run,
     report_done,
 )
+from redline.review.deleted import deleted_findings, find_uses
 from redline.review.plan import Plan
 from redline.store import TaskRecord, TaskStore
 from redline.store.dismissals import filter_dismissed
@@ -94,6 +95,7 @@ def plan_review(
         )
         units = builder.finish(scope.diff_text, scope.read_new, prefetch=scope.prefetch_new)
         units = apply_rules(units, settings.review)
+        units = find_uses(units, scope)  # deleted files: the uses of their definitions left
     return Plan(scope=scope, units=units)
 
 
@@ -262,6 +264,8 @@ def _run_review(
     else:
         coverage.notes.append("no file content to analyze")
 
+    # A deleted file's definitions that the new tree still uses (found while planning).
+    findings.extend(deleted_findings(plan.reviewable))
     record_update(record, "analyzers", [f.model_dump(mode="json") for f in findings])
 
     def read_text(path: str) -> bytes | None:

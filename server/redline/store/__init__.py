@@ -4,6 +4,8 @@ from redline.files import CACHE_ENV, cache_root
 from redline.store.cache import AnswerCache, ReviewCache
 from redline.store.tasks import (
     STATUSES,
+    Pruned,
+    RetentionPolicy,
     TaskRecord,
     TaskStore,
     TaskStoreError,
@@ -15,6 +17,8 @@ __all__ = [
     "CACHE_ENV",
     "STATUSES",
     "AnswerCache",
+    "Pruned",
+    "RetentionPolicy",
     "ReviewCache",
     "TaskRecord",
     "TaskStore",

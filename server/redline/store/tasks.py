@@ -1,29 +1,29 @@
-"""Task records: one JSON file per review, rewritten atomically after every stage.
+"""Task records: what each review (or ask, or debate) was, and what each of its stages found.
 
-`<root>/<task_id>_content.json` holds, in this order: `content` (what was reviewed: scope
-label, units index, settings summary), `review` (the result), `verification`, `attempts`
-(one entry per reviewer/verifier round), `status` (running | done | failed | cancelled), the
-task id and timestamps, then any other stage's key. Each `update` rewrites the whole file via
-temp file + fsync + rename, so a crash at any moment leaves the last complete record on disk:
-nothing already written is lost and a half-written file is never read back.
+A record holds `content` (what was reviewed: scope label, units index, settings summary),
+`review` (the result), `verification`, `attempts` (one entry per reviewer/verifier round),
+`status` (running | done | failed | cancelled), the task id and timestamps, then any other
+stage's key. On disk (`records.py`) the content is written once, when the task starts, and each
+stage's result to a file of its own, atomically (temp file + fsync + rename): a crash at any
+moment leaves the last complete state of every stage readable, and a half-written file is never
+read back. `TaskStore.load` returns the merged record, as readers have always had it; records of
+the old one-file format are still read (and updated whole).
 
 Records contain the code under review: the directory is 0700 and files 0600, and every value is
 redacted (`redline.redaction`) before it is kept, so no secret from the reviewed code reaches
 the disk. Task ids are validated against a strict pattern before they touch a path (no `../x`,
-no separators).
+no separators). Old records are pruned when a task starts (`retention.py`).
 """
 
 from __future__ import annotations
 
 import builtins
-import contextlib
 import copy
 import dataclasses
 import json
 import logging
-import os
-import re
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import Enum
@@ -33,41 +33,32 @@ from typing import Any
 from pydantic import BaseModel
 
 from redline.errors import RedlineError
-from redline.files import atomic_write, cache_root, private_dir
+from redline.files import cache_root, private_dir
 from redline.redaction import redact_data
+from redline.store import records, retention
+from redline.store.records import TASK_ID, TaskStoreError, TaskSummary
+from redline.store.retention import Pruned, RetentionPolicy
+
+__all__ = [
+    "STATUSES",
+    "TASK_ID",
+    "Pruned",
+    "RetentionPolicy",
+    "TaskRecord",
+    "TaskStore",
+    "TaskStoreError",
+    "TaskSummary",
+    "validate_task_id",
+]
 
 log = logging.getLogger(__name__)
 
-TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 STATUSES = ("running", "done", "failed", "cancelled")
-FORMAT = 1
-_SUFFIX = "_content.json"
 # Keys the store maintains itself; a stage cannot overwrite them by accident.
-_MANAGED = frozenset({"task_id", "created_at", "updated_at", "format"})
+_MANAGED = frozenset({"content", "task_id", "created_at", "updated_at", "format"})
 # Filesystems with coarse timestamps (FAT: 2 s) may store an mtime slightly before the
 # `created_at` written into the file; `list` allows for it when it stops reading early.
 _MTIME_SLACK = 2.0
-
-
-class TaskStoreError(RedlineError):
-    """A task id is malformed or unknown, or its record cannot be read."""
-
-
-@dataclasses.dataclass(frozen=True)
-class TaskSummary:
-    task_id: str
-    created: datetime
-    status: str
-    scope_label: str
-    counts: dict[str, int]  # findings per severity ("High": 2, ...); only non-zero entries
-    repo: str = ""  # the repository's root as recorded; "" in records from before it was kept
-    models: tuple[str, ...] = ()  # the models that ran; empty: an offline review
-    tokens: int = 0
-    cost_usd: float | None = None  # None: no model ran, or its price is unknown
-
-    @property
-    def findings(self) -> int:
-        return sum(self.counts.values())
 
 
 def _utcnow() -> datetime:
@@ -108,14 +99,22 @@ def validate_task_id(task_id: str) -> str:
 
 
 class TaskRecord:
-    """A task's record on disk. Every change is written before it is visible in memory."""
+    """A task's record on disk. Every change is written before it is visible in memory.
+
+    `path` is the record's directory (a format-1 record opened to update: its one file)."""
 
     def __init__(
-        self, path: Path, data: dict[str, Any], clock: Callable[[], datetime] = _utcnow
+        self,
+        path: Path,
+        data: dict[str, Any],
+        clock: Callable[[], datetime] = _utcnow,
+        *,
+        legacy: bool = False,
     ) -> None:
         self.path = path
         self._data = data
         self._clock = clock
+        self._legacy = legacy
         # Stages may finish on different threads (reviewers run in parallel).
         self._lock = threading.Lock()
 
@@ -134,108 +133,113 @@ class TaskRecord:
             return copy.deepcopy(self._data)
 
     def update(self, key: str, value: object) -> None:
-        """Set `key` to a stage's result and rewrite the record atomically.
+        """Set `key` to a stage's result and write that stage atomically (the content and the
+        other stages are not rewritten).
 
         Raises TypeError for a value that is not JSON-serializable (nothing is written then),
-        ValueError for a managed key or an unknown status, and OSError if the disk write fails
-        (the previous record stays intact, and so does this object).
+        ValueError for a managed or malformed key or an unknown status, and OSError if the disk
+        write fails (the previous record stays intact, and so does this object).
         """
         if key in _MANAGED:
             raise ValueError(f"{key!r} is maintained by the task store")
+        if not isinstance(key, str) or not records.STAGE_KEY.fullmatch(key):
+            raise ValueError(f"invalid stage key {key!r}: lowercase letters, digits and '_'")
         if key == "status" and value not in STATUSES:
             raise ValueError(f"unknown status {value!r}; expected one of {STATUSES}")
         if key == "attempts" and not isinstance(value, list):
             raise ValueError("attempts must be a list")
         plain = _to_json(value)
         with self._lock:
-            self._commit({key: plain})
+            self._commit(key, plain)
 
     def append_attempt(self, attempt: dict[str, Any]) -> None:
         """Add one attempt (reviewer/verifier round) to `attempts`."""
         plain = _to_json(attempt)
         with self._lock:
-            attempts = [*self._data.get("attempts", []), plain]
-            self._commit({"attempts": attempts})
+            self._commit("attempts", [*self._data.get("attempts", []), plain])
 
     def set_status(self, status: str) -> None:
         self.update("status", status)
 
-    def _commit(self, changes: dict[str, Any]) -> None:
+    def _commit(self, key: str, value: Any) -> None:
+        now = self._clock().isoformat()
         new = dict(self._data)
-        new.update(changes)
-        new["updated_at"] = self._clock().isoformat()
-        _write(self.path, new)
+        new[key] = value
+        new["updated_at"] = now
+        if self._legacy:
+            records.write_legacy(self.path, new)
+        else:
+            records.write_stage(self.path, key, value, now)
         self._data = new
-
-
-def _write(path: Path, data: dict[str, Any]) -> None:
-    text = json.dumps(data, ensure_ascii=False, indent=2)
-    atomic_write(path, text.encode("utf-8"))
+        if key == "status":
+            retention.mark_live(self.path.parent, self.task_id, value == "running")
 
 
 class TaskStore:
-    """All task records under one directory (default: `<cache root>/review_content`)."""
+    """All task records under one directory (default: `<cache root>/review_content`).
+
+    `retention`: how many records to keep, and how long (None: the user's `[store]` settings,
+    read when first needed)."""
 
     def __init__(
-        self, root: Path | None = None, *, clock: Callable[[], datetime] = _utcnow
+        self,
+        root: Path | None = None,
+        *,
+        clock: Callable[[], datetime] = _utcnow,
+        retention: RetentionPolicy | None = None,
     ) -> None:
         self._root = root if root is not None else cache_root() / "review_content"
         self._clock = clock
+        self._retention = retention
 
     @property
     def root(self) -> Path:
         return self._root
 
     def path_for(self, task_id: str) -> Path:
-        return self._root / f"{validate_task_id(task_id)}{_SUFFIX}"
+        """The directory of a task's record."""
+        return records.record_dir(self._root, validate_task_id(task_id))
 
     def create(self, task_id: str, content: dict[str, Any]) -> TaskRecord:
-        """Start a record for a new task (status "running"); the id must not exist yet."""
+        """Start a record for a new task (status "running"); the id must not exist yet. The
+        content is written now, once; then old records may be pruned (`retention.py`)."""
         path = self.path_for(task_id)
         private_dir(self._root)
-        if path.exists():
+        plain = _to_json(content)
+        if records.legacy_file(self._root, task_id).exists():
             raise TaskStoreError(f"task {task_id!r} already exists", hint=str(path))
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            raise TaskStoreError(f"task {task_id!r} already exists", hint=str(path)) from None
+        private_dir(path)  # mkdir's mode is filtered by the umask
         now = self._clock().isoformat()
-        data: dict[str, Any] = {
-            "content": _to_json(content),
-            "review": None,
-            "verification": None,
-            "attempts": [],
-            "status": "running",
-            "task_id": task_id,
-            "created_at": now,
-            "updated_at": now,
-            "format": FORMAT,
-        }
-        _write(path, data)
+        head = {"task_id": task_id, "created_at": now, "format": records.FORMAT}
+        head.update(records.head_fields(plain))
+        retention.mark_live(self._root, task_id, True)
+        try:
+            records.write_start(path, plain, head)
+        except BaseException:
+            retention.mark_live(self._root, task_id, False)
+            records.remove(records.Entry(task_id, path, False, 0.0))
+            raise
+        data: dict[str, Any] = {"content": plain}
+        data.update(review=None, verification=None, attempts=[], status="running")
+        data.update(task_id=task_id, created_at=now, updated_at=now, format=records.FORMAT)
+        self._prune_if_due()
         return TaskRecord(path, data, self._clock)
 
     def load(self, task_id: str) -> dict[str, Any]:
-        """The record of `task_id` as a dict."""
-        path = self.path_for(task_id)
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            raise TaskStoreError(
-                f"no review task {task_id!r}",
-                hint=f"the id may be mistyped, or the record was removed from {self._root}",
-            ) from None
-        except OSError as err:
-            raise TaskStoreError(f"cannot read task {task_id!r}: {err}") from err
-        try:
-            data = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise TaskStoreError(f"task record {path} is corrupt: {err}") from err
-        if not isinstance(data, dict):
-            raise TaskStoreError(f"task record {path} is corrupt: not a JSON object")
+        """The record of `task_id` as a dict (the merged view of its files)."""
+        data, _, _ = records.read(self._root, validate_task_id(task_id))
         return data
 
     def open(self, task_id: str) -> TaskRecord:
         """The record of an existing task, to update it (e.g. mark it cancelled)."""
-        data = self.load(task_id)
+        data, path, legacy = records.read(self._root, validate_task_id(task_id))
         data.setdefault("task_id", task_id)
         data.setdefault("status", "running")
-        return TaskRecord(self.path_for(task_id), data, self._clock)
+        return TaskRecord(path, data, self._clock, legacy=legacy)
 
     def list(
         self, limit: int | None = 20, *, repo: Path | None = None
@@ -244,32 +248,22 @@ class TaskStore:
         only the tasks of that repository (its root, as the review recorded it).
 
         Unreadable or corrupt records are skipped with a warning: one bad file must not hide
-        the others. Files are read newest-modified first, and reading stops once no remaining
-        file can be newer than what was found (a record is modified after it is created).
+        the others. Records are read newest-modified first, and reading stops once no
+        remaining one can be newer than what was found (a record is modified after it is
+        created). A record's content is never read: its head, status and review suffice.
         """
         if limit is not None and limit <= 0:
             return []
         # Records keep the resolved root the review found (git/discovery.py).
         wanted = str(repo.resolve()) if repo is not None else None
-        files: builtins.list[tuple[float, str, Path]] = []
-        with contextlib.suppress(FileNotFoundError):
-            for entry in os.scandir(self._root):
-                name = entry.name
-                if not name.endswith(_SUFFIX) or not TASK_ID.fullmatch(name[: -len(_SUFFIX)]):
-                    continue
-                try:
-                    if entry.is_file(follow_symlinks=False):
-                        files.append((entry.stat().st_mtime, name, Path(entry.path)))
-                except OSError:
-                    continue
-        files.sort(reverse=True)
+        entries = sorted(records.scan(self._root), key=lambda e: (e.mtime, e.task_id))
         found: builtins.list[TaskSummary] = []
-        for mtime, _, path in files:
+        for entry in reversed(entries):
             if limit is not None and len(found) >= limit:
                 oldest_kept = found[limit - 1].created.timestamp()
-                if mtime + _MTIME_SLACK < oldest_kept:
+                if entry.mtime + _MTIME_SLACK < oldest_kept:
                     break
-            summary = _summary(path)
+            summary = records.summary(entry)
             if summary is None or (wanted is not None and summary.repo != wanted):
                 continue
             found.append(summary)
@@ -278,56 +272,23 @@ class TaskStore:
                 del found[limit:]
         return found
 
+    def retention(self) -> RetentionPolicy:
+        if self._retention is None:
+            self._retention = retention.policy_from_settings()
+        return self._retention
 
-def _summary(path: Path) -> TaskSummary | None:
-    try:
-        data = json.loads(path.read_bytes())
-        if not isinstance(data, dict):
-            raise ValueError("not a JSON object")
-        created = datetime.fromisoformat(str(data["created_at"]))
-        if created.tzinfo is None:
-            created = created.replace(tzinfo=UTC)
-        task_id = str(data.get("task_id") or path.name[: -len(_SUFFIX)])
-        status = str(data.get("status") or "unknown")
-        content = data.get("content")
-        review = data.get("review")
-        coverage = review.get("coverage") if isinstance(review, dict) else None
-        coverage = coverage if isinstance(coverage, dict) else {}
-        cost = coverage.get("cost_usd")
-        return TaskSummary(
-            task_id,
-            created,
-            status,
-            _scope_label(content),
-            _counts(review),
-            repo=str(content.get("repo") or "") if isinstance(content, dict) else "",
-            models=tuple(str(m) for m in coverage.get("models") or ()),
-            tokens=int(coverage.get("tokens") or 0),
-            cost_usd=float(cost) if isinstance(cost, int | float) else None,
-        )
-    except (OSError, ValueError, KeyError, TypeError) as err:  # JSONDecodeError is a ValueError
-        log.warning("skipping unreadable task record %s: %s", path, err)
-        return None
+    def prune(self) -> Pruned:
+        """Remove the records the retention policy does not keep (never a running one)."""
+        return retention.prune(self._root, self.retention(), time.time())
 
-
-def _scope_label(content: object) -> str:
-    if not isinstance(content, dict):
-        return ""
-    label = content.get("scope_label")
-    if isinstance(label, str):
-        return label
-    scope = content.get("scope")
-    if isinstance(scope, dict) and isinstance(scope.get("label"), str):
-        return str(scope["label"])
-    return scope if isinstance(scope, str) else ""
-
-
-def _counts(review: object) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    findings = review.get("findings") if isinstance(review, dict) else None
-    if isinstance(findings, list):
-        for f in findings:
-            severity = f.get("severity") if isinstance(f, dict) else None
-            if isinstance(severity, str):
-                counts[severity] = counts.get(severity, 0) + 1
-    return counts
+    def _prune_if_due(self) -> None:
+        """The policy applied when a task starts: a failure is logged, the task goes on."""
+        try:
+            policy = self.retention()
+            now = time.time()  # against the files' mtimes: the real clock
+            if retention.due(self._root, policy, now):
+                pruned = retention.prune(self._root, policy, now)
+                if pruned.removed:
+                    log.info("pruned %d task records (%d bytes)", len(pruned.removed), pruned.bytes)
+        except (OSError, RedlineError) as exc:
+            log.warning("task records not pruned: %s", exc)

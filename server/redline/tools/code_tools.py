@@ -10,8 +10,10 @@ read_file and return cleaned (redacted, control-free) text.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Final
 
 from tree_sitter import Node, Parser
@@ -20,8 +22,9 @@ from redline.agent.toolkit import ToolError
 from redline.diff.functions import function_spans, has_grammar, language_for, load_language
 from redline.errors import FileTooLargeError, RedlineError
 from redline.git.names import check_rel_path, validate_revision
-from redline.git.process import decode
+from redline.git.process import ProcessResult, decode
 from redline.git.repo import Repo
+from redline.git.runner import GitRunner
 from redline.tools.git_output import error_summary
 from redline.tools.names import check_names, is_git_name, is_secret_path, shown
 from redline.tools.paths import read_repo_bytes
@@ -159,6 +162,50 @@ def read_function(
 # -- search_callers ---------------------------------------------------------------------------
 
 
+def git_grep_words(
+    runner: GitRunner,
+    root: Path,
+    words: Sequence[str],
+    *,
+    rev: str | None = None,
+    cached: bool = False,
+    timeout: float | None = None,
+    max_output: int | None = None,
+) -> ProcessResult:
+    """One bounded `git grep` for whole-word occurrences of any of `words` (fixed strings) in
+    the tracked files: of the work tree, of the index (`cached`) or of commit `rev`. Through the
+    hardened runner: no textconv, no pager, binary files left out. Read it with grep_hits."""
+    args = ["grep", "-n", "-z", "-w", "-F", "-I", "--no-color", "--no-textconv", "--full-name"]
+    if cached:
+        args.append("--cached")
+    for word in words:
+        args += ["-e", word]
+    if rev is not None:
+        args.append(rev)
+    return runner.run_git(root, *args, "--", timeout=timeout, max_output=max_output)
+
+
+def grep_hits(result: ProcessResult, rev: str | None = None) -> Iterator[tuple[str, str, str]]:
+    """(path, line number, line) of each git_grep_words hit, leaving out secret files (.env,
+    keys: never shown, not even one line) and git's own."""
+    prefix = f"{rev}:" if rev is not None else ""
+    for record in decode(result.stdout).split("\n"):
+        fields = record.split("\0", 2)
+        if len(fields) != 3:
+            continue
+        path, lineno, content = fields
+        path = path.removeprefix(prefix)
+        parts = [p for p in path.split("/") if p]
+        if is_secret_path(parts) or any(is_git_name(p) for p in parts):
+            continue
+        yield path, lineno, content
+
+
+def definition_of(symbol: str) -> re.Pattern[str]:
+    """A line that defines `symbol` (its last dotted part) rather than using it."""
+    return re.compile(_DEFINITION + re.escape(symbol.rsplit(".", 1)[-1]) + r"\b")
+
+
 def search_callers(ctx: ToolContext, symbol: str) -> str:
     if not isinstance(symbol, str) or not _SYMBOL.fullmatch(symbol.strip()):
         raise ToolError(
@@ -168,20 +215,10 @@ def search_callers(ctx: ToolContext, symbol: str) -> str:
     symbol = symbol.strip()
     limit = ctx.limits.max_search_results
     try:
-        result = ctx.runner.run_git(
+        result = git_grep_words(
+            ctx.runner,
             ctx.root,
-            "grep",
-            "-n",
-            "-z",
-            "-w",
-            "-F",
-            "-I",
-            "--no-color",
-            "--no-textconv",
-            "--full-name",
-            "-e",
-            symbol,
-            "--",
+            [symbol],
             timeout=ctx.limits.git_timeout,
             max_output=ctx.limits.max_git_output_bytes,
         )
@@ -194,15 +231,8 @@ def search_callers(ctx: ToolContext, symbol: str) -> str:
     hits: list[str] = []
     total = 0
     width = ctx.limits.max_line_chars
-    definition = re.compile(_DEFINITION + re.escape(symbol.rsplit(".", 1)[-1]) + r"\b")
-    for record in decode(result.stdout).split("\n"):
-        fields = record.split("\0", 2)
-        if len(fields) != 3:
-            continue
-        path, lineno, content = fields
-        parts = [p for p in path.split("/") if p]
-        if is_secret_path(parts) or any(is_git_name(p) for p in parts):
-            continue  # .env and key files are never shown, not even one line
+    definition = definition_of(symbol)
+    for path, lineno, content in grep_hits(result):
         total += 1
         if len(hits) >= limit:
             continue

@@ -1,0 +1,160 @@
+"""Deleted files reviewed for what they break: where the new tree still uses their definitions.
+
+diff/deleted.py gives a deleted file's unit the top-level names its old text defined. Here one
+`git grep` (the search_callers machinery: tools/code_tools.py) over the new side looks for all
+of them at once. A name that the new tree defines again was moved, not removed, and is dropped;
+the others' remaining uses go into the unit (`symbol_uses`, and its patch, which a model
+reads), and a unit whose names are no longer used anywhere is skipped. Offline, each still-used
+name becomes a finding at its first use: "X is still used in Y:line".
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+
+from redline.errors import RedlineError
+from redline.git import INDEX_REV, UNAVAILABLE_REV
+from redline.git.scopes import ScopeDiff
+from redline.model import (
+    Category,
+    Finding,
+    PatchType,
+    ReviewUnit,
+    Severity,
+    SymbolUse,
+    finding_id,
+)
+from redline.tools.code_tools import definition_of, git_grep_words, grep_hits
+
+logger = logging.getLogger(__name__)
+
+GREP_TIMEOUT = 30.0
+GREP_MAX_OUTPUT = 8 * 1024 * 1024
+MAX_USES_PER_SYMBOL = 20  # what the unit lists; the finding gives the count
+MAX_LINE_CHARS = 200
+SOURCE = "redline:deleted-symbols"
+
+
+def find_uses(units: list[ReviewUnit], scope: ScopeDiff) -> list[ReviewUnit]:
+    """The units, with each reviewable deleted file's remaining uses filled in (or skipped)."""
+    deleted = [u for u in units if _searched(u)]
+    if not deleted:
+        return units
+    words = list(dict.fromkeys(name for u in deleted for name in u.symbols))
+    uses = _grep(scope, words)
+    if uses is None:  # search not possible: the deletion is reviewed from its names alone
+        return units
+    gone = {u.file_path for u in units if u.patch_type is PatchType.DELETE}
+    out = []
+    for unit in units:
+        if unit in deleted:
+            unit = _with_uses(unit, uses, gone)
+        out.append(unit)
+    return out
+
+
+def _searched(unit: ReviewUnit) -> bool:
+    return unit.patch_type is PatchType.DELETE and bool(unit.symbols) and not unit.skip_reason
+
+
+def _grep(scope: ScopeDiff, words: list[str]) -> dict[str, list[SymbolUse]] | None:
+    rev = scope.new_rev
+    if rev == UNAVAILABLE_REV:
+        return None
+    cached = rev == INDEX_REV
+    tree = rev if rev is not None and not cached else None
+    try:
+        result = git_grep_words(
+            scope.runner,
+            scope.repo_root,
+            words,
+            rev=tree,
+            cached=cached,
+            timeout=GREP_TIMEOUT,
+            max_output=GREP_MAX_OUTPUT,
+        )
+    except RedlineError as exc:
+        logger.info("deleted-file search failed: %s", exc.message)
+        return None
+    if result.returncode not in (0, 1):
+        return None
+    found: dict[str, list[SymbolUse]] = defaultdict(list)
+    wanted = set(words)
+    for path, lineno, text in grep_hits(result, tree):
+        for word in _words_in(text, wanted):
+            found[word].append(
+                SymbolUse(
+                    symbol=word, path=path, line=int(lineno), text=text.strip()[:MAX_LINE_CHARS]
+                )
+            )
+    return found
+
+
+def _words_in(text: str, wanted: set[str]) -> list[str]:
+    """The wanted names that occur in the line as whole words (what `git grep -w` matched)."""
+    out = []
+    for word in wanted:
+        start = text.find(word)
+        while start != -1:
+            end = start + len(word)
+            before = text[start - 1] if start else " "
+            after = text[end] if end < len(text) else " "
+            if not (before.isalnum() or before in "_$") and not (after.isalnum() or after in "_$"):
+                out.append(word)
+                break
+            start = text.find(word, start + 1)
+    return out
+
+
+def _with_uses(unit: ReviewUnit, uses: dict[str, list[SymbolUse]], gone: set[str]) -> ReviewUnit:
+    kept: list[SymbolUse] = []
+    for symbol in unit.symbols:
+        hits = [u for u in uses.get(symbol, []) if u.path not in gone]
+        if any(definition_of(symbol).search(u.text) for u in hits):
+            continue  # defined again in the new tree: moved, not removed
+        kept += hits[:MAX_USES_PER_SYMBOL]
+    if not kept:
+        return unit.model_copy(
+            update={"skip_reason": "file deleted; none of its definitions is used in the new tree"}
+        )
+    lines = [f"#   {u.symbol} is still used at {u.path}:{u.line}: {u.text}" for u in kept]
+    patch = unit.patch + "# uses left in the new tree:\n" + "\n".join(lines) + "\n"
+    return unit.model_copy(update={"symbol_uses": kept, "patch": patch})
+
+
+def deleted_findings(units: list[ReviewUnit]) -> list[Finding]:
+    """One finding per deleted definition the new tree still uses, at its first use."""
+    findings = []
+    for unit in units:
+        if unit.skip_reason or not unit.symbol_uses:
+            continue
+        by_symbol: dict[str, list[SymbolUse]] = defaultdict(list)
+        for use in unit.symbol_uses:
+            by_symbol[use.symbol].append(use)
+        for symbol, uses in by_symbol.items():
+            first = uses[0]
+            where = ", ".join(f"{u.path}:{u.line}" for u in uses[:5])
+            more = f" and {len(uses) - 5} more" if len(uses) > 5 else ""
+            findings.append(
+                Finding(
+                    id=finding_id(
+                        first.path, first.text, Category.FUNCTIONALITY, f"{SOURCE}:{symbol}"
+                    ),
+                    file=first.path,
+                    line=first.line,
+                    severity=Severity.MEDIUM,
+                    category=Category.FUNCTIONALITY,
+                    title=f"`{symbol}` is still used, but `{unit.file_path}` is deleted",
+                    comment=(
+                        f"`{unit.file_path}` is deleted in this change, and with it `{symbol}`; "
+                        f"the new tree still uses the name at {where}{more}. Unless another "
+                        "module provides it under that name (a name search cannot tell), these "
+                        "uses fail at import or run time: remove them, or keep the definition."
+                    ),
+                    existing_code=first.text,
+                    confidence=0.6,
+                    sources=[SOURCE],
+                )
+            )
+    return findings
