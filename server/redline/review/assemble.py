@@ -16,19 +16,21 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from redline.agent.llm import LLMClient, LLMError
 from redline.config_models import Settings
 from redline.errors import RedlineError
 from redline.model import Coverage, Finding, Review, Severity, number_occurrences
 from redline.progress import Progress, ProgressEvent, Stage
 from redline.review.duplicates import merge_duplicates
-from redline.review.structured import InvalidModelOutput
-from redline.review.verifier import Verified, verify
 from redline.store import TaskRecord, TaskStore
-from redline.store.cache import AnswerCache
 from redline.store.dismissals import ReadText, filter_dismissed
+
+if TYPE_CHECKING:
+    # The model stages' types: imported where a model runs, not by an offline review.
+    from redline.agent.llm import LLMClient
+    from redline.review.verifier import Verified
+    from redline.store.cache import AnswerCache
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +101,10 @@ async def verify_or_keep(
     twice, `review/duplicates.py`) are merged first, so they are neither verified nor shown
     twice. When no verifier is configured or it fails, every finding is kept unverified and a
     note says so (`when`: "in attempt 2", for the notes)."""
+    from redline.agent.llm import LLMError
+    from redline.review.structured import InvalidModelOutput
+    from redline.review.verifier import Verified, verify
+
     findings, merged = merge_duplicates(findings)
     if merged:
         where = f" {when}" if when else ""

@@ -25,7 +25,9 @@ from redline.model import (
     SymbolUse,
     finding_id,
 )
-from redline.tools.code_tools import definition_of, git_grep_words, grep_hits
+
+# tools/code_tools.py (and the agent's toolkit it brings) is imported where a deleted file's
+# names are searched: a review that deletes no such file does not load it.
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +61,8 @@ def _searched(unit: ReviewUnit) -> bool:
 
 
 def _grep(scope: ScopeDiff, words: list[str]) -> dict[str, list[SymbolUse]] | None:
+    from redline.tools.code_tools import git_grep_words, grep_hits
+
     rev = scope.new_rev
     if rev == UNAVAILABLE_REV:
         return None
@@ -108,6 +112,8 @@ def _words_in(text: str, wanted: set[str]) -> list[str]:
 
 
 def _with_uses(unit: ReviewUnit, uses: dict[str, list[SymbolUse]], gone: set[str]) -> ReviewUnit:
+    from redline.tools.code_tools import definition_of
+
     kept: list[SymbolUse] = []
     for symbol in unit.symbols:
         hits = [u for u in uses.get(symbol, []) if u.path not in gone]

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from redline.analyzers import run_analyzers
 from redline.config_models import Settings
@@ -45,10 +45,12 @@ from redline.review.assemble import (
     report_done,
 )
 from redline.review.deleted import deleted_findings, find_uses
-from redline.review.model_review import ModelOutcome, run_model_review_sync
 from redline.review.plan import Plan
 from redline.store import TaskRecord, TaskStore
 from redline.store.dismissals import filter_dismissed
+
+if TYPE_CHECKING:
+    from redline.review.model_review import ModelOutcome
 
 logger = logging.getLogger(__name__)
 
@@ -281,6 +283,9 @@ def _run_review(
         on_analyzers(at_or_above(early, settings.review.min_severity))
     outcome_model: ModelOutcome | None = None
     if settings.models.model:
+        # Imported here: the model stages (and what they bring) are not loaded offline.
+        from redline.review.model_review import run_model_review_sync
+
         hooks = dict(model_hooks or {})
         if record is not None and "on_attempt" not in hooks:
             hooks["on_attempt"] = record.append_attempt
