@@ -5,7 +5,9 @@ Pure functions: no processes, no files. The runner feeds them what the tools pri
 
 from __future__ import annotations
 
+import ast
 import re
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -51,7 +53,7 @@ def to_findings(
             merged[key] = candidate
         elif existing.tool != candidate.tool:  # the same tool twice is a duplicate, not evidence
             merged[key] = _merge(existing, candidate)
-    findings = [c.finding for c in merged.values()]
+    findings = [c.finding for c in _merge_across_lines(list(merged.values()), texts)]
     findings.sort(key=lambda f: (f.file, f.line or 0, -f.severity.rank, f.rule_id or ""))
     return findings
 
@@ -190,3 +192,87 @@ def _merge(a: _Candidate, b: _Candidate) -> _Candidate:
 
 def _precedence(c: _Candidate) -> tuple[int, int]:
     return (c.finding.improved_code is not None, c.tool == "ruff")
+
+
+def _merge_across_lines(
+    candidates: list[_Candidate], texts: Mapping[str, SourceText]
+) -> list[_Candidate]:
+    """Merge the same check reported by two tools on different lines of one statement.
+
+    bandit puts a multi-line call's result on the call's first line, ruff on the offending
+    keyword (`subprocess.run(` on line 50, `shell=True` on line 52): one problem, so one
+    finding. Two results belong together when they are the same rule family, from different
+    tools, not merged yet, and the innermost statement (Python's `ast`) holding one line is the
+    one holding the other. A compound statement's header and its body are different statements
+    here, so a `with` header and a line in its block never merge. Only files where such a pair
+    may exist are parsed; a file that does not parse merges nothing.
+
+    The merged finding keeps the lead's place (`_merge`: the one with a fix, else ruff's), i.e.
+    the line ruff points at, not the statement's first line: ruff names the exact expression
+    and carries the fix's range, and a ruff finding's id (built from the quoted lines) then
+    stays the same whether or not bandit ran on the file (`bandit_scope` leaves most files to
+    ruff alone), so a dismissal keyed by that id keeps holding.
+    """
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, c in enumerate(candidates):
+        if len(c.finding.sources) == 1:
+            groups.setdefault((c.finding.file, c.family), []).append(i)
+    spans_by_file: dict[str, list[tuple[int, int]] | None] = {}
+    replaced: dict[int, _Candidate] = {}
+    dropped: set[int] = set()
+    for (file, _), members in groups.items():
+        if len({candidates[i].tool for i in members}) < 2:
+            continue
+        if file not in spans_by_file:
+            source = texts.get(file)
+            spans_by_file[file] = _statement_spans(source.text) if source is not None else None
+        spans = spans_by_file[file]
+        if not spans:
+            continue
+        by_statement: dict[tuple[int, int], list[int]] = {}
+        for i in members:
+            line = candidates[i].finding.line or 0
+            statement = _innermost(spans, line)
+            if statement is not None:
+                by_statement.setdefault(statement, []).append(i)
+        for together in by_statement.values():
+            by_tool: dict[str, list[int]] = {}
+            for i in sorted(together, key=lambda i: candidates[i].finding.line or 0):
+                by_tool.setdefault(candidates[i].tool, []).append(i)
+            if len(by_tool) != 2:
+                continue  # one tool only (or three: nothing says which two belong together)
+            first, second = by_tool.values()
+            # In line order, one to one: the n-th result of one tool in the statement with
+            # the n-th of the other.
+            for a, b in zip(first, second, strict=False):
+                replaced[a] = _merge(candidates[a], candidates[b])
+                dropped.add(b)
+    if not replaced:
+        return candidates
+    return [replaced.get(i, c) for i, c in enumerate(candidates) if i not in dropped]
+
+
+def _statement_spans(text: str) -> list[tuple[int, int]] | None:
+    """(first line, last line) of every statement in Python source, or None if it does not
+    parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to show
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    return [
+        (node.lineno, node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.stmt)
+    ]
+
+
+def _innermost(spans: list[tuple[int, int]], line: int) -> tuple[int, int] | None:
+    """The smallest statement span holding `line` (a compound statement's header line is held
+    by it, not by a statement of its body)."""
+    best: tuple[int, int] | None = None
+    for start, end in spans:
+        if start <= line <= end and (best is None or end - start < best[1] - best[0]):
+            best = (start, end)
+    return best
