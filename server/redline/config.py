@@ -269,9 +269,10 @@ _ANALYZERS = """
 [analyzers]
 # ruff = true
 # bandit = true
-# Files bandit runs on: "security_sensitive" (files with security-relevant changes; ruff's S
-# rules check every file) or "all" (every changed Python file, slower).
-# bandit_scope = "security_sensitive"
+# Files bandit runs on (ruff's S rules check every file): "beyond_ruff" (files whose added lines
+# hold what bandit's checks that ruff lacks look for), "security_sensitive" (files with
+# security-relevant changes) or "all" (every changed Python file, slowest).
+# bandit_scope = "beyond_ruff"
 # Ruff rules to run (the reviewed repository's own ruff config is not used).
 # ruff_select = ["F", "E9", "E722", "B", "S", "PLE", "RUF006", "UP031"]
 # Seconds an analyzer may run.

@@ -64,18 +64,24 @@ def run_analyzers(
 ) -> AnalyzerOutcome:
     """Run ruff, bandit and the custom SARIF analyzers on `files` (new content by path).
 
-    Only results that touch `changed_lines` become findings. `security_sensitive` names the
-    files with a unit tagged security_sensitive: under `bandit_scope = "security_sensitive"`
-    bandit runs on those only (None: not known, every file). `executables` overrides where the
+    Only results that touch `changed_lines` become findings. `executables` overrides where the
     built-in tools are found (name → path), for tests and unusual installs; by default they come
     from the environment Redline runs in (next to `sys.executable`), never from PATH.
+    `security_sensitive` names the files with a unit tagged security_sensitive, for
+    `bandit_scope = "security_sensitive"` (None: not known, every file); see `_bandit_files`.
     A set `cancel` kills the running tools and raises `Cancelled`.
     """
     safe, skipped = _safe_paths(files)
     # Only files an analyzer reported on need a line index, and with no analyzer enabled none
     # do: decoding and indexing every changed file up front cost more than the rest here.
     texts = _LazyTexts(files, safe)
-    jobs = _jobs(safe, settings, executables or {}, cancel, security_sensitive)
+
+    def added(path: str) -> str:
+        """The file's changed lines (new side), one a line."""
+        rows = texts[path].rows()
+        return "\n".join(rows[n - 1] for n in sorted(changed_lines.get(path, ())) if n <= len(rows))
+
+    jobs = _jobs(safe, settings, executables or {}, cancel, security_sensitive, added)
     runs: list[AnalyzerRun] = []
     results: list[RawResult] = []
     active = [i for i, j in enumerate(jobs) if j.files]
@@ -162,6 +168,7 @@ def _jobs(
     executables: Mapping[str, str | Path],
     cancel: CancelToken | None,
     security_sensitive: Collection[str] | None = None,
+    added: Callable[[str], str] = lambda path: "",
 ) -> list[_Job]:
     python = [p for p in paths if p.endswith(PYTHON_SUFFIXES)]
     jobs: list[_Job] = []
@@ -183,7 +190,7 @@ def _jobs(
         jobs.append(_Job("ruff", python, _version("ruff", executables), run_ruff))
     if settings.bandit:
         exe_b = _executable("bandit", executables)
-        bandit_files, note = _bandit_files(python, settings, security_sensitive)
+        bandit_files, note = _bandit_files(python, settings, security_sensitive, added)
 
         def run_bandit(scratch: Path) -> ToolReport:
             return _batched(
@@ -204,34 +211,40 @@ def _jobs(
 
 
 def _bandit_files(
-    python: Sequence[str], settings: AnalyzerSettings, security_sensitive: Collection[str] | None
+    python: Sequence[str],
+    settings: AnalyzerSettings,
+    security_sensitive: Collection[str] | None,
+    added: Callable[[str], str],
 ) -> tuple[list[str], str]:
     """The Python files bandit runs on, and a note for its coverage when it leaves some out.
 
-    Measured on 2,613 real files (CPython 3.12's stdlib and 23 packages, 1.02 M lines):
-    bandit costs ~30 ms a file, ruff ~0.4 ms; of bandit's 710 results that are not noise
-    (`rules.NOISE`), 588 are the same check on the same statement as one of ruff's S results.
-    Of the 122 left, 57 are import warnings (B403 pickle, B405-B411 xml: "consider the
-    implications"), 34 empty or trivial strings taken for passwords (B105/B107 on ''), the
-    rest a few each: SQL built outside a query call (B608), `shell=<variable>` (B602/B604),
-    `random` (B311), permissive `chmod` (B103), `urlopen` (B310). Those worth having are about
-    SQL, shells, randomness and permissions: exactly what tags a change security_sensitive.
+    bandit costs ~30 ms a file (75 µs a line), ruff ~0.4 ms, and ruff's S rules re-implement
+    most of bandit's checks: on 2,613 real files 588 of bandit's 710 results were also ruff's
+    (see `bandit.UNIQUE_CHECK_TRIGGER` for the rest). So by default ("beyond_ruff") bandit runs
+    only on files whose added lines hold what one of its other checks fires on;
+    "security_sensitive" runs it on the files with a unit tagged so (wider: `token`, `session`
+    and `auth` tag a change too, where ruff's checks are bandit's); "all" on every file. Without
+    ruff's S rules nothing covers bandit's checks, and it runs on every file.
     """
-    if settings.bandit_scope == "all" or security_sensitive is None or not python:
+    scope = settings.bandit_scope
+    ruff_covers = settings.ruff and any(s in ("S", "ALL") for s in settings.ruff_select)
+    if scope == "all" or not ruff_covers or not python:
         return list(python), ""
-    wanted = set(security_sensitive)
-    chosen = [p for p in python if p in wanted]
+    if scope == "security_sensitive":
+        if security_sensitive is None:  # not known: every file
+            return list(python), ""
+        wanted = set(security_sensitive)
+        chosen = [p for p in python if p in wanted]
+        why = "with security-sensitive changes"
+    else:
+        chosen = [p for p in python if bandit.may_find_beyond_ruff(added(p))]
+        why = "whose added lines hold what its checks beyond ruff's S rules look for"
     if len(chosen) == len(python):
         return chosen, ""
-    how = 'set analyzers.bandit_scope = "all" to run it on every file'
-    if not chosen:
-        return chosen, (
-            f"none of the {len(python)} Python files has a security-sensitive change, and "
-            f"ruff's S rules check them all; {how}"
-        )
+    how = 'analyzers.bandit_scope = "all" runs it on every file'
     return chosen, (
-        f"ran on the {len(chosen)} of {len(python)} Python files with security-sensitive "
-        f"changes; ruff's S rules check them all; {how}"
+        f"ran on {len(chosen)} of {len(python)} Python files, those {why} "
+        f"(ruff's S rules check them all); {how}"
     )
 
 
