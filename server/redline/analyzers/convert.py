@@ -40,7 +40,8 @@ def to_findings(
 ) -> list[Finding]:
     """Findings for the results that touch a changed line, merged across tools."""
     merged: dict[tuple[str, str, int], _Candidate] = {}
-    checker = _FixChecker()
+    statements = _Statements(texts)
+    checker = _FixChecker(statements)
     for raw in results:
         if is_noise(raw.tool, raw.rule):
             continue
@@ -55,7 +56,7 @@ def to_findings(
             merged[key] = candidate
         elif existing.tool != candidate.tool:  # the same tool twice is a duplicate, not evidence
             merged[key] = _merge(existing, candidate)
-    findings = [c.finding for c in _merge_across_lines(list(merged.values()), texts)]
+    findings = [c.finding for c in _merge_across_lines(list(merged.values()), statements)]
     findings.sort(key=lambda f: (f.file, f.line or 0, -f.severity.rank, f.rule_id or ""))
     return findings
 
@@ -106,129 +107,143 @@ def _finding(raw: RawResult, source: SourceText, checker: _FixChecker) -> Findin
     )
 
 
-# What a line's code (after its indentation) may start with when it starts a statement: not a
-# comment, not a closing bracket, not the `else`/`elif`/`except`/`finally` of a statement above.
-_STATEMENT_START = re.compile(r"(?!(?:else|elif|except|finally)\b)[^\s#)\]}]")
 _BLOCK_HEADER = "if 1:\n"
-# Runs tried per fix, from the fix's own indentation outwards, before the whole file is parsed.
-_RUN_TRIES = 4
+
+
+@dataclass(frozen=True)
+class _Statement:
+    first: int  # its first row, decorators included
+    last: int
+    indent: int  # its column (characters of indentation) when it has its rows to itself, else -1
+
+
+class _Statements:
+    """The statements of each Python file the findings are in, from one `ast.parse` a file (None
+    when it does not parse), for the fix verdicts and the cross-line merge. Only the statements
+    that hold a row asked about are looked at (a descent from the module's top level), never
+    every node of the tree."""
+
+    def __init__(self, texts: Mapping[str, SourceText]) -> None:
+        self._texts = texts
+        self._trees: dict[str, ast.Module | None] = {}
+
+    def holding(self, path: str, line: int, end_line: int) -> list[_Statement]:
+        """The statements that hold rows line..end_line, outermost first."""
+        if path not in self._trees:
+            source = self._texts.get(path)
+            self._trees[path] = _parse(source.text) if source is not None else None
+        tree = self._trees[path]
+        if tree is None:
+            return []
+        rows = self._texts[path].rows()
+        out: list[_Statement] = []
+        body: list[ast.stmt] = tree.body
+        while body:
+            for node in body:
+                statement = _statement(node, rows)
+                if statement.first <= line and end_line <= statement.last:
+                    out.append(statement)
+                    body = _children(node)
+                    break
+            else:
+                break
+        return out
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to show
+            return ast.parse(text)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+
+
+def _statement(node: ast.stmt, rows: list[str]) -> _Statement:
+    first = node.lineno
+    decorators: list[ast.expr] = getattr(node, "decorator_list", None) or []
+    if decorators:
+        first = min(first, *(d.lineno for d in decorators))  # `@` is on its decorator's row
+    last = node.end_lineno or node.lineno
+    text = rows[first - 1] if first - 1 < len(rows) else ""
+    width = len(text) - len(text.lstrip(" \t"))
+    tail = rows[last - 1][node.end_col_offset or 0 :] if last - 1 < len(rows) else ""
+    # A statement that shares a row with another (`a = 1; b = 2`, `if x: y()`) does not have
+    # its rows to itself: they cannot stand for it.
+    alone = node.col_offset == width and (not tail.strip() or tail.lstrip().startswith("#"))
+    if decorators:
+        alone = alone and text.lstrip().startswith("@")
+    return _Statement(first, last, width if alone else -1)
+
+
+def _children(node: ast.stmt) -> list[ast.stmt]:
+    """The statements directly in `node`'s blocks."""
+    out: list[ast.stmt] = []
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(node, name, None)
+        if isinstance(block, list):
+            out.extend(n for n in block if isinstance(n, ast.stmt))
+    for handler in getattr(node, "handlers", None) or ():
+        out.extend(handler.body)
+    for case in getattr(node, "cases", None) or ():
+        out.extend(case.body)
+    return out
 
 
 class _FixChecker:
-    """Whether each fix keeps its file parsing (`fix_state`), asked of the statements around
-    the fix instead of the whole file.
+    """Whether each fix keeps its file parsing (`fix_state`), asked of the statement around the
+    fix instead of the whole file.
 
     `fix_state` parses the whole file once per fix: on a 25k-line change of large modules, 150
-    ruff fixes (mostly UP031) cost 2.9 s, more than everything else in an offline review. Where
-    one statement ends and the next starts at the same indentation, the tokenizer holds nothing
-    open (no bracket, string or continuation), so a fix inside a run of whole statements of one
-    block keeps the file parsing exactly when that run, with the fix, parses as one block —
-    under `if 1:` when it is indented (`return` or `break` parse there: `ast.parse` does not ask
-    where they stand, for the run as for the file) — opened at the same indentation.
-
-    The run is found by indentation, without a parse: from the nearest line above that starts a
-    statement and is indented no deeper than any code between it and the fix (the statement
-    the fix's first line is in), to the next line that starts a statement at that indentation
-    or less (tried again one indentation further out when it is not trusted, see `verdict`).
-    It is trusted only when its text *before* the fix parses as one block (a boundary
-    guessed inside a multi-line string or bracket makes a run that does not), and its verdict
-    only when it says "parses" and the fix kept it one block (`_one_block`). Anything else —
-    no trusted run within `_RUN_TRIES`, or a "does not parse" — is checked on the whole file,
-    as before, so a fix is never called broken on the run's word alone.
+    ruff fixes (mostly UP031) cost 2.9 s, more than everything else in an offline review. Here
+    the file is parsed once, for its statements (`_Statements`), and each fix asks only the
+    innermost statement that holds all its rows and has them to itself. Between two statements
+    of one block the tokenizer holds nothing open (no bracket, string or continuation), so the
+    file with the fix parses exactly when that statement's rows, with the fix, parse as one
+    block opened at the statement's indentation — under `if 1:` when it is indented (`return`
+    or `break` parse there: `ast.parse` does not ask where they stand, for the statement as
+    for the file). `_one_block` keeps a fix that dedents past the statement (it would close
+    blocks of the file the statement alone does not have) from passing. A "does not parse", or
+    a file that does not parse before the fix, is left to the whole file, as before, so a fix
+    is never called broken on the statement's word alone.
     """
 
-    def __init__(self) -> None:
-        self._trusted: dict[tuple[str, int, int], bool] = {}
+    def __init__(self, statements: _Statements) -> None:
+        self._statements = statements
 
     def verdict(
         self, path: str, source: SourceText, line: int, end_line: int, improved: str
     ) -> FixState:
-        if path.endswith((".py", ".pyi")):
-            lines = source.rows()
-            if 1 <= line <= end_line <= len(lines):
-                fix_line = lines[line - 1]
-                width = len(fix_line) - len(fix_line.lstrip(" \t"))
-                # The run at the fix's indentation, else at the next one out, and so on: a
-                # continuation line (an argument of a multi-line call) looks like a statement
-                # of its own, and only the parse of the run shows that it is not.
-                for _ in range(_RUN_TRIES):
-                    run, width = self._run(path, lines, line, end_line, width)
-                    if run is not None:
-                        if _parses_in_run(lines, line, end_line, improved, *run):
-                            return FixState.PARSES
-                        break  # the run says it does not parse: the whole file decides
-                    if width < 0:
-                        break
+        if path.endswith((".py", ".pyi")) and self._parses_in_statement(
+            path, source, line, end_line, improved
+        ):
+            return FixState.PARSES
         return fix_state(path, source.text, line, end_line, improved)
 
-    def _run(
-        self, path: str, lines: list[str], line: int, end_line: int, width: int
-    ) -> tuple[tuple[int, int, str] | None, int]:
-        """The trusted run (first row, last row, indentation) around line..end_line indented at
-        most `width`, or None; and the indentation to try next (-1: none)."""
-        first = line
-        while first >= 1:  # up to the statement that holds the fix's first line
-            text = lines[first - 1]
-            code = text.lstrip(" \t")
-            if code and not code.startswith("#"):
-                own = len(text) - len(code)
-                width = min(width, own)  # the fix is in a statement that starts further out
-                if own == width and _STATEMENT_START.match(code):
-                    break
-            first -= 1
-        if first < 1:
-            return None, -1
-        outer = _outer_width(lines, first, width)
-        if first == line and _after_decorator(lines, first):
-            return None, outer  # the fix rewrites a decorated `def`/`class` line
-        last = end_line
-        while last < len(lines):  # down to the line before the next statement here or outside
-            code = lines[last].lstrip(" \t")
-            if code and not code.startswith("#"):
-                own = len(lines[last]) - len(code)
-                if own < width or (own == width and _STATEMENT_START.match(code)):
-                    break
-            last += 1
-        if first == 1 and last == len(lines) and not width:
-            return None, -1  # the whole file anyway
-        indent = lines[first - 1][:width]
-        key = (path, first, last)
-        trusted = self._trusted.get(key)
-        if trusted is None:
-            header = _BLOCK_HEADER if width else ""
-            trusted = _one_block(header + "\n".join(lines[first - 1 : last]) + "\n", header)
-            self._trusted[key] = trusted
-        return ((first, last, indent) if trusted else None), outer
-
-
-def _outer_width(lines: list[str], row: int, width: int) -> int:
-    """The indentation of the nearest code line above `row` indented less than `width`
-    (0 past the top), or -1 when `width` is already 0."""
-    if width == 0:
-        return -1
-    for text in reversed(lines[: row - 1]):
-        code = text.lstrip(" \t")
-        if code and not code.startswith("#") and len(text) - len(code) < width:
-            return len(text) - len(code)
-    return 0
-
-
-def _parses_in_run(
-    lines: list[str], line: int, end_line: int, improved: str, first: int, last: int, indent: str
-) -> bool:
-    new = NEWLINE.split(improved) if improved else []
-    run = lines[first - 1 : line - 1] + new + lines[end_line:last]
-    opening = next((text for text in run if text.strip()), "")
-    if opening[: len(opening) - len(opening.lstrip(" \t"))] != indent:
-        return False  # the run would open its block at another indentation than the file's
-    header = _BLOCK_HEADER if indent else ""
-    return _one_block(header + "\n".join(run) + "\n", header)
+    def _parses_in_statement(
+        self, path: str, source: SourceText, line: int, end_line: int, improved: str
+    ) -> bool:
+        holding = [s for s in self._statements.holding(path, line, end_line) if s.indent >= 0]
+        if not holding:
+            return False
+        statement = holding[-1]
+        rows = source.rows()
+        run = (
+            rows[statement.first - 1 : line - 1]
+            + (NEWLINE.split(improved) if improved else [])
+            + rows[end_line : statement.last]
+        )
+        opening = next((text for text in run if text.strip()), "")
+        if len(opening) - len(opening.lstrip(" \t")) != statement.indent:
+            return False  # the run would open its block at another indentation than the file's
+        header = _BLOCK_HEADER if statement.indent else ""
+        return _one_block(header + "\n".join(run) + "\n", header)
 
 
 def _one_block(text: str, header: str) -> bool:
     """`text` parses, and under a `header` all of it stays in the header's block: a line the
-    fix dedented past the run's indentation would close blocks the run does not have (in the
-    file, those of the enclosing statements), so such a run tells nothing about the file."""
+    fix dedented past the statement's indentation would close blocks of the file that the
+    statement alone does not have, so such a run tells nothing about the file."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not an error
@@ -236,17 +251,6 @@ def _one_block(text: str, header: str) -> bool:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return not header or len(tree.body) == 1
-
-
-def _after_decorator(lines: list[str], row: int) -> bool:
-    """Whether the code line above `row` may end a decorator (`@name`, or the closing bracket
-    of a multi-line one): `row` is then the `def`/`class` it decorates, not a statement of its
-    own."""
-    for text in reversed(lines[: row - 1]):
-        code = text.strip()
-        if code and not code.startswith("#"):
-            return code[0] in "@)]}"
-    return False
 
 
 def _title(template: str | None, message: str) -> str:
@@ -339,9 +343,7 @@ def _precedence(c: _Candidate) -> tuple[int, int]:
     return (c.finding.improved_code is not None, c.tool == "ruff")
 
 
-def _merge_across_lines(
-    candidates: list[_Candidate], texts: Mapping[str, SourceText]
-) -> list[_Candidate]:
+def _merge_across_lines(candidates: list[_Candidate], statements: _Statements) -> list[_Candidate]:
     """Merge the same check reported by two tools on different lines of one statement.
 
     bandit puts a multi-line call's result on the call's first line, ruff on the offending
@@ -362,24 +364,17 @@ def _merge_across_lines(
     for i, c in enumerate(candidates):
         if len(c.finding.sources) == 1:
             groups.setdefault((c.finding.file, c.family), []).append(i)
-    spans_by_file: dict[str, list[tuple[int, int]] | None] = {}
     replaced: dict[int, _Candidate] = {}
     dropped: set[int] = set()
     for (file, _), members in groups.items():
         if len({candidates[i].tool for i in members}) < 2:
             continue
-        if file not in spans_by_file:
-            source = texts.get(file)
-            spans_by_file[file] = _statement_spans(source.text) if source is not None else None
-        spans = spans_by_file[file]
-        if not spans:
-            continue
         by_statement: dict[tuple[int, int], list[int]] = {}
         for i in members:
             line = candidates[i].finding.line or 0
-            statement = _innermost(spans, line)
-            if statement is not None:
-                by_statement.setdefault(statement, []).append(i)
+            holding = statements.holding(file, line, line)
+            if holding:  # the innermost statement holding the line
+                by_statement.setdefault((holding[-1].first, holding[-1].last), []).append(i)
         for together in by_statement.values():
             by_tool: dict[str, list[int]] = {}
             for i in sorted(together, key=lambda i: candidates[i].finding.line or 0):
@@ -395,29 +390,3 @@ def _merge_across_lines(
     if not replaced:
         return candidates
     return [replaced.get(i, c) for i, c in enumerate(candidates) if i not in dropped]
-
-
-def _statement_spans(text: str) -> list[tuple[int, int]] | None:
-    """(first line, last line) of every statement in Python source, or None if it does not
-    parse."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to show
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-    return [
-        (node.lineno, node.end_lineno or node.lineno)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.stmt)
-    ]
-
-
-def _innermost(spans: list[tuple[int, int]], line: int) -> tuple[int, int] | None:
-    """The smallest statement span holding `line` (a compound statement's header line is held
-    by it, not by a statement of its body)."""
-    best: tuple[int, int] | None = None
-    for start, end in spans:
-        if start <= line <= end and (best is None or end - start < best[1] - best[0]):
-            best = (start, end)
-    return best
