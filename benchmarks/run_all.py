@@ -1,6 +1,6 @@
-"""Run the model-pipeline, language-server, redaction, anchoring and debate benchmarks one after
-another, each in its own process (so each pays its own imports, like a CLI run), then repeat
-their TARGET lines together.
+"""Run the model-pipeline, language-server, redaction, anchoring, debate and offline-review
+benchmarks one after another, each in its own process (so each pays its own imports, like a CLI
+run), then repeat their TARGET lines together.
 
     python benchmarks/run_all.py
 
@@ -24,6 +24,7 @@ BENCHMARKS = (
     "redaction.py",
     "anchoring.py",
     "debate.py",
+    "offline_review.py",
 )
 
 

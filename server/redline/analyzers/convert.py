@@ -347,12 +347,14 @@ def _merge_across_lines(candidates: list[_Candidate], statements: _Statements) -
     """Merge the same check reported by two tools on different lines of one statement.
 
     bandit puts a multi-line call's result on the call's first line, ruff on the offending
-    keyword (`subprocess.run(` on line 50, `shell=True` on line 52): one problem, so one
-    finding. Two results belong together when they are the same rule family, from different
-    tools, not merged yet, and the innermost statement (Python's `ast`) holding one line is the
-    one holding the other. A compound statement's header and its body are different statements
-    here, so a `with` header and a line in its block never merge. Only files where such a pair
-    may exist are parsed; a file that does not parse merges nothing.
+    keyword (flask's conftest.py: B106 on `app.config.update(` at line 50, S106 on
+    `SECRET_KEY="test key",` at line 52): one problem, so one finding. (For `shell=True` both
+    already point at the call's first line.) Two results belong together when they are the
+    same rule family, from different tools, not merged yet, and the innermost statement
+    (Python's `ast`) holding one line is the one holding the other. A compound statement's
+    header and its body are different statements here, so a `with` header and a line in its
+    block never merge. Only files where such a pair may exist are parsed; a file that does not
+    parse merges nothing.
 
     The merged finding keeps the lead's place (`_merge`: the one with a fix, else ruff's), i.e.
     the line ruff points at, not the statement's first line: ruff names the exact expression
