@@ -4,6 +4,8 @@ asked of the statements around a fix: against real ruff and bandit processes."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -17,6 +19,9 @@ from redline.analyzers.fixes import SourceText
 from redline.config_models import AnalyzerSettings
 from redline.model import AnalyzerRun, Finding, FixState
 from redline.review.fix_check import fix_state
+
+from gitrepo import GitRepo
+from real_clients import REDLINE, client_env
 
 # SQL built in a list, not in a query call: bandit's B608 sees it, ruff's S608 does not (the
 # shape of CPython's sqlite3/dump.py). A `shell=<variable>` call: bandit's B602, not ruff's.
@@ -130,6 +135,33 @@ def test_security_sensitive_scope_follows_the_tagged_files() -> None:
     assert _sources(outcome, "util.py")[-1] == ["ruff:S110"]
     # Tags not known (a caller that does not pass them): every file, as before.
     assert _runs(_run(files, settings))["bandit"].files == 2
+
+
+@pytest.mark.parametrize("scope", ["security_sensitive", "beyond_ruff"])
+def test_a_review_runs_bandit_on_the_file_that_needs_it_and_its_report_says_so(
+    tmp_path: Path, scope: str
+) -> None:
+    # Through the CLI: the pipeline hands the units' security_sensitive tags to the analyzers.
+    repo = GitRepo(tmp_path / "r")
+    repo.write(".redline.toml", f'[analyzers]\nbandit_scope = "{scope}"\n')
+    repo.commit("base")
+    repo.write("db/dump.py", DUMP)
+    repo.write("util.py", PLAIN)
+    proc = subprocess.run(
+        [str(REDLINE), "review", "--repo", str(repo.root), "--format", "json"],
+        env=client_env(tmp_path),
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    review = json.loads(proc.stdout)
+    runs = {run["name"]: run for run in review["coverage"]["analyzers"]}
+    assert (runs["bandit"]["status"], runs["bandit"]["files"]) == ("partial", 1)
+    assert "ran on 1 of 2 Python files" in runs["bandit"]["message"]
+    sources = {(f["file"], tuple(f["sources"])) for f in review["findings"]}
+    assert ("db/dump.py", ("bandit:B608",)) in sources
+    assert ("util.py", ("ruff:S110",)) in sources
 
 
 def test_without_ruffs_security_rules_bandit_runs_everywhere() -> None:
