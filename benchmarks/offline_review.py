@@ -14,7 +14,7 @@ an isolated configuration, no model) in three analyzer settings:
   hold what one of its checks that ruff lacks looks for;
 - bandit_scope=security_sensitive: bandit on the files with security-sensitive changes;
 - bandit_scope=all: bandit on every file too (what every review did before);
-- ruff only (bandit off): the floor.
+- ruff only (bandit off), and no analyzers at all: what the rest of the review costs.
 
 It prints the medians side by side, where bandit ran (its coverage line) and a TARGET line for
 the default (≤ 0.5 s).
@@ -48,6 +48,7 @@ SETTINGS = {
     "bandit_scope=security_sensitive": {"REDLINE_BANDIT_SCOPE": "security_sensitive"},
     "bandit_scope=all": {"REDLINE_BANDIT_SCOPE": "all"},
     "ruff only": {"REDLINE_BANDIT": "0"},
+    "no analyzers": {"REDLINE_RUFF": "0", "REDLINE_BANDIT": "0"},
 }
 
 
