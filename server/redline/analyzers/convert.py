@@ -167,7 +167,11 @@ def _statement(node: ast.stmt, rows: list[str]) -> _Statement:
     last = node.end_lineno or node.lineno
     text = rows[first - 1] if first - 1 < len(rows) else ""
     width = len(text) - len(text.lstrip(" \t"))
-    tail = rows[last - 1][node.end_col_offset or 0 :] if last - 1 < len(rows) else ""
+    end_row = rows[last - 1] if last - 1 < len(rows) else ""
+    # ast's columns count UTF-8 bytes.
+    tail = end_row.encode("utf-8", "surrogatepass")[node.end_col_offset or 0 :].decode(
+        "utf-8", "replace"
+    )
     # A statement that shares a row with another (`a = 1; b = 2`, `if x: y()`) does not have
     # its rows to itself: they cannot stand for it.
     alone = node.col_offset == width and (not tail.strip() or tail.lstrip().startswith("#"))
