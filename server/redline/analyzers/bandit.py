@@ -23,9 +23,9 @@ _CONFIDENCE = {"HIGH": 0.8, "MEDIUM": 0.6, "LOW": 0.4}
 
 # What code must contain for bandit to find something ruff's S rules (as Redline enables them)
 # do not. Measured (benchmarks/bandit_overlap.py) on 2,613 files (CPython 3.12's stdlib and 23
-# packages of this virtualenv, 1.02 M lines): of
-# bandit's 710 results outside `rules.NOISE`, 588 were the same check on the same statement
-# as a ruff result. Of the other 122, those worth a reviewer's time, and what they fire on:
+# packages of this virtualenv, 1.02 M lines): of bandit's 710 results outside `rules.NOISE`,
+# 588 were the same check on the same statement as a ruff result. Of the other 122, those worth
+# a reviewer's time, and what they fire on:
 #   B608  SQL in a string ruff's S608 does not see (built in a list, not a query call)
 #   B602/B604  `shell=<variable>` (ruff flags only a truthy constant)
 #   B103  chmod with a literal mask ruff lets pass (0o755)
