@@ -1,6 +1,6 @@
 """Run the model-pipeline, language-server, redaction, anchoring, debate, skip-content,
-task-store and end-to-end CLI benchmarks one after another, each in its own process (so each
-pays its own imports, like a CLI run), then repeat their TARGET lines together.
+task-store, end-to-end CLI and offline-review benchmarks one after another, each in its own
+process (so each pays its own imports, like a CLI run), then repeat their TARGET lines together.
 
     python benchmarks/run_all.py
 
@@ -27,6 +27,7 @@ BENCHMARKS = (
     "skip_content.py",
     "task_store.py",
     "e2e_cli.py",
+    "offline_review.py",
 )
 
 

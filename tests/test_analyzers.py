@@ -37,6 +37,9 @@ SAMPLE = textwrap.dedent(
     """
 )
 CHANGED = set(range(1, 11))  # line 14's unused import is not part of the change
+# bandit on every file: these tests are about what bandit reports and how it merges with ruff,
+# not about which files the default `bandit_scope` picks (see the bandit_scope tests).
+EVERY_FILE = AnalyzerSettings(bandit_scope="all")
 
 
 def by_rule(outcome: AnalyzerOutcome, rule: str) -> Finding:
@@ -58,9 +61,7 @@ def script(tmp_path: Path, name: str, body: str) -> Path:
 
 @pytest.fixture(scope="module")
 def outcome() -> AnalyzerOutcome:
-    return run_analyzers(
-        {"app/tasks.py": SAMPLE.encode()}, {"app/tasks.py": CHANGED}, AnalyzerSettings()
-    )
+    return run_analyzers({"app/tasks.py": SAMPLE.encode()}, {"app/tasks.py": CHANGED}, EVERY_FILE)
 
 
 def test_both_tools_ran(outcome: AnalyzerOutcome) -> None:
@@ -126,7 +127,7 @@ def test_missing_analyzer_does_not_stop_the_others(tmp_path: Path) -> None:
     result = run_analyzers(
         {"a.py": SAMPLE.encode()},
         {"a.py": CHANGED},
-        AnalyzerSettings(),
+        EVERY_FILE,
         executables={"bandit": tmp_path / "no-such-bandit"},
     )
     bandit = next(r for r in result.runs if r.name == "bandit")
@@ -232,7 +233,7 @@ def test_non_utf8_and_syntax_errors_do_not_crash() -> None:
         "good.py": b"import os\n",
     }
     changed = {"latin.py": {1, 2}, "broken.py": {1, 2}, "good.py": {1}}
-    result = run_analyzers(files, changed, AnalyzerSettings())
+    result = run_analyzers(files, changed, EVERY_FILE)
     runs = {r.name: r for r in result.runs}
     # latin.py is handed to ruff as UTF-8 (its coding line honoured), so ruff reads all three;
     # bandit cannot parse broken.py and the run says so instead of "ok".
@@ -253,14 +254,14 @@ def test_unsafe_paths_are_refused() -> None:
 
 
 def test_file_named_like_an_option_is_a_file() -> None:
-    result = run_analyzers({"-rf.py": b"import os\n"}, {"-rf.py": {1}}, AnalyzerSettings())
+    result = run_analyzers({"-rf.py": b"import os\n"}, {"-rf.py": {1}}, EVERY_FILE)
     assert [r.status for r in result.runs] == ["ok", "ok"]
     assert [f.file for f in result.findings] == ["-rf.py"]
 
 
 def test_secret_values_are_redacted_from_text() -> None:
     code = b'def connect():\n    password = "hunter2secret"\n    return password\n'
-    result = run_analyzers({"db.py": code}, {"db.py": {2}}, AnalyzerSettings())
+    result = run_analyzers({"db.py": code}, {"db.py": {2}}, EVERY_FILE)
     (finding,) = [f for f in result.findings if f.category is Category.SECURITY]
     assert finding.sources == ["ruff:S105", "bandit:B105"]
     assert "hunter2secret" in finding.existing_code
@@ -274,7 +275,7 @@ def test_secret_values_are_redacted_from_text() -> None:
 def test_masking_hides_values_never_the_analyzers_words() -> None:
     # Literals that are also pieces of the message's own words ("passw" in "password").
     code = b'DB_PASSWORD = "passw"\npwd = "password"\ntoken = "hunter2"\n'
-    result = run_analyzers({"db.py": code}, {"db.py": {1, 2, 3}}, AnalyzerSettings())
+    result = run_analyzers({"db.py": code}, {"db.py": {1, 2, 3}}, EVERY_FILE)
     texts = [f.title + " " + f.comment for f in result.findings if f.category is Category.SECURITY]
     assert len(texts) == 3
     for text in texts:

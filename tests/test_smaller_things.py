@@ -87,6 +87,9 @@ def test_latin1_file_keeps_its_ruff_findings_on_the_right_lines(tmp_path: Path) 
 def test_a_file_no_analyzer_can_read_is_named_in_the_coverage(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "r")
     repo.write("README.md", "base\n")
+    # bandit on every file: by default it would leave these two to ruff (nothing in them is
+    # one of the checks only bandit has).
+    repo.write(".redline.toml", '[analyzers]\nbandit_scope = "all"\n')
     repo.commit("base")
     # Not UTF-8 and no coding line: neither ruff nor bandit (Python's parser) can read it.
     repo.write("app/broken.py", b'VALUE = "\xff\xfe"\ntry:\n    pass\nexcept:\n    pass\n')

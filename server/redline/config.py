@@ -43,6 +43,7 @@ ENV_KEYS: dict[str, str] = {
     "REDLINE_MAX_FILE_BYTES": "review.max_file_bytes",
     "REDLINE_RUFF": "analyzers.ruff",
     "REDLINE_BANDIT": "analyzers.bandit",
+    "REDLINE_BANDIT_SCOPE": "analyzers.bandit_scope",
     "REDLINE_MAX_REQUESTS": "llm.max_requests",
     "REDLINE_MAX_WRITE_FILES": "tools.max_write_files",
     "REDLINE_MAX_WRITE_BYTES": "tools.max_write_total_bytes",
@@ -271,6 +272,10 @@ _ANALYZERS = """
 [analyzers]
 # ruff = true
 # bandit = true
+# Files bandit runs on (ruff's S rules check every file): "beyond_ruff" (files whose added lines
+# hold what bandit's checks that ruff lacks look for), "security_sensitive" (files with
+# security-relevant changes) or "all" (every changed Python file, slowest).
+# bandit_scope = "beyond_ruff"
 # Ruff rules to run (the reviewed repository's own ruff config is not used).
 # ruff_select = ["F", "E9", "E722", "B", "S", "PLE", "RUF006", "UP031"]
 # Seconds an analyzer may run.

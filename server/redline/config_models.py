@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from redline.model import Severity
@@ -29,6 +31,11 @@ class CustomAnalyzer(_Strict):
 class AnalyzerSettings(_Strict):
     ruff: bool = True
     bandit: bool = True
+    # Which Python files bandit runs on (ruff's S rules, which re-implement most of bandit's
+    # checks at ~1/70 of its cost, check every file). "beyond_ruff": files whose added lines
+    # hold what one of bandit's other checks looks for (SQL, `shell=`, `chmod`, `random`, ...);
+    # "security_sensitive": files with a unit tagged so; "all": every changed Python file.
+    bandit_scope: Literal["beyond_ruff", "security_sensitive", "all"] = "beyond_ruff"
     # Ruff rules Redline runs. The repository's own ruff config is deliberately not read: the
     # review should not depend on (or be silenced by) configuration the change itself controls.
     ruff_select: list[str] = Field(

@@ -165,7 +165,9 @@ class ReviewUnit(BaseModel):
 
 class AnalyzerRun(BaseModel):
     name: str
-    status: str  # ok | partial (some files unreadable, see message) | missing | failed | skipped
+    # ok | partial (some files unreadable, or left out by analyzers.bandit_scope; see message)
+    # | missing | failed | skipped
+    status: str
     files: int = 0
     findings: int = 0
     message: str = ""

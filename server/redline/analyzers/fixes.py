@@ -26,10 +26,20 @@ class SourceText:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self._rows: list[str] | None = None
         self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
         # A trailing newline does not open a line of its own.
         if len(self.starts) > 1 and self.starts[-1] == len(text):
             self.starts.pop()
+
+    def rows(self) -> list[str]:
+        """The lines, without their line breaks (row n is `rows()[n - 1]`)."""
+        if self._rows is None:
+            rows = _NEWLINE.split(self.text)
+            if len(rows) > 1 and rows[-1] == "":
+                rows.pop()
+            self._rows = rows
+        return self._rows
 
     @property
     def line_count(self) -> int:

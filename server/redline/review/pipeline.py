@@ -32,6 +32,7 @@ from redline.model import (
     Review,
     ReviewUnit,
     SkippedFile,
+    Tag,
     number_occurrences,
 )
 from redline.progress import CancelToken, NullProgress, Progress, ProgressEvent, Stage
@@ -256,7 +257,13 @@ def _run_review(
             )
         )
         outcome = run_analyzers(
-            files.contents, files.changed_lines, settings.analyzers, cancel=cancel
+            files.contents,
+            files.changed_lines,
+            settings.analyzers,
+            cancel=cancel,
+            security_sensitive={
+                u.file_path for u in plan.reviewable if Tag.SECURITY_SENSITIVE in u.tags
+            },
         )
         findings.extend(outcome.findings)
         coverage.analyzers = outcome.runs
