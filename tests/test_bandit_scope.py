@@ -339,3 +339,26 @@ def test_a_fix_that_parses_is_told_without_parsing_the_whole_file(
         (2, 2, ""),
     ]:
         assert checker.verdict("m.py", source, line, end_line, improved) is FixState.PARSES
+
+
+def test_the_trigger_scan_agrees_with_the_whole_pattern() -> None:
+    """may_find_beyond_ruff searches only around trigger words: same answer as the pattern
+    run over the whole text, on texts where the match is first, last, wrapped or absent."""
+    from redline.analyzers.bandit import UNIQUE_CHECK_TRIGGER, may_find_beyond_ruff
+
+    texts = [
+        "subprocess.run(cmd, shell=flag)",
+        "x = 1\nsubprocess.run(cmd, shell=flag)",
+        "subprocess.run(cmd, shell=True)\n",
+        "cur.execute('SELECT a FROM t WHERE b=' + b)\ny = 2\n",
+        "q = 'INSERT\n INTO t VALUES (1)'",
+        "os.chmod(path, 0o755)",
+        "value = random.choice(items)",
+        "Update the docs; select a shell script; no calls here.\n",
+        "data = urlopen(url)",
+        "model = torch.load(f)",
+        "def f():\n    return 1\n",
+        "İstanbul = 'select x from y'",  # lower() changes the length: the plain search
+    ]
+    for text in texts:
+        assert may_find_beyond_ruff(text) == (UNIQUE_CHECK_TRIGGER.search(text) is not None), text
