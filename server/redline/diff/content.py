@@ -55,6 +55,9 @@ _VENDORED_NOTE = re.compile(
     r"|\b(?:a|an exact|verbatim) copy of\b|\bupstream (?:version|copy|source)\b)",
     re.IGNORECASE,
 )
+# Both searched line by line; the multi-line forms find whether any line of a joined head can.
+_COMMENT_RE = re.compile(_COMMENT)
+_VENDORED_NOTE_ANY = re.compile(_VENDORED_NOTE.pattern, re.IGNORECASE | re.MULTILINE)
 # A header URL that ends in the file's own name ("Latest version: https://raw.github…/x.h") says
 # where the file is maintained: upstream, not here.
 _URL = re.compile(r"https?://\S+/([\w.+-]+?)[\"')>\]]*$")
@@ -77,11 +80,16 @@ _KNOWN_BANNERS = re.compile(
 def vendored_header(path: str, head: Sequence[str]) -> bool:
     """The first lines say the file is a copy of someone else's: a "copied/vendored from" note,
     a known library's release banner, or a header URL naming this very file."""
+    # One search over the joined head first: a line that matches makes the whole text match,
+    # so most files (no banner, no note, no URL) are done without a loop over their lines.
+    text = "\n".join(head)
+    if _KNOWN_BANNERS.search(text):
+        return True
+    if "://" not in text and _VENDORED_NOTE_ANY.search(text) is None:
+        return False
     name = split_path(path)[1]
     for line in head:
-        if _KNOWN_BANNERS.search(line):
-            return True
-        if not re.match(_COMMENT, line):
+        if not _COMMENT_RE.match(line):
             continue
         if _VENDORED_NOTE.search(line):
             return True
