@@ -81,6 +81,7 @@ class Source:
             raise ValueError(f"no grammar for {kind}")
         self.tree: Tree = p.parse(self.data)
         self._spans = function_spans(path, self.data)
+        self._by_type: dict[str, list[Node]] | None = None
 
     @classmethod
     def load(cls, path: str, text: str) -> Source | None:
@@ -162,8 +163,15 @@ class Source:
         return names_for_lines(self._spans, [line]).get(line)
 
     def of_type(self, *types: str) -> Iterator[Node]:
-        wanted = set(types)
-        return (n for n in self.walk() if n.type in wanted)
+        """The nodes of these types inside functions, in document order."""
+        if self._by_type is None:
+            self._by_type = {}
+            for node in self.walk():
+                self._by_type.setdefault(node.type, []).append(node)
+        found = [n for t in dict.fromkeys(types) for n in self._by_type.get(t, [])]
+        if len(types) > 1:
+            found.sort(key=lambda n: (n.start_byte, -n.end_byte))
+        return iter(found)
 
 
 Operator = Callable[[Source], list[Candidate]]

@@ -24,7 +24,7 @@ from redline.eval.truth import LANGUAGES, OPERATORS, Mutant, PlantedBug
 
 
 @dataclass(frozen=True)
-class _Pending:
+class Pending:
     src: Source
     operator: str
     function: str
@@ -33,12 +33,12 @@ class _Pending:
 
 def candidates(
     files: Iterable[tuple[str, str]], operators: Sequence[str] | None = None
-) -> list[_Pending]:
+) -> list[Pending]:
     """Every candidate edit, unvalidated, in (file, operator, offset) order. An edit two
     operators propose goes to the first in OPERATORS order."""
     ops = _check(operators)
     seen: set[tuple[str, int, int, str]] = set()
-    out: list[_Pending] = []
+    out: list[Pending] = []
     for path, text in sorted(files):
         src = Source.load(path, text)
         if src is None:
@@ -53,7 +53,7 @@ def candidates(
                 if key in seen or not name:
                     continue
                 seen.add(key)
-                out.append(_Pending(src, op, name, cand))
+                out.append(Pending(src, op, name, cand))
     return out
 
 
@@ -79,10 +79,10 @@ def generate(
     candidates in, so a small limit still spans every operator and language."""
     ops = _check(operators)
     rng = random.Random(seed)
-    pools: dict[str, dict[str, list[_Pending]]] = {op: {} for op in ops}
+    pools: dict[str, dict[str, list[Pending]]] = {op: {} for op in ops}
     for pending in candidates(files, ops):
         pools[pending.operator].setdefault(pending.src.language, []).append(pending)
-    queues: list[list[Iterator[_Pending]]] = []
+    queues: list[list[Iterator[Pending]]] = []
     for i, op in enumerate(ops):
         langs = [lang for lang in LANGUAGES if lang in pools[op]]
         shift = i % len(langs) if langs else 0
@@ -104,7 +104,7 @@ def generate(
     return out
 
 
-def _draw(iters: list[Iterator[_Pending]], turn: list[int], i: int) -> Mutant | None:
+def _draw(iters: list[Iterator[Pending]], turn: list[int], i: int) -> Mutant | None:
     """The next valid mutant of operator `i`, from its next language in turn."""
     while iters:
         k = turn[i] % len(iters)
@@ -118,19 +118,19 @@ def _draw(iters: list[Iterator[_Pending]], turn: list[int], i: int) -> Mutant | 
     return None
 
 
-def _spread(pool: list[_Pending]) -> list[_Pending]:
+def _spread(pool: list[Pending]) -> list[Pending]:
     """Interleave a shuffled pool by file, files in order of first appearance."""
-    by_file: dict[str, list[_Pending]] = {}
+    by_file: dict[str, list[Pending]] = {}
     for pending in pool:
         by_file.setdefault(pending.src.path, []).append(pending)
     groups = list(by_file.values())
-    out: list[_Pending] = []
+    out: list[Pending] = []
     for depth in range(max((len(g) for g in groups), default=0)):
         out.extend(g[depth] for g in groups if depth < len(g))
     return out
 
 
-def mutate(pending: _Pending) -> Mutant | None:
+def mutate(pending: Pending) -> Mutant | None:
     """The mutant of one candidate, or None when it does not parse or changes nothing."""
     src, cand = pending.src, pending.cand
     new_bytes = cand.new.encode("utf-8", errors="surrogatepass")
@@ -229,7 +229,7 @@ def _tokens(root: Node, start: int, end: int) -> list[tuple[str, bytes]]:
 
 def changed_lines(before: str, after: str) -> tuple[int, ...]:
     """The 1-based lines of `after` that differ from `before` (common leading and trailing lines
-    trimmed); a pure deletion reports the line now at the deletion point."""
+    trimmed); a pure deletion reports the two lines around the gap."""
     old = before.splitlines(keepends=True)
     new = after.splitlines(keepends=True)
     prefix = 0
@@ -242,6 +242,6 @@ def changed_lines(before: str, after: str) -> tuple[int, ...]:
     if old == new:
         return ()
     first, last = prefix + 1, len(new) - suffix
-    if last < first:  # lines only removed
-        return (min(first, max(len(new), 1)),)
+    if last < first:  # lines only removed: the lines on either side of the gap
+        return tuple(n for n in (first - 1, first) if 1 <= n <= len(new)) or (1,)
     return tuple(range(first, last + 1))

@@ -250,7 +250,7 @@ def _changed_number(text: str) -> str | None:
         value = float(plain)
     except ValueError:
         return None
-    return repr(value * 10)
+    return repr(value * 10) if value else "1.0"
 
 
 def wrong_constant(src: Source) -> list[Candidate]:
