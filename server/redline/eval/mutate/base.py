@@ -186,41 +186,10 @@ def descendants(node: Node) -> Iterator[Node]:
         stack.extend(reversed(current.children))
 
 
-def field_text(src: Source, node: Node, name: str) -> str | None:
-    child = node.child_by_field_name(name)
-    return src.text_of(child) if child is not None else None
-
-
-def operator_token(node: Node) -> Node | None:
-    """The anonymous operator child of a binary/comparison node."""
-    child = node.child_by_field_name("operator")
-    if child is not None:
-        return child
-    for c in node.children:
-        if not c.is_named:
-            return c
-    return None
-
-
-def with_token(src: Source, node: Node, token: Node, new: str) -> str:
-    """The text of `node` with one of its tokens replaced."""
-    data = src.data
-    before = data[node.start_byte : token.start_byte].decode("utf-8", errors="replace")
-    after = data[token.end_byte : node.end_byte].decode("utf-8", errors="replace")
-    return before + new + after
-
-
 def short(text: str, limit: int = 60) -> str:
     """A snippet for a one-line description."""
     one = " ".join(text.split())
     return one if len(one) <= limit else one[: limit - 1] + "…"
-
-
-def is_block_statement(node: Node) -> bool:
-    parent = node.parent
-    if parent is None:
-        return False
-    return parent.type in ("block", "statement_block", "statement_list", "module")
 
 
 def statements(block: Node) -> list[Node]:

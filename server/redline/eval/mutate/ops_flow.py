@@ -188,10 +188,16 @@ def swallowed_exception(src: Source) -> list[Candidate]:
             blocks = [c for c in clause.named_children if c.type == "block"]
             if not blocks:
                 continue
+            handler = statements(blocks[-1])
+            if not handler:
+                continue
             caught = src.text_of(clause).split(":", 1)[0]
+            # From the first statement to the end of the last: a block's own range can reach
+            # into the comments and indentation after it.
             out.append(
-                src.replace(
-                    blocks[-1],
+                Candidate(
+                    handler[0].start_byte,
+                    handler[-1].end_byte,
                     "pass",
                     f"`{short(caught, 40)}` in `{FN}` swallows the error: its handler is "
                     "replaced by `pass`",
