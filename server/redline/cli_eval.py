@@ -137,6 +137,10 @@ def _plant(ws: Workspace, args: argparse.Namespace, repo: Path | None) -> None:
         _say(args, f"cloning {repo} at HEAD into a temporary directory")
         cases.clone_head(ws, repo)
         files = ws.source_files()
+        if not files:
+            raise UsageError(
+                f"{repo}: no Python, JavaScript, TypeScript or Go file at HEAD to plant a bug in"
+            )
         mutants = cases.generate_mutants(files, seed=args.seed, limit=args.cases)
     else:
         corpus, own = cases.bundled_files()

@@ -31,7 +31,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from redline.errors import GitCommandError, RepositoryError
+from redline.errors import GitCommandError, RedlineError, RepositoryError
 from redline.eval.truth import Mutant
 from redline.git.process import run_process
 from redline.git.runner import HARDENED_CONFIG, GitRunner
@@ -270,15 +270,20 @@ def generate_mutants(
 ) -> list[Mutant]:
     """The generator's mutants of `files` (imported here: `eval/mutate` is optional until it
     lands)."""
-    from redline.eval import mutate  # type: ignore[attr-defined, unused-ignore]
-
+    try:
+        from redline.eval import mutate  # type: ignore[attr-defined, unused-ignore]
+    except ImportError as exc:
+        raise RedlineError(f"the mutant generator is not available: {exc}") from None
     mutants: list[Mutant] = mutate.generate(list(files), seed=seed, limit=limit)
     return mutants
 
 
 def bundled_files() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """The bundled corpus, and Redline's own sources (`eval/corpus`)."""
-    from redline.eval import corpus  # type: ignore[attr-defined, unused-ignore]
+    try:
+        from redline.eval import corpus  # type: ignore[attr-defined, unused-ignore]
+    except ImportError as exc:
+        raise RedlineError(f"the bundled corpus is not available: {exc}") from None
 
     return list(corpus.corpus_files()), list(corpus.redline_files())
 
