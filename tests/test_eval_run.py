@@ -10,6 +10,7 @@ import io
 import json
 import stat
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -307,11 +308,14 @@ class PlantedScript(ReviewScript):
         return {"findings": found, "need_context": [], "summary": "reviewed"}
 
 
-def _model_eval(repo: GitRepo, script: ReviewScript) -> tuple[int, dict[str, Any]]:
+def _model_eval(
+    repo: GitRepo, script: ReviewScript, models: tuple[str, ...] = ("openai/scripted",)
+) -> tuple[int, dict[str, Any]]:
     with ScriptedLLM(handler=script) as llm:
+        flags = [a for m in models for a in ("--model", m)]
         code, out = _eval(
             "--repo", str(repo.root), "--cases", "3", "--format", "json",
-            "--model", "openai/scripted", "--api-base", llm.base_url,
+            *flags, "--api-base", llm.base_url,
         )  # fmt: skip
     return code, json.loads(out)
 
@@ -325,15 +329,20 @@ def test_a_model_that_reports_the_planted_line_is_found_at_every_stage(
 ) -> None:
     isolate_model_env(monkeypatch, tmp_path)
     script = PlantedScript(planted)
-    code, data = _model_eval(cart_repo, script)
+    # Two models side by side on the same cases (the same scripted server answers both).
+    code, data = _model_eval(cart_repo, script, ("openai/scripted", "openai/second"))
     assert code == 0
-    (t,) = data["totals"]
-    assert t["model"] == "openai/scripted" and t["cases"] == 3 and t["errors"] == 0
-    assert t["recall"] == 1.0 and t["precision"] == 1.0 and t["f1"] == 1.0
-    assert t["stages"] == {"said": 3, "anchored": 3, "verified": 3, "shown": 3}
-    assert t["anchoring"] == {"exact": 3}
-    assert t["calls"] >= 3 * 3 and t["tokens"] > 0  # planner, reviewer, verifier per case
-    assert script.count("reviewer") == 3
+    assert data["models"] == ["openai/scripted", "openai/second"]
+    for t in data["totals"]:
+        assert t["cases"] == 3 and t["errors"] == 0
+        assert t["recall"] == 1.0 and t["precision"] == 1.0 and t["f1"] == 1.0
+        assert t["stages"] == {"said": 3, "anchored": 3, "verified": 3, "shown": 3}
+        assert t["anchoring"] == {"exact": 3}
+        assert t["calls"] >= 3 * 3 and t["tokens"] > 0  # planner, reviewer, verifier per case
+    assert script.count("reviewer") == 6
+    assert [(r["case_id"][:4], r["model"]) for r in data["results"][:2]] == [
+        ("c001", "openai/scripted"), ("c001", "openai/second"),
+    ]  # fmt: skip
     assert all(r["found"] and r["error"] is None for r in data["results"])
     assert _saved(data)["totals"] == data["totals"]
     assert _left(temp_dirs) == []
@@ -371,3 +380,22 @@ def test_a_model_that_cannot_be_used_exits_3_and_is_not_tried_again(
     assert errors[0] and not errors[0].startswith("not run")
     assert errors[1].startswith("not run: ")
     assert data["totals"][0]["errors"] == 2 and data["totals"][0]["recall"] is None
+
+
+def test_the_bundled_source_commits_the_corpus_and_redline_sources_only_when_mutated(
+    monkeypatch: pytest.MonkeyPatch, temp_dirs: Path, tmp_path: Path
+) -> None:
+    isolate_model_env(monkeypatch, tmp_path)
+    own = [("server/redline/tiny.py", "def f(x):\n    return x\n")]
+    monkeypatch.setattr(cases, "bundled_files", lambda: ([(CART, CART_PY)], own))
+    mutants = cart_mutants()
+    monkeypatch.setattr(cases, "generate_mutants", lambda files, seed, limit: mutants[:limit])
+    code, out = _eval("--corpus", "bundled", "--cases", "2", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["source"] == "bundled corpus" and data["cases"] == 2
+    assert _left(temp_dirs) == []
+    # The base holds Redline's own sources only when a mutant was planted in one.
+    assert cases.bundled_base(mutants, [(CART, CART_PY)], own) == [(CART, CART_PY)]
+    theirs = Mutant(bug=replace(mutants[0].bug, file=own[0][0]), source="def f(x):\n    return\n")
+    assert cases.bundled_base([theirs], [(CART, CART_PY)], own) == [(CART, CART_PY), *own]
