@@ -399,3 +399,32 @@ def test_the_bundled_source_commits_the_corpus_and_redline_sources_only_when_mut
     assert cases.bundled_base(mutants, [(CART, CART_PY)], own) == [(CART, CART_PY)]
     theirs = Mutant(bug=replace(mutants[0].bug, file=own[0][0]), source="def f(x):\n    return\n")
     assert cases.bundled_base([theirs], [(CART, CART_PY)], own) == [(CART, CART_PY), *own]
+
+
+def test_run_eval_takes_each_reviews_client_from_a_hook(
+    cart_repo: GitRepo, planted: list[Mutant], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The internal API the oracle uses: run_eval with a per-review `client` (and `on_file`)."""
+    from redline.agent.llm import LLMClient
+    from redline.config_models import AnalyzerSettings, LLMSettings, ModelSettings, Settings
+    from redline.eval.run import Target, run_eval
+
+    isolate_model_env(monkeypatch, tmp_path)
+    seen: list[tuple[str, str]] = []
+    with ScriptedLLM(handler=PlantedScript(planted)) as llm, cases.case_workspace() as ws:
+        cases.clone_head(ws, cart_repo.root)
+        planted_cases = cases.add_cases(ws, planted[:2])
+        settings = Settings(
+            models=ModelSettings(model="openai/scripted", api_base=llm.base_url, api_key="k"),
+            llm=LLMSettings(max_retries=0, timeout=20),
+            analyzers=AnalyzerSettings(ruff=False, bandit=False),
+        )
+
+        def hooks(target: Target, case: cases.Case) -> dict[str, Any]:
+            on_file = lambda review: seen.append((case.case_id, review.path))  # noqa: E731
+            return {"client": LLMClient(target.settings), "on_file": on_file}
+
+        run = run_eval(planted_cases, [Target.of(settings)], source="t", seed=0, model_hooks=hooks)
+    assert [r.found for r in run.results] == [True, True]
+    assert [r.stages for r in run.results] == [StageCounts(1, 1, 1, 1)] * 2
+    assert seen == [("c001-off_by_one", CART), ("c002-flipped_comparison", CART)]

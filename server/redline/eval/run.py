@@ -80,12 +80,16 @@ def _run_case(
     settings = eval_settings(target.settings)
     trace = ModelTrace() if settings.models.model else None
 
+    hooks = dict(model_hooks or {})
+    theirs = hooks.get("on_file")
+
     def on_file(review: FileReview) -> None:
         assert trace is not None
         contents = [r.content for r in review.responses]
         trace.add(review.path, contents, review.findings, review.ok)
+        if theirs is not None:
+            theirs(review)
 
-    hooks = dict(model_hooks or {})
     if trace is not None:
         hooks["on_file"] = on_file
     started = time.monotonic()
@@ -154,10 +158,11 @@ def run_eval(
     seed: int,
     on_case: Callable[[int, int, CaseResult], None] | None = None,
     progress: Progress | None = None,
-    model_hooks: Callable[[Target], dict[str, Any]] | None = None,
+    model_hooks: Callable[[Target, Case], dict[str, Any]] | None = None,
 ) -> EvalRun:
     """Every case with every target; `on_case(done, total, result)` after each review.
-    `model_hooks(target)` passes extra hooks to the model stages (a test's client)."""
+    `model_hooks(target, case)` passes extra keyword arguments to the model stages for that
+    review (`run_model_review`'s: a `client` — the oracle's, a test's — or `on_attempt`)."""
     run = EvalRun(
         eval_id=new_eval_id(), source=source, seed=seed, models=[t.model for t in targets]
     )
@@ -178,7 +183,7 @@ def run_eval(
                     error=f"not run: {unusable}",
                 )
             else:
-                hooks = model_hooks(target) if model_hooks is not None else None
+                hooks = model_hooks(target, case) if model_hooks is not None else None
                 result, model_error = _run_case(
                     case, target, progress or NullProgress(), None, hooks
                 )
