@@ -5,7 +5,8 @@ error, or a review that failed (`ask` when the agent never submitted — out of 
 the report is still written and its headline says why), 3 when a configured model could not
 be used (the report holds the analyzers' findings; one line on stderr says why), 130 when
 interrupted. The report goes to stdout (or --output); progress and messages go to
-stderr. The shared helpers are in `cli_common.py`; `redline debate` in `cli_debate.py`.
+stderr. The shared helpers are in `cli_common.py`; `redline debate` in `cli_debate.py`,
+`redline eval` in `cli_eval.py`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from redline.cli_common import (
 )
 from redline.cli_config import add_config_parser, add_init_parser, cmd_config, cmd_init
 from redline.cli_debate import add_debate_parser
+from redline.cli_eval import add_eval_parser
 from redline.cli_history import add_history_parser, cmd_history
 from redline.cli_post import add_post_flags, check_post_flags, post_if_asked
 from redline.errors import ConfigError, RedlineError, UsageError
@@ -92,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_ask_parser(sub)
     add_debate_parser(sub)
+    add_eval_parser(sub)
 
     add_init_parser(sub)
     sub.add_parser(
@@ -280,6 +283,10 @@ def _run_command(args: argparse.Namespace) -> int:
             from redline.cli_debate import cmd_debate
 
             return cmd_debate(args)
+        if args.command == "eval":
+            from redline.cli_eval import cmd_eval
+
+            return cmd_eval(args)
         if args.command == "init":
             return cmd_init(args)
         if args.command == "history":
