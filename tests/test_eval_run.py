@@ -428,3 +428,27 @@ def test_run_eval_takes_each_reviews_client_from_a_hook(
     assert [r.found for r in run.results] == [True, True]
     assert [r.stages for r in run.results] == [StageCounts(1, 1, 1, 1)] * 2
     assert seen == [("c001-off_by_one", CART), ("c002-flipped_comparison", CART)]
+
+
+def test_the_bundled_corpus_runs_offline_through_the_cli(
+    monkeypatch: pytest.MonkeyPatch, temp_dirs: Path, tmp_path: Path
+) -> None:
+    """What a new user runs first: no repository, no model. Every operator is planted, in
+    the corpus's languages, each case reviewed by the analyzers; the injection planted in
+    Python code is one they catch."""
+    from redline.eval.truth import OPERATORS
+
+    isolate_model_env(monkeypatch, tmp_path)
+    code, out = _eval("--corpus", "bundled", "--cases", "42", "--seed", "3", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    results = data["results"]
+    assert len(results) == 42
+    assert {r["bug"]["operator"] for r in results} == set(OPERATORS)
+    assert {r["bug"]["language"] for r in results} >= {"python", "javascript", "go"}
+    assert all(r["error"] is None and r["model"] == "offline" for r in results)
+    # The analyzers' recall is what they found, case by case.
+    found = sum(r["found"] for r in results)
+    assert data["totals"][0]["recall"] == pytest.approx(found / 42)
+    assert _saved(data)["results"] == results
+    assert _left(temp_dirs) == []

@@ -31,7 +31,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from redline.errors import GitCommandError, RedlineError, RepositoryError
+from redline.errors import GitCommandError, RepositoryError
 from redline.eval.truth import Mutant
 from redline.git.process import run_process
 from redline.git.runner import HARDENED_CONFIG, GitRunner
@@ -268,24 +268,18 @@ def add_cases(ws: Workspace, mutants: Sequence[Mutant]) -> list[Case]:
 def generate_mutants(
     files: Sequence[tuple[str, str]], *, seed: int, limit: int | None
 ) -> list[Mutant]:
-    """The generator's mutants of `files` (imported here: `eval/mutate` is optional until it
-    lands)."""
-    try:
-        from redline.eval import mutate  # type: ignore[attr-defined, unused-ignore]
-    except ImportError as exc:
-        raise RedlineError(f"the mutant generator is not available: {exc}") from None
-    mutants: list[Mutant] = mutate.generate(list(files), seed=seed, limit=limit)
-    return mutants
+    """The generator's mutants of `files` (imported here: tree-sitter's grammars load only
+    when an eval plants bugs)."""
+    from redline.eval.mutate import generate
+
+    return generate(list(files), seed=seed, limit=limit)
 
 
 def bundled_files() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """The bundled corpus, and Redline's own sources (`eval/corpus`)."""
-    try:
-        from redline.eval import corpus  # type: ignore[attr-defined, unused-ignore]
-    except ImportError as exc:
-        raise RedlineError(f"the bundled corpus is not available: {exc}") from None
+    """The bundled corpus (`eval/corpus`), and Redline's own sources."""
+    from redline.eval.mutate.sources import corpus_files, redline_files
 
-    return list(corpus.corpus_files()), list(corpus.redline_files())
+    return corpus_files(), redline_files()
 
 
 def bundled_base(

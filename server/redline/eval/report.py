@@ -58,7 +58,7 @@ def render_markdown(run: EvalRun) -> str:
             f"| {_cell(label(model))} | {t.cases} | {t.errors} | {_ratio(t.recall)} | "
             f"{_ratio(t.precision)} | {_ratio(t.f1)} | {_funnel(t)} | {_anchoring(t)} | "
             f"{t.calls} | {t.tokens} | {_cost(t)} | "
-            f"{'—' if per_case is None else f'{per_case:.1f}'} |"
+            f"{'—' if per_case is None else f'{per_case:.2f}'} |"
         )
     lines += ["", "Recall by operator (found / cases):", ""]
     operators = sorted({r.bug.operator for r in run.results})
