@@ -48,6 +48,10 @@ NOT_OFFLINE = (
     "redline.debate",
     "redline.lsp",
     "redline.report.terminal",
+    # detect-secrets imports it only to verify secrets over the network; the offline review
+    # loads the plugins without it (redaction/plugins.py `_inert_requests`).
+    "requests",
+    "urllib3",
 )
 
 # main() without argv, as the console script calls it (the whole-process path: gc frozen).
@@ -161,3 +165,25 @@ def test_the_estimate_output_format_is_unchanged(
     assert lines[3].startswith("Prompt tokens (first attempt, estimated): ")
     assert lines[4].startswith("Cost: about $") and lines[4].endswith(" (answers extra)")
     assert lines[5] == "Nothing was sent to the model."
+
+
+def test_plugins_loaded_without_requests_still_find_secrets_and_requests_stays_real() -> None:
+    """The stand-in is gone once the plugins are built: secrets that need detect-secrets'
+    plugins are still masked, and a later `import requests` gets the real library."""
+    probe = """
+import sys
+from redline.redaction import Redactor
+r = Redactor(environment=False)
+r.load_plugins(without_requests=True)
+assert "requests" not in sys.modules, "stand-in left behind"
+text = 'stripe = "sk_live_' + '4eC39HqLyjWDarjtT1zdp7dc"\\nslack = "xoxb-' + '123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"'
+masked = r.redact(text)
+assert "4eC39HqLyjWDarjtT1zdp7dc" not in masked and "AbCdEfGhIjKlMnOpQrStUvWx" not in masked, masked
+import requests
+assert callable(requests.get) and requests.__file__, "not the real requests"
+print("ok")
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert result.stdout.strip() == "ok", result.stderr

@@ -133,10 +133,10 @@ def _cmd_review(args: argparse.Namespace) -> int:
     from redline.store import TaskStore
 
     check_post_flags(args)
-    if not args.estimate:
-        _preload_redaction()
     repo = repo_root(args.repo)
     settings = cli_settings(repo, args, offline_warnings=True)
+    if not args.estimate:
+        _preload_redaction(offline=settings.models.model is None)
     progress = StderrProgress(quiet=args.quiet, color=args.color)
     if settings.models.model is not None and not args.estimate:
         # litellm's import (seconds) overlaps the git, unit and analyzer work below. Not for
@@ -193,18 +193,22 @@ def _frozen_after() -> Iterator[None]:
         gc.enable()
 
 
-def _preload_redaction() -> None:
+def _preload_redaction(offline: bool) -> None:
     """detect-secrets' plugins (~0.15 s of imports and regexes), loaded while git works.
 
     A review always needs them: its task record and its report are redacted, and both hold ids
     that pass the redactor's pre-filter. Loaded on first use they sat between the diff and the
     report; in this thread they fill the waits on git's processes. Not a daemon: an early exit
     (a bad ref) waits for it rather than ending the interpreter mid-import."""
+    import functools
     import threading
 
     from redline.redaction import get_redactor
 
-    threading.Thread(target=get_redactor().load_plugins, name="redline-redaction-load").start()
+    # Offline, nothing in this process imports `requests` (litellm never loads), so the
+    # plugins load without it (redaction/plugins.py `_inert_requests`).
+    load = functools.partial(get_redactor().load_plugins, without_requests=offline)
+    threading.Thread(target=load, name="redline-redaction-load").start()
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:

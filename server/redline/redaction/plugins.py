@@ -17,11 +17,14 @@ Imported on first use (detect-secrets pulls in `requests`: ~0.2 s), never at sta
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import logging
 import pkgutil
 import re
+import sys
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
@@ -127,10 +130,44 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+class _Inert(types.ModuleType):
+    """A stand-in for `requests` while detect-secrets loads: every attribute is an empty class."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return type(name, (), {})
+
+
+@contextlib.contextmanager
+def _inert_requests() -> Iterator[None]:
+    """detect-secrets imports `requests` only to *verify* a secret it found, by sending it to
+    the provider — a network call carrying the secret, which Redline never makes (it masks).
+    That import is ~70 ms of a ~300 ms offline review, so while the plugins load, `requests`
+    is an inert stand-in, and their verification path cannot work even by mistake. Only when
+    nothing imported `requests` before, and only for a process that imports nothing needing
+    it meanwhile (the caller's promise: an offline CLI review, where litellm never loads);
+    removed afterwards, so a later `import requests` loads the real one."""
+    if "requests" in sys.modules:
+        yield
+        return
+    stand_in = _Inert("requests")
+    sys.modules["requests"] = stand_in
+    try:
+        yield
+    finally:
+        if sys.modules.get("requests") is stand_in:
+            del sys.modules["requests"]
+
+
 class DetectSecrets:
     """The installed detect-secrets plugins, ready to scan text."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, without_requests: bool = False) -> None:
+        with _inert_requests() if without_requests else contextlib.nullcontext():
+            self._load()
+
+    def _load(self) -> None:
         import detect_secrets.plugins as package
         from detect_secrets.filters import heuristic
         from detect_secrets.plugins import keyword

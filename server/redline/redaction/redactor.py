@@ -120,10 +120,12 @@ class Redactor:
             with self._lock:
                 self._add_known(value, kind)
 
-    def load_plugins(self) -> None:
+    def load_plugins(self, *, without_requests: bool = False) -> None:
         """Import detect-secrets and build its plugins now (~0.2 s), e.g. in a background
-        thread of a long-lived process, rather than on the first text that needs them."""
-        self._detect_secrets()
+        thread of a long-lived process, rather than on the first text that needs them.
+        `without_requests`: see plugins._inert_requests (only for a process that will import
+        nothing needing `requests` while this runs)."""
+        self._detect_secrets(without_requests)
 
     def placeholder(self, value: str, kind: str) -> str:
         return keyed_placeholder(self._secret_key(), value, kind)
@@ -152,14 +154,14 @@ class Redactor:
 
     # -- detection -------------------------------------------------------------------------------
 
-    def _detect_secrets(self) -> Any:
+    def _detect_secrets(self, without_requests: bool = False) -> Any:
         if not self._plugins_loaded:
             with self._lock:
                 if not self._plugins_loaded:
                     try:
                         from redline.redaction.plugins import DetectSecrets
 
-                        self._plugins = DetectSecrets()
+                        self._plugins = DetectSecrets(without_requests=without_requests)
                     except Exception as exc:  # a broken install must not stop a review
                         log.error("detect-secrets is unavailable (%s): own patterns only", exc)
                         self._plugins = None
