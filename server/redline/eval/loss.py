@@ -226,8 +226,16 @@ def measure_pipeline_loss(
         if result is None:
             report.errors += 1
             report.lost.append(
-                CaseLoss(case, bug.file, bug.operator, bug.language, min(bug.lines or (0,)),
-                         noise_applied, "error", error)
+                CaseLoss(
+                    case,
+                    bug.file,
+                    bug.operator,
+                    bug.language,
+                    min(bug.lines or (0,)),
+                    noise_applied,
+                    "error",
+                    error,
+                )
             )
             continue
         review, anchored = result
@@ -238,7 +246,15 @@ def measure_pipeline_loss(
         report.shown += counts.shown
         if stage:
             report.lost.append(
-                CaseLoss(case, bug.file, bug.operator, bug.language, min(bug.lines or (0,)),
-                         noise_applied, stage, _detail(stage, review, anchored))
+                CaseLoss(
+                    case,
+                    bug.file,
+                    bug.operator,
+                    bug.language,
+                    min(bug.lines or (0,)),
+                    noise_applied,
+                    stage,
+                    _detail(stage, review, anchored),
+                )
             )
     return report

@@ -47,9 +47,52 @@ _BATCH_MARK = "# Several files under review"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Models misquote names, not keywords.
 _KEYWORDS = frozenset(
-    "and as async await break case catch const continue def defer elif else err except false"
-    " finally for func function go if import in is let nil none not null or pass raise return"
-    " self this throw true try type var while with yield".split()
+    [
+        "and",
+        "as",
+        "async",
+        "await",
+        "break",
+        "case",
+        "catch",
+        "const",
+        "continue",
+        "def",
+        "defer",
+        "elif",
+        "else",
+        "err",
+        "except",
+        "false",
+        "finally",
+        "for",
+        "func",
+        "function",
+        "go",
+        "if",
+        "import",
+        "in",
+        "is",
+        "let",
+        "nil",
+        "none",
+        "not",
+        "null",
+        "or",
+        "pass",
+        "raise",
+        "return",
+        "self",
+        "this",
+        "throw",
+        "true",
+        "try",
+        "type",
+        "var",
+        "while",
+        "with",
+        "yield",
+    ]
 )
 
 
@@ -106,7 +149,9 @@ def _span(bug: PlantedBug) -> tuple[int, int]:
 def _rename(line: str, rng: random.Random) -> str | None:
     """`line` with one identifier misquoted the way models do, or None if it has none."""
     words = [
-        m for m in _IDENT.finditer(line) if len(m.group()) >= 2 and m.group().lower() not in _KEYWORDS
+        m
+        for m in _IDENT.finditer(line)
+        if len(m.group()) >= 2 and m.group().lower() not in _KEYWORDS
     ]
     if not words:
         return line.replace("==", "===", 1) if "==" in line else None
@@ -318,7 +363,10 @@ class Oracle:
             None, " ".join(" ".join(truth).split()), " ".join(" ".join(quote).split())
         ).ratio()
         said.correct = (
-            abs(said.line - lo) <= 20 or position == said.line or close >= 0.8 or "gutter" in said.noise
+            abs(said.line - lo) <= 20
+            or position == said.line
+            or close >= 0.8
+            or "gutter" in said.noise
         )
         return said
 
