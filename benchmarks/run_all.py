@@ -1,6 +1,7 @@
-"""Run the model-pipeline, language-server, redaction, anchoring, debate, skip-content and
-task-store benchmarks one after another, each in its own process (so each pays its own imports,
-like a CLI run), then repeat their TARGET lines together.
+"""Run the model-pipeline, language-server, redaction, anchoring, debate, skip-content,
+task-store and eval-oracle (pipeline loss) benchmarks one after another, each in its own
+process (so each pays its own imports, like a CLI run), then repeat their TARGET lines
+together.
 
     python benchmarks/run_all.py
 
@@ -26,6 +27,7 @@ BENCHMARKS = (
     "debate.py",
     "skip_content.py",
     "task_store.py",
+    "eval_oracle.py",
 )
 
 

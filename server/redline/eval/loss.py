@@ -199,9 +199,14 @@ def _detail(stage: str, review: Review, anchored: list[Finding]) -> str:
 
 
 def measure_pipeline_loss(
-    mutants: Sequence[Mutant], *, seed: int = 0, noise: Noise | None = None, workers: int = 4
+    mutants: Sequence[Mutant], *, seed: int = 0, noise: Noise | None = None, workers: int = 1
 ) -> LossReport:
-    """Each mutant through the real pipeline against the oracle (see the module docstring)."""
+    """Each mutant through the real pipeline against the oracle (see the module docstring).
+
+    One case at a time by default: cases in threads each run their own event loop, which
+    litellm's process-wide logging worker does not survive cleanly, and CPython 3.11's `ast`
+    fails now and then when parsed from several threads ("AST constructor recursion depth
+    mismatch"); the cases are short (about 0.1 s each) and the server is shared."""
     oracle = Oracle(mutants, seed=seed, noise=noise)
     report = LossReport(cases=len(mutants))
     started = time.perf_counter()

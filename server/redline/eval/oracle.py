@@ -226,14 +226,26 @@ class Oracle:
             return json.dumps(summary)
         return json.dumps({"error": "the oracle does not know this role"})
 
-    def _format(self, answer: dict[str, Any], rng: random.Random, reask: bool) -> str:
+    def _format(
+        self,
+        answer: dict[str, Any],
+        rng: random.Random,
+        reask: bool,
+        applied: list[str] | None = None,
+    ) -> str:
+        """The answer as JSON, in a fence and/or with prose around it per the noise (named in
+        `applied`); a re-asked answer is bare JSON."""
         data = json.dumps(answer, indent=2)
         if reask:
             return data
         if rng.random() < self.noise.fenced:
             data = f"```json\n{data}\n```"
+            if applied is not None:
+                applied.append("fenced")
         if rng.random() < self.noise.prose:
             data = f"Here is my review.\n\n{data}\n\nLet me know if you want more detail."
+            if applied is not None:
+                applied.append("prose")
         return data
 
     def _malformed(self, answer: dict[str, Any], rng: random.Random) -> str:
@@ -286,12 +298,18 @@ class Oracle:
         answer = {"findings": findings, "need_context": [], "summary": f"reviewed {path}"}
         case = self.case_of(path, text) or path
         rng = self._rng("reviewer", case)
+        with self._lock:
+            said = self.said.get(case)
+        applied: list[str] = []
         if not reask and rng.random() < self.noise.malformed:
+            reply = self._malformed(answer, rng)
+            applied.append("malformed")
+        else:
+            reply = self._format(answer, rng, reask, applied)
+        if said is not None and applied:
             with self._lock:
-                if case in self.said:
-                    self.said[case].noise.append("malformed")
-            return self._malformed(answer, rng)
-        return self._format(answer, rng, reask)
+                said.noise += [a for a in applied if a not in said.noise]
+        return reply
 
     def _findings(self, path: str, text: str) -> list[dict[str, Any]]:
         case = self.case_of(path, text)
