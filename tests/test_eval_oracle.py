@@ -64,7 +64,7 @@ def _generated() -> list[Mutant]:
         from redline.eval.corpus import corpus_files
     except ImportError:
         try:
-            from redline.eval.mutate.sources import corpus_files
+            from redline.eval.mutate import corpus_files
         except ImportError as exc:
             pytest.skip(f"the eval corpus has not landed (corpus_files: {exc})")
     mutants: list[Mutant] = list(generate(corpus_files(), seed=0))
