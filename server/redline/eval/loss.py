@@ -39,7 +39,7 @@ from redline.config_models import (
     ReviewSettings,
     Settings,
 )
-from redline.eval.oracle import Noise, Oracle, Said, original_source
+from redline.eval.oracle import Noise, Oracle, Said
 from redline.eval.scripted_server import ScriptedServer
 from redline.eval.truth import Mutant, PlantedBug, StageCounts
 from redline.model import Finding, Review
@@ -117,6 +117,21 @@ class LossReport:
 
 def _git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, env=_GIT_ENV, check=True, capture_output=True)
+
+
+def original_source(mutant: Mutant) -> str:
+    """The file before the mutation: `mutated` put back to `original` where it was planted
+    (searched from the start of the first planted line)."""
+    bug, source = mutant.bug, mutant.source
+    lines = source.splitlines(keepends=True)
+    first = min(bug.lines) if bug.lines else 1
+    offset = sum(len(line) for line in lines[: first - 1])
+    at = source.find(bug.mutated, offset) if bug.mutated else offset
+    if at < 0:
+        at = source.find(bug.mutated)
+    if at < 0:
+        raise ValueError(f"{bug.file}: the mutated text is not in the mutant's source")
+    return source[:at] + bug.original + source[at + len(bug.mutated) :]
 
 
 def build_case_repo(mutant: Mutant, root: Path) -> str:

@@ -127,21 +127,6 @@ class Said:
     correct: bool = True  # recoverable: line within max offset, diff-relative, or a close quote
 
 
-def original_source(mutant: Mutant) -> str:
-    """The file before the mutation: `mutated` put back to `original` where it was planted
-    (searched from the start of the first planted line)."""
-    bug, source = mutant.bug, mutant.source
-    lines = source.splitlines(keepends=True)
-    first = min(bug.lines) if bug.lines else 1
-    offset = sum(len(line) for line in lines[: first - 1])
-    at = source.find(bug.mutated, offset) if bug.mutated else offset
-    if at < 0:
-        at = source.find(bug.mutated)
-    if at < 0:
-        raise ValueError(f"{bug.file}: the mutated text is not in the mutant's source")
-    return source[:at] + bug.original + source[at + len(bug.mutated) :]
-
-
 def _span(bug: PlantedBug) -> tuple[int, int]:
     return (min(bug.lines), max(bug.lines)) if bug.lines else (1, 1)
 
