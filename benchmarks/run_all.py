@@ -1,6 +1,7 @@
 """Run the model-pipeline, language-server, redaction, anchoring, debate, skip-content,
-task-store, end-to-end CLI and offline-review benchmarks one after another, each in its own
-process (so each pays its own imports, like a CLI run), then repeat their TARGET lines together.
+task-store, end-to-end CLI, offline-review and eval-oracle (pipeline loss) benchmarks one
+after another, each in its own process (so each pays its own imports, like a CLI run), then
+repeat their TARGET lines together.
 
     python benchmarks/run_all.py
 
@@ -28,6 +29,7 @@ BENCHMARKS = (
     "task_store.py",
     "e2e_cli.py",
     "offline_review.py",
+    "eval_oracle.py",
 )
 
 

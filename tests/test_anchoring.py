@@ -18,6 +18,7 @@ from redline.review.anchoring import (
     locate,
     split_lines,
 )
+from redline.review.matchers import NEAR_HINT
 from redline.review.schemas import ModelFinding
 
 SOURCE = """\
@@ -251,8 +252,9 @@ def test_fuzzy_is_bounded_on_a_big_file(matcher: type[_CountingMatcher]) -> None
     text = _big_file()
     a = locate("def f2400(y):\n    return y * 2400 + helper_72(y)", text, 4801)
     assert (a.start_line, a.method) == (4801, "fuzzy")
-    # Only windows sharing a distinctive identifier are scored (helper_72 is on 1 line in 97).
-    assert 0 < matcher.windows < 100
+    # Only windows sharing a distinctive identifier are scored (helper_72 is on 1 line in 97),
+    # and those within NEAR_HINT lines of the model's line.
+    assert 0 < matcher.windows < 100 + 2 * NEAR_HINT + 1
     # A quote made of lines that are everywhere scores at most MAX_FUZZY_WINDOWS windows (the
     # cap bites on this file), and no more on a file four times the size.
     counts = []
@@ -386,3 +388,53 @@ def test_redline_gutter_is_stripped_even_on_short_lines() -> None:
     # Unchanged and removed lines of the same hunk: the removed one is not in the new file.
     a = locate("   1  | a = 1\n      -| y = 0\n   2 +| x = 2", text, 1)
     assert (a.start_line, a.end_line, a.method) == (1, 2, "verbatim")
+
+
+# --- the change's lines and the model's line (found with the oracle, tests/test_eval_oracle.py)
+
+
+def _guards(n: int) -> str:
+    """A Go-like file where `if err != nil {` / `return nil, err` repeat every 6 lines."""
+    return "".join(
+        f"func f{i}() ([]byte, error) {{\n\tb, err := read{i}()\n\tif err != nil {{\n"
+        "\t\treturn nil, err\n\t}\n}\n"
+        for i in range(n)
+    )
+
+
+def test_equal_quotes_prefer_the_changed_line_over_a_far_or_diff_relative_hint() -> None:
+    text = _guards(10)  # `if err != nil {` on lines 3, 9, 15, ..., 57
+    # The model counted the line in the diff (4) or drifted by 12: the change is on line 33.
+    for hint in (4, 24, 47, None):
+        a = locate("if err != nil {", text, hint, changed={33})
+        assert (a.start_line, a.method) == (33, "whitespace"), hint
+    # Without the change's lines, the nearest match to the hint wins, as before.
+    assert locate("if err != nil {", text, 24).start_line == 21
+    # A line number pointing exactly at another match is the model's word: it wins.
+    assert locate("if err != nil {", text, 15, changed={33}).start_line == 15
+
+
+def test_a_misquote_sharing_no_word_with_the_file_is_found_near_the_line_or_on_the_change() -> None:
+    text = "\n".join(f"const v{i} = compute({i});" for i in range(60)) + "\n  // ignore\n"
+    # `ignores` is in no line: no identifier proposes a window, yet the quote is one letter off.
+    a = locate("  // ignores", text, 55)
+    assert (a.start_line, a.state) == (61, AnchorState.APPROXIMATE)
+    # The model's number is useless (diff-relative), but the line is the change's.
+    assert locate("  // ignores", text, 3).state is AnchorState.UNANCHORED
+    assert locate("  // ignores", text, 3, changed={61}).start_line == 61
+
+
+def test_a_single_word_is_not_a_fragment_of_another_line() -> None:
+    text = "def find(items):\n    for item in items:\n        if item.ok:\n            item\n"
+    # The model misquoted the changed line `item` as `items`: not the `items` in line 1 or 2.
+    a = locate("            items", text, 4, changed={4})
+    assert (a.start_line, a.state) == (4, AnchorState.APPROXIMATE)
+    # Two tokens still make a fragment.
+    assert locate("for item", text, 2).method == "whitespace"
+
+
+def test_a_fuzzy_match_on_the_change_beats_a_closer_one_elsewhere() -> None:
+    text = "total = price * count\nx = 1\ny = 2\ntotal = price * counts\n"
+    quote = "total = price * countz"
+    assert locate(quote, text, 1).start_line == 1
+    assert locate(quote, text, 1, changed={4}).start_line == 4

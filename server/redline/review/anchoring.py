@@ -43,7 +43,7 @@ the ratio for fuzzy matches (always < 1), 0.0 when unanchored; `Anchor.method` n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -101,18 +101,26 @@ def _state(start: int, end: int, hint: int | None) -> AnchorState:
     return AnchorState.EXACT if within else AnchorState.RELOCATED
 
 
-def locate(existing_code: str, text: str, hint_line: int | None = None) -> Anchor:
+def locate(
+    existing_code: str,
+    text: str,
+    hint_line: int | None = None,
+    changed: Collection[int] | None = None,
+) -> Anchor:
     """Find `existing_code` in `text` (see the module docstring for levels and states).
 
     `hint_line` is the model's 1-based line number; it only chooses between equal matches and
-    decides EXACT vs RELOCATED. Returned lines are 1-based and inclusive.
+    decides EXACT vs RELOCATED. `changed` are the change's new-side lines in this file (what
+    the model was asked to review): between equal matches the one on them wins unless the
+    model's line points at another, and a fuzzy near-miss on them beats one elsewhere.
+    Returned lines are 1-based and inclusive.
     """
     variants = quote_lines(existing_code)
     if not variants or not text:
         return UNANCHORED
     f = prepare(text)
     for quote in variants:
-        found = verbatim(f, quote, hint_line)
+        found = verbatim(f, quote, hint_line, changed)
         if found is not None:
             start, end = found
             indents = indent(f.lines[start]), indent(quote[0])
@@ -126,7 +134,7 @@ def locate(existing_code: str, text: str, hint_line: int | None = None) -> Ancho
                 quote_indent=indents[1],
             )
     for quote in variants:
-        ws = whitespace(f, quote, hint_line)
+        ws = whitespace(f, quote, hint_line, changed)
         if ws is not None:
             return Anchor(
                 ws.start + 1,
@@ -141,7 +149,7 @@ def locate(existing_code: str, text: str, hint_line: int | None = None) -> Ancho
             )
     best: tuple[int, int, float] | None = None
     for quote in variants:
-        fz = fuzzy(f, quote, hint_line)
+        fz = fuzzy(f, quote, hint_line, changed)
         if fz is not None and (best is None or fz[2] > best[2]):
             best = fz
     if best is None:
@@ -185,7 +193,13 @@ def _fit_improved(improved: str, anchor: Anchor) -> str:
     return "\n".join(_reindent(lines, anchor.quote_indent, anchor.file_indent))
 
 
-def anchor_finding(mf: ModelFinding, new_text: str | None, *, source: str) -> Finding:
+def anchor_finding(
+    mf: ModelFinding,
+    new_text: str | None,
+    *,
+    source: str,
+    changed: Collection[int] | None = None,
+) -> Finding:
     """A `Finding` for a model's report, placed by its quoted code in `new_text`.
 
     `new_text` is the new version of `mf.file` (None when it is unavailable, e.g. deleted).
@@ -199,7 +213,7 @@ def anchor_finding(mf: ModelFinding, new_text: str | None, *, source: str) -> Fi
     gutter), the improved code is kept as text only (`FixState.NOT_IN_FILE`), and the id is
     computed from the model's quote: the file's text is not what the model talked about.
     """
-    anchor = locate(mf.existing_code, new_text or "", mf.line)
+    anchor = locate(mf.existing_code, new_text or "", mf.line, changed)
     improved = mf.improved_code
     confidence = mf.confidence
     line, end_line = anchor.start_line, anchor.end_line

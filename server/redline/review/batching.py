@@ -22,6 +22,7 @@ from redline.review.reviewer import (
     PreparedFile,
     ReviewerInputs,
     anchor_all,
+    changed_lines,
     needs_round,
     new_requests,
     remember,
@@ -102,7 +103,7 @@ async def review_group(
         single = ReviewerAnswer(findings=entry.findings, summary=entry.summary)
         review = FileReview(path=p.path, responses=list(responses), summary=entry.summary)
         review.omitted = [o for b in p.bundles for o in b.omitted]
-        review.findings = anchor_all(single, p.path, inputs, model)
+        review.findings = anchor_all(single, p.path, inputs, model, changed_lines(p.plans))
         remember(p, inputs, single, model)
         out[p.path] = review
     reviewed = await asyncio.gather(*(review_alone(p, inputs, asked) for p, asked in alone))

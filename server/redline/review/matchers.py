@@ -7,9 +7,10 @@ Ranges here are 0-based and inclusive; `anchoring.locate` turns them into 1-base
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -25,6 +26,11 @@ MAX_FUZZY_LINES = 200
 # belongs, so it does not propose fuzzy candidate windows.
 _COMMON_LINE = 25
 _IDENT = re.compile(r"[A-Za-z_]\w{3,}")
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+# Fuzzy windows are always scored this many lines either side of the model's line number, and
+# over the change's own lines: that is where a misquoted line most likely is, even when the
+# quote shares no whole line and no distinctive word with the file.
+NEAR_HINT = 25
 
 
 class FileIndex:
@@ -71,20 +77,36 @@ def distance(start: int, end: int, hint: int | None) -> int:
     return 0
 
 
-def pick(ranges: Iterable[tuple[int, int]], hint: int | None) -> tuple[int, int] | None:
-    """The range closest to the hint, then the one starting nearest it (a model's line number
-    is the first line of what it quotes), then the earliest."""
+def in_change(start: int, end: int, changed: Collection[int] | None) -> bool:
+    """Whether the 0-based range holds one of the change's (1-based) lines."""
+    if not changed:
+        return False
+    return any(n in changed for n in range(start + 1, end + 2))
+
+
+def pick(
+    ranges: Iterable[tuple[int, int]], hint: int | None, changed: Collection[int] | None = None
+) -> tuple[int, int] | None:
+    """Among equal matches: the one the model's line number points at, then one on the
+    change's own lines (`changed`, 1-based: the reviewer was asked about the change, and a
+    model's number may be counted in the diff or drift far), then the closest to the hint, the
+    one starting nearest it (a model's line number is the first line of what it quotes), the
+    earliest."""
     h = hint - 1 if hint is not None else 0
     best: tuple[int, int] | None = None
-    best_key: tuple[int, int, int] | None = None
+    best_key: tuple[int, int, int, int, int] | None = None
     for start, end in ranges:
-        key = (distance(start, end, hint), abs(start - h), start)
+        d = distance(start, end, hint)
+        hit = 0 if hint is not None and d == 0 else 1
+        key = (hit, 0 if in_change(start, end, changed) else 1, d, abs(start - h), start)
         if best_key is None or key < best_key:
             best, best_key = (start, end), key
     return best
 
 
-def verbatim(f: FileIndex, quote: list[str], hint: int | None) -> tuple[int, int] | None:
+def verbatim(
+    f: FileIndex, quote: list[str], hint: int | None, changed: Collection[int] | None = None
+) -> tuple[int, int] | None:
     want = [line.rstrip() for line in quote]
     k = len(want)
     if k > len(f.stripped):
@@ -94,7 +116,7 @@ def verbatim(f: FileIndex, quote: list[str], hint: int | None) -> tuple[int, int
     hits = (
         (i, i + k - 1) for i, line in enumerate(lines) if line == first and lines[i : i + k] == want
     )
-    return pick(hits, hint)
+    return pick(hits, hint, changed)
 
 
 @dataclass(frozen=True)
@@ -112,7 +134,9 @@ def _loose(fragment: str) -> str:
     return r"\s+".join(re.escape(part) for part in fragment.split())
 
 
-def whitespace(f: FileIndex, quote: list[str], hint: int | None) -> WsMatch | None:
+def whitespace(
+    f: FileIndex, quote: list[str], hint: int | None, changed: Collection[int] | None = None
+) -> WsMatch | None:
     body = [line for line in quote if line.strip()]
     want = [norm(line) for line in body]
     k = len(want)
@@ -127,7 +151,7 @@ def whitespace(f: FileIndex, quote: list[str], hint: int | None) -> WsMatch | No
         matches = _fragments(f, body, want)
     if not matches:
         return None
-    best = pick(((m.start, m.end) for m in matches), hint)
+    best = pick(((m.start, m.end) for m in matches), hint, changed)
     return next(m for m in matches if (m.start, m.end) == best)
 
 
@@ -140,6 +164,8 @@ def _fragments(f: FileIndex, body: list[str], want: list[str]) -> list[WsMatch]:
     matches: list[WsMatch] = []
     norms = f.normalized
     if k == 1:
+        if len(_TOKEN.findall(first)) < 2:
+            return []  # one word (`items`) is in many lines: it does not say which
         pattern = re.compile(_loose(first))
         for pos, text in enumerate(norms):
             if first in text:
@@ -175,14 +201,16 @@ def _fragments(f: FileIndex, body: list[str], want: list[str]) -> list[WsMatch]:
     return matches
 
 
-def fuzzy(f: FileIndex, quote: list[str], hint: int | None) -> tuple[int, int, float] | None:
+def fuzzy(
+    f: FileIndex, quote: list[str], hint: int | None, changed: Collection[int] | None = None
+) -> tuple[int, int, float] | None:
     body = [line for line in quote if line.strip()]
     want = [norm(line) for line in body]
     k = len(want)
     n = len(f.normalized)
     if k > n or k > MAX_FUZZY_LINES:
         return None
-    starts = _candidate_starts(f, want)
+    starts = _candidate_starts(f, want) | _windows_around(f, k, hint, changed)
     if not starts:
         return None
     if len(starts) > MAX_FUZZY_WINDOWS:
@@ -201,14 +229,35 @@ def fuzzy(f: FileIndex, quote: list[str], hint: int | None) -> tuple[int, int, f
         ratio = matcher.ratio()
         if ratio >= FUZZY_THRESHOLD:
             scored.append((ratio, f.content[s], f.content[s + k - 1]))
+    # A near-miss on the change's own lines beats one elsewhere: that is the code the model was
+    # asked about and shown first.
+    on_change = [s for s in scored if in_change(s[1], s[2], changed)]
+    scored = on_change or scored
     if not scored:
         return None
     top = max(r for r, _, _ in scored)
     # Equal ratios are equally good text matches; only then does the model's line decide.
-    best = pick(((a, b) for r, a, b in scored if r >= top - 1e-9), hint)
+    best = pick(((a, b) for r, a, b in scored if r >= top - 1e-9), hint, changed)
     if best is None:
         return None
     return best[0], best[1], top
+
+
+def _windows_around(
+    f: FileIndex, k: int, hint: int | None, changed: Collection[int] | None
+) -> set[int]:
+    """Window starts (indexes into the non-blank lines) covering the lines within `NEAR_HINT`
+    of the model's line and the change's lines."""
+    lines: set[int] = set(changed or ())
+    if hint is not None:
+        lines.update(range(hint - NEAR_HINT, hint + NEAR_HINT + 1))
+    n = len(f.normalized)
+    starts: set[int] = set()
+    for line in lines:
+        pos = bisect.bisect_left(f.content, line - 1)
+        if pos < n and f.content[pos] == line - 1:
+            starts.update(range(max(0, pos - k + 1), min(pos, n - k) + 1))
+    return starts
 
 
 def _candidate_starts(f: FileIndex, want: list[str]) -> set[int]:

@@ -101,9 +101,20 @@ def _decode(data: bytes | None) -> str | None:
     return None if data is None else decode_text(data)[0]
 
 
+def changed_lines(plans: list[UnitPlan]) -> set[int]:
+    """The new-side lines the change added or modified in the file of `plans`."""
+    return {n for p in plans for n in p.unit.added_lines}
+
+
 def anchor_all(
-    answer: ReviewerAnswer, path: str, inputs: ReviewerInputs, model: str
+    answer: ReviewerAnswer,
+    path: str,
+    inputs: ReviewerInputs,
+    model: str,
+    changed: set[int] | None = None,
 ) -> list[Finding]:
+    """The answer's findings placed in their files; `changed` (this file's changed lines)
+    breaks ties between equal quotes in favour of the change (`anchoring.locate`)."""
     findings = []
     texts: dict[str, str | None] = {}
     for mf in answer.findings:
@@ -121,7 +132,8 @@ def anchor_all(
         if target not in texts:
             texts[target] = _decode(inputs.read_new(target))
         mf = mf.model_copy(update={"file": target})
-        findings.append(anchor_finding(mf, texts[target], source=f"model:{model}"))
+        here = changed if target == path else None
+        findings.append(anchor_finding(mf, texts[target], source=f"model:{model}", changed=here))
     return findings
 
 
@@ -152,7 +164,9 @@ def prepare_file(path: str, plans: list[UnitPlan], inputs: ReviewerInputs) -> Pr
         if cached is not None:
             result = FileReview(path=path, status="cached", summary=cached.answer.summary)
             result.omitted = [o for b in bundles for o in b.omitted]
-            result.findings = anchor_all(cached.answer, path, inputs, cached.model)
+            result.findings = anchor_all(
+                cached.answer, path, inputs, cached.model, changed_lines(plans)
+            )
             prepared.cached = result
     return prepared
 
@@ -225,7 +239,7 @@ async def review_prepared(
         result.status, result.reason = "not_reviewed", exc.message
         return result
     model = result.responses[-1].model if result.responses else ""
-    result.findings = anchor_all(answer, path, inputs, model)
+    result.findings = anchor_all(answer, path, inputs, model, changed_lines(plans))
     result.summary = answer.summary
     remember(prepared, inputs, answer, model)
     return result
