@@ -151,7 +151,9 @@ def build_case_repo(mutant: Mutant, root: Path) -> str:
 
 def oracle_settings(base_url: str) -> Settings:
     return Settings(
-        models=ModelSettings(model="openai/oracle", api_base=base_url, api_key="oracle"),
+        models=ModelSettings(
+            model="openai/oracle", api_base=base_url, api_key="sk-oracle-scripted-0000"
+        ),
         llm=LLMSettings(max_retries=0, timeout=60),
         analyzers=AnalyzerSettings(ruff=False, bandit=False),
         review=ReviewSettings(cache=False),

@@ -246,9 +246,13 @@ class Oracle:
 
     def case_of(self, path: str, text: str) -> str | None:
         """The case whose planted line is shown in `text` at its number (or the only case of
-        the file)."""
+        the file). A case whose line is shown *added* (`+|`) comes first: a deletion's planted
+        lines are the unchanged ones around the gap, which every other case of the file shows
+        too, so those count only when no added line names a case (and then the removed line
+        decides)."""
         candidates = self.by_file.get(path, [])
-        shown = []
+        added: list[str] = []
+        context: list[str] = []
         for case in candidates:
             mutant = self.cases[case]
             lines = mutant.source.splitlines()
@@ -256,15 +260,18 @@ class Oracle:
             if first > len(lines):
                 continue
             code = re.escape(lines[first - 1].rstrip())
-            if re.search(rf"^ *{first} [+ ]\| ?{code} *$", text, re.MULTILINE):
-                shown.append(case)
-        # Two mutants giving the line the same text: the removed (original) line decides.
-        for case in shown:
-            removed = self.cases[case].bug.original.strip().splitlines()
-            if not removed or f"-| {removed[0].strip()}" in re.sub(r"-\|\s+", "-| ", text):
-                return case
-        if shown:
-            return shown[0]
+            found = re.search(rf"^ *{first} ([+ ])\| ?{code} *$", text, re.MULTILINE)
+            if found:
+                (added if found.group(1) == "+" else context).append(case)
+        removed_shown = re.sub(r"-\|\s+", "-| ", text)
+        for shown in (added, context):
+            # Two mutants giving the line the same text: the removed (original) line decides.
+            for case in shown:
+                removed = self.cases[case].bug.original.strip().splitlines()
+                if not removed or f"-| {removed[0].strip()}" in removed_shown:
+                    return case
+            if shown:
+                return shown[0]
         return candidates[0] if len(candidates) == 1 else None
 
     def _reviewer(self, text: str, reask: bool) -> str:
