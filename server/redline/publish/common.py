@@ -56,6 +56,38 @@ class PostOutcome:
         return out + self.notes
 
 
+def read_error_handler(outcome: PostOutcome, options: PostOptions) -> Callable[[str], None]:
+    """What to do when existing comments cannot be read: a real post stops (without them it
+    could duplicate its summary or findings); a dry run notes it and shows the writes as if
+    nothing had been posted before."""
+
+    def fail(message: str) -> None:
+        if not options.dry_run:
+            raise PostError(message)
+        outcome.notes.append(f"{message} — shown as if nothing had been posted before")
+
+    return fail
+
+
+def post_summary(
+    transport: Transport,
+    outcome: PostOutcome,
+    body: str,
+    *,
+    update: ApiCall | None,
+    create: ApiCall,
+    url_key: str,
+) -> None:
+    """Edit the earlier run's summary (`update`, when one was found) or create it; the
+    outcome says which, with the comment's address (`url_key` of the forge's answer)."""
+    call = update or create
+    what = "updating the summary" if update else "posting the summary"
+    response = checked(transport.send(ApiCall(call.method, call.endpoint, {"body": body})), what)
+    outcome.summary = "updated" if update else "created"
+    if isinstance(response.data, dict) and isinstance(response.data.get(url_key), str):
+        outcome.summary_url = response.data[url_key]
+
+
 def check_same_head(reviewed: str | None, current: str | None, where: str) -> None:
     """The request's head (read from the pinned API) is the commit that was reviewed.
 

@@ -21,6 +21,8 @@ from redline.publish.common import (
     check_same_head,
     checked,
     pages,
+    post_summary,
+    read_error_handler,
 )
 from redline.publish.diff_map import DiffMap
 from redline.publish.markers import Kind, posted_finding, summary_kind
@@ -43,7 +45,7 @@ def post_to_github(
     environ: Mapping[str, str],
 ) -> PostOutcome:
     outcome = PostOutcome()
-    fail = _on_read_error(outcome, options)
+    fail = read_error_handler(outcome, options)
     me = _login(transport, environ, fail)
     head_sha = _pr_head(transport, slug, number, fail) or reviewed_head
     check_same_head(reviewed_head, head_sha, f"{slug}#{number}")
@@ -75,38 +77,18 @@ def post_to_github(
         outcome.outside = [f for f in placement.outside if f not in outcome.moved]
         outcome.already = list(placement.already)
 
-    body = summary_body(review, kind, placement)
-    if own_summary is not None and isinstance(own_summary.get("id"), int):
-        response = checked(
-            transport.send(
-                ApiCall(
-                    "PATCH", f"repos/{slug}/issues/comments/{own_summary['id']}", {"body": body}
-                )
-            ),
-            "updating the summary comment",
-        )
-        outcome.summary = "updated"
-    else:
-        response = checked(
-            transport.send(
-                ApiCall("POST", f"repos/{slug}/issues/{number}/comments", {"body": body})
-            ),
-            "posting the summary comment",
-        )
-        outcome.summary = "created"
-    if isinstance(response.data, dict) and isinstance(response.data.get("html_url"), str):
-        outcome.summary_url = response.data["html_url"]
+    existing = own_summary.get("id") if own_summary is not None else None
+    post_summary(
+        transport,
+        outcome,
+        summary_body(review, kind, placement),
+        update=ApiCall("PATCH", f"repos/{slug}/issues/comments/{existing}")
+        if isinstance(existing, int)
+        else None,
+        create=ApiCall("POST", f"repos/{slug}/issues/{number}/comments"),
+        url_key="html_url",
+    )
     return outcome
-
-
-def _on_read_error(outcome: PostOutcome, options: PostOptions) -> Callable[[str], None]:
-    def fail(message: str) -> None:
-        if not options.dry_run:
-            # Without the existing comments, a post could duplicate: stop instead.
-            raise PostError(message)
-        outcome.notes.append(f"{message} — shown as if nothing had been posted before")
-
-    return fail
 
 
 def _author(comment: dict[str, Any]) -> str | None:

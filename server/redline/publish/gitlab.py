@@ -21,6 +21,8 @@ from redline.publish.common import (
     check_same_head,
     checked,
     pages,
+    post_summary,
+    read_error_handler,
 )
 from redline.publish.diff_map import DiffMap
 from redline.publish.markers import Kind, posted_finding, summary_kind
@@ -44,7 +46,7 @@ def post_to_gitlab(
     transport: Transport,
 ) -> PostOutcome:
     outcome = PostOutcome()
-    fail = _on_read_error(outcome, options)
+    fail = read_error_handler(outcome, options)
     mr = f"projects/{project_id(path)}/merge_requests/{iid}"
     me = _username(transport, fail)
     refs = _diff_refs(transport, mr, fail)
@@ -84,31 +86,16 @@ def post_to_gitlab(
         outcome.outside = [f for f in placement.outside if f not in outcome.moved]
         outcome.already = list(placement.already)
 
-    body = summary_body(review, kind, placement)
-    if own_summary is not None and isinstance(own_summary.get("id"), int):
-        response = checked(
-            transport.send(ApiCall("PUT", f"{mr}/notes/{own_summary['id']}", {"body": body})),
-            "updating the summary note",
-        )
-        outcome.summary = "updated"
-    else:
-        response = checked(
-            transport.send(ApiCall("POST", f"{mr}/notes", {"body": body})),
-            "posting the summary note",
-        )
-        outcome.summary = "created"
-    if isinstance(response.data, dict) and isinstance(response.data.get("web_url"), str):
-        outcome.summary_url = response.data["web_url"]
+    existing = own_summary.get("id") if own_summary is not None else None
+    post_summary(
+        transport,
+        outcome,
+        summary_body(review, kind, placement),
+        update=ApiCall("PUT", f"{mr}/notes/{existing}") if isinstance(existing, int) else None,
+        create=ApiCall("POST", f"{mr}/notes"),
+        url_key="web_url",
+    )
     return outcome
-
-
-def _on_read_error(outcome: PostOutcome, options: PostOptions) -> Callable[[str], None]:
-    def fail(message: str) -> None:
-        if not options.dry_run:
-            raise PostError(message)
-        outcome.notes.append(f"{message} — shown as if nothing had been posted before")
-
-    return fail
 
 
 def _author(note: dict[str, Any]) -> str | None:
