@@ -141,7 +141,10 @@ def isolated_env() -> Iterator[Path]:
                 del os.environ[var]
         with tempfile.TemporaryDirectory(prefix="redline-bench-") as tmp:
             root = Path(tmp)
-            os.environ["REDLINE_CONFIG"] = "/nonexistent/redline.toml"
+            # An empty file: no user settings (a REDLINE_CONFIG naming a missing file is an
+            # error since the CLI stopped ignoring it).
+            (root / "redline.toml").write_text("")
+            os.environ["REDLINE_CONFIG"] = str(root / "redline.toml")
             os.environ["REDLINE_CACHE_DIR"] = str(root / "cache")
             load_litellm()  # its import takes seconds: paid once, outside every timing
             yield root
