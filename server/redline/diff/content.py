@@ -42,7 +42,8 @@ def minified(lines: Sequence[str]) -> bool:
 
 def bundled(head: Sequence[str]) -> bool:
     """A bundler's output: its module runtime is named in the first lines."""
-    return any(_BUNDLE_MARKER.search(line) for line in head)
+    # One search over the joined lines (the markers are words, never across a line break).
+    return _BUNDLE_MARKER.search("\n".join(head)) is not None
 
 
 # --- vendored -----------------------------------------------------------------------------------
