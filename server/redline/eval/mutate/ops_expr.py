@@ -6,6 +6,7 @@ Descriptions name the enclosing function with `FN`, filled in by the generator.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from itertools import pairwise
 
 from tree_sitter import Node
@@ -100,20 +101,20 @@ def _comparisons(src: Source) -> list[Node]:
     ]
 
 
-def off_by_one(src: Source) -> list[Candidate]:
+def _swaps(src: Source, nodes: Iterable[Node], table: dict[str, str], why: str) -> list[Candidate]:
+    """One candidate per node whose operator `table` swaps: "`new` instead of `old` …: why"."""
     out: list[Candidate] = []
-    for node in _comparisons(src):
-        swapped = _swap_op(src, node, _STRICTNESS)
+    for node in nodes:
+        swapped = _swap_op(src, node, table)
         if swapped is not None:
             op, new_op, new = swapped
-            out.append(
-                src.replace(
-                    node,
-                    new,
-                    f"`{new_op}` instead of `{op}` in `{short(src.text_of(node))}` in `{FN}`: "
-                    "the bound is off by one",
-                )
-            )
+            where = f"`{short(src.text_of(node))}` in `{FN}`"
+            out.append(src.replace(node, new, f"`{new_op}` instead of `{op}` in {where}: {why}"))
+    return out
+
+
+def off_by_one(src: Source) -> list[Candidate]:
+    out = _swaps(src, _comparisons(src), _STRICTNESS, "the bound is off by one")
     out.extend(_slice_ends(src))
     return out
 
@@ -166,38 +167,13 @@ _KEYWORDS = ("keyword_argument", "list_splat", "dictionary_splat", "spread_eleme
 
 
 def flipped_comparison(src: Source) -> list[Candidate]:
-    out: list[Candidate] = []
-    for node in _comparisons(src):
-        swapped = _swap_op(src, node, _FLIPPED)
-        if swapped is not None:
-            op, new_op, new = swapped
-            out.append(
-                src.replace(
-                    node,
-                    new,
-                    f"`{new_op}` instead of `{op}` in `{short(src.text_of(node))}` in `{FN}`: "
-                    "the comparison is reversed",
-                )
-            )
-    return out
+    return _swaps(src, _comparisons(src), _FLIPPED, "the comparison is reversed")
 
 
 def and_or_swap(src: Source) -> list[Candidate]:
     table = {"and": "or", "or": "and", "&&": "||", "||": "&&"}
-    out: list[Candidate] = []
-    for node in src.of_type("boolean_operator", "binary_expression"):
-        swapped = _swap_op(src, node, table)
-        if swapped is not None:
-            op, new_op, new = swapped
-            out.append(
-                src.replace(
-                    node,
-                    new,
-                    f"`{new_op}` instead of `{op}` in `{short(src.text_of(node))}` in `{FN}`: "
-                    "the condition combines its parts the wrong way",
-                )
-            )
-    return out
+    nodes = src.of_type("boolean_operator", "binary_expression")
+    return _swaps(src, nodes, table, "the condition combines its parts the wrong way")
 
 
 def _negation(src: Source, cond: Node) -> str:
