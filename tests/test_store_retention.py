@@ -18,6 +18,8 @@ import redline.store.records as records
 import redline.store.retention as retention
 from redline.store import RetentionPolicy, TaskStore
 
+from gitrepo import GitRepo
+
 REDLINE = Path(sys.executable).with_name("redline")
 DAY = 86400.0
 BIG = {"scope_label": "branch topic vs main", "repo": "/r", "units": ["x" * 100] * 1000}
@@ -332,3 +334,19 @@ def test_a_repository_file_cannot_set_how_long_records_are_kept(tmp_path: Path) 
     loaded = load_settings(tmp_path, environ={}, user_file=user)
     assert (loaded.settings.store.keep_records, loaded.settings.store.keep_days) == (200, 7)
     assert any("store.keep_records" in w for w in loaded.warnings)
+
+
+def test_reviews_prune_by_the_users_policy_as_they_start(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The policy a review applies is the settings' `[store]` (here the user file's
+    keep_records = 2), handed to its store by the CLI."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("a.py", "x = 1\n")
+    repo.commit("base")
+    for i in range(5):
+        repo.write("a.py", f"x = {i + 2}\n")
+        run = _redline(env, "review", "--repo", str(repo.root), "--quiet", "--format", "json")
+        assert run.returncode == 0, run.stderr
+    records = list((tmp_path / "cache" / "review_content").glob("*.task"))
+    assert len(records) == 2, records

@@ -168,7 +168,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
         write_report(text, args.output)
         return EXIT_OK
 
-    review = run_review(plan, settings, progress, store=TaskStore())
+    review = run_review(plan, settings, progress, store=TaskStore.for_settings(settings))
     code = report_and_exit_code(review, settings, args)
     return post_if_asked(args, review, "review", plan.scope, code)
 
@@ -227,7 +227,9 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     start_background_import()  # overlaps the agent's set-up
     progress = StderrProgress(quiet=args.quiet, color=args.color)
     request = AskRequest(args.request).check()
-    review = asyncio.run(run_ask(request, repo, settings, progress=progress, store=TaskStore()))
+    review = asyncio.run(
+        run_ask(request, repo, settings, progress=progress, store=TaskStore.for_settings(settings))
+    )
     return report_and_exit_code(review, settings, args)
 
 

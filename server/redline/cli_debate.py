@@ -144,7 +144,7 @@ async def _debate(
             repo,
             settings,
             progress=progress,
-            store=TaskStore(),
+            store=TaskStore.for_settings(settings),
             on_event=_safe(on_event),
             control=control,
         )

@@ -134,7 +134,7 @@ def review_sync(
         # an id in `partial`); the final review's ids replace these.
         post(number_occurrences(file_review.findings))
 
-    store = TaskStore()
+    store = TaskStore.for_settings(settings)
     if isinstance(request, DebateRequest):
         from redline.debate.run import run_debate
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -38,6 +38,9 @@ from redline.redaction import redact_data
 from redline.store import records, retention
 from redline.store.records import TASK_ID, TaskStoreError, TaskSummary
 from redline.store.retention import Pruned, RetentionPolicy
+
+if TYPE_CHECKING:
+    from redline.config_models import Settings
 
 __all__ = [
     "STATUSES",
@@ -191,6 +194,14 @@ class TaskStore:
         self._root = root if root is not None else cache_root() / "review_content"
         self._clock = clock
         self._retention = retention
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> TaskStore:
+        """The store with the retention policy of these settings' `[store]` (user file and
+        environment only: config.py refuses it from a repository), so a review does not load
+        the settings a second time when its record starts."""
+        store = settings.store
+        return cls(retention=RetentionPolicy(store.keep_records, store.keep_days))
 
     @property
     def root(self) -> Path:
