@@ -54,10 +54,10 @@ NOT_OFFLINE = (
     "urllib3",
 )
 
-# main() without argv, as the console script calls it (the whole-process path: gc frozen).
+# The console script's own entry (redline.entry:main: the whole-process path, gc frozen).
 _PROBE = """
 import json, sys
-from redline.cli import main
+from redline.entry import main
 sys.argv[0] = "redline"
 code = main()
 sys.stdout.flush()
@@ -109,6 +109,29 @@ def test_an_offline_review_of_uncommitted_changes_imports_no_model_code(
     code, out, modules = run_cli(repo.root, "review")
     assert code == 0 and "src/main.c" in out
     assert loaded(modules, NOT_OFFLINE) == []
+
+
+def test_the_console_script_leaves_the_environment_and_the_collector_as_it_found_them() -> None:
+    """redline.entry pauses the collector and pydantic's plugin scan while the CLI loads; the
+    tools and model clients the review starts must not inherit the switch."""
+    probe = (
+        "import gc, os, sys\n"
+        "sys.argv = ['redline', '--version']\n"
+        "from redline.entry import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(gc.isenabled(), os.environ.get('PYDANTIC_DISABLE_PLUGINS'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
+    )
+    assert result.stdout.splitlines()[-1] == "True None"
+    # A user's own setting is theirs: kept.
+    env["PYDANTIC_DISABLE_PLUGINS"] = "logfire"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
+    )
+    assert result.stdout.splitlines()[-1] == "True logfire"
 
 
 def test_an_estimate_without_a_model_imports_no_model_client(demo_repo: Path) -> None:
