@@ -469,3 +469,37 @@ def test_a_failed_read_costs_only_metrics_but_a_bug_is_reported(repo: GitRepo) -
 
     unit = only(build_units(text, broken))
     assert unit.skip_reason is not None and "TypeError: a bug in the reader" in unit.skip_reason
+
+
+def test_security_tag_is_looked_for_only_where_something_reads_it(tmp_path: Path) -> None:
+    """The security_sensitive tag feeds the model stages and bandit_scope = "security_sensitive";
+    an offline review with the default scope reads neither, so it does not scan for it (the
+    units are otherwise the same)."""
+    from redline.config_models import AnalyzerSettings, ModelSettings, Settings
+    from redline.requests import ScopeKind, ScopeRequest
+    from redline.review.pipeline import plan_review
+
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("app/login.py", "def check(user):\n    return user\n")
+    repo.write("app/util.py", "def add(a, b):\n    return a + b\n")
+    repo.commit("base")
+    repo.write("app/login.py", "def check(user, password):\n    return user and password\n")
+    repo.write("app/util.py", "def add(a, b):\n    return a - b\n")
+    request = ScopeRequest(ScopeKind.UNCOMMITTED)
+
+    def tagged(settings: Settings, **kwargs: bool) -> tuple[list[str], list[str]]:
+        plan = plan_review(repo.root, request, settings, **kwargs)
+        ids = sorted(u.unit_id for u in plan.units)
+        return ids, sorted(u.file_path for u in plan.units if Tag.SECURITY_SENSITIVE in u.tags)
+
+    offline_ids, offline = tagged(Settings())
+    assert offline == []
+    read_by_bandit = Settings(analyzers=AnalyzerSettings(bandit_scope="security_sensitive"))
+    for ids, files in (
+        tagged(Settings(models=ModelSettings(model="openai/gpt-4o-mini"))),
+        tagged(read_by_bandit),
+        tagged(Settings(), function_metrics=True),  # the full plan (--estimate)
+        tagged(Settings(), for_model=True),  # a debate
+    ):
+        assert files == ["app/login.py"]
+        assert ids == offline_ids

@@ -87,7 +87,7 @@ async def run_debate(
     if client.max_requests is None:
         planned = planned_calls(len(roster.debaters), rounds) * settings.debate.turn_steps
         client.max_requests = request_cap(planned, None)
-    plan = plan_review(repo, request.scope, settings, progress, cancel=cancel)
+    plan = plan_review(repo, request.scope, settings, progress, cancel=cancel, for_model=True)
     root = plan.scope.repo_root
     task_id = task_id or new_task_id()
     label = f"debate: {plan.scope.label}"

@@ -65,10 +65,15 @@ def units_or_fallback(
     *,
     functions: bool = False,
     content: bool = True,
+    security: bool = True,
 ) -> tuple[list[ReviewUnit], bool]:
-    """fd's units and True, or its fallback unit and False when building them failed."""
+    """fd's units and True, or its fallback unit and False when building them failed.
+    `security=False`: no security_sensitive tag (nothing will read it; see UnitBuilder)."""
     try:
-        return _file_units(fd, read_new, settings, seen, functions, content=content), True
+        units = _file_units(
+            fd, read_new, settings, seen, functions, content=content, security=security
+        )
+        return units, True
     except Exception as exc:  # one odd file must not lose the whole review
         reason = f"could not build review units: {type(exc).__name__}: {exc}"
         return [_fallback_unit(fd, settings, seen, reason)], False
@@ -96,6 +101,7 @@ class _FileContext:
     patch_type: PatchType
     old_path: str | None
     names: dict[int, str | None] | None = None  # enclosing function per anchor line, if known
+    security: bool = True  # whether the changed lines are scanned for the security tag
 
     @classmethod
     def of(cls, fd: FileDiff) -> _FileContext:
@@ -126,12 +132,14 @@ def _file_units(
     functions: bool = True,
     *,
     content: bool = True,
+    security: bool = True,
 ) -> list[ReviewUnit]:
     """fd's units. With content=False the new version is not looked at: the units lack the
     tags it decides (add_content_tags adds them), and function metrics are not computed."""
     if fd.binary and content and not fd.is_deleted and not fd.submodule:
         fd = text_new_side(fd, read_new, settings) or fd
     ctx = _FileContext.of(fd)
+    ctx.security = security
     if fd.error or fd.combined:
         reason = fd.error or "combined (merge) diff: review it against one parent instead"
         return [_whole_file_unit(fd, ctx, settings, seen, skip_reason=reason)]
@@ -260,7 +268,7 @@ def _whole_file_unit(
 def _content_tags(ctx: _FileContext, changes: Changes) -> set[Tag]:
     tags: set[Tag] = set()
     # Prose is read by people: "password" in a README or a changelog is not a security change.
-    if not prose(ctx.path) and security_sensitive_text(ctx.path, changes.text):
+    if ctx.security and not prose(ctx.path) and security_sensitive_text(ctx.path, changes.text):
         tags.add(Tag.SECURITY_SENSITIVE)
     if changes.count and only_comments(ctx.language, change_lines(changes)):
         tags.add(Tag.ONLY_COMMENTS)

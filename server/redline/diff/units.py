@@ -24,6 +24,7 @@ def build_units(
     *,
     prefetch: Callable[[list[str]], None] | None = None,
     functions: bool = True,
+    security: bool = True,
 ) -> list[ReviewUnit]:
     """Review units for every file of a git unified diff. Never raises on diff content.
 
@@ -36,7 +37,8 @@ def build_units(
     `functions=False` — the offline review passes that, because only the model stages use
     function metrics and tree-sitter parsing costs more than everything else here together.
     """
-    return UnitBuilder(settings, functions=functions).finish(diff_text, read_new, prefetch)
+    builder = UnitBuilder(settings, functions=functions, security=security)
+    return builder.finish(diff_text, read_new, prefetch)
 
 
 class UnitBuilder:
@@ -49,9 +51,19 @@ class UnitBuilder:
     `finish` adds those. `finish` gives exactly the units build_units gives for the whole text.
     """
 
-    def __init__(self, settings: ReviewSettings | None = None, *, functions: bool = True):
+    def __init__(
+        self,
+        settings: ReviewSettings | None = None,
+        *,
+        functions: bool = True,
+        security: bool = True,
+    ):
         self.settings = settings or ReviewSettings()
         self.functions = functions
+        # The security_sensitive tag only matters to a reader of the units (a model's stages,
+        # bandit_scope = "security_sensitive"); scanning every changed line for it is a fifth
+        # of building an offline review's units of real code, so it can be left out.
+        self.security = security
         self._reset()
 
     def _reset(self) -> None:
@@ -85,7 +97,7 @@ class UnitBuilder:
     def _draft(self, files: list[FileDiff]) -> None:
         for fd in files:
             file_units, built = units_or_fallback(
-                fd, None, self.settings, self._seen, content=False
+                fd, None, self.settings, self._seen, content=False, security=self.security
             )
             self._drafts.append((fd, file_units, built))
 
@@ -116,7 +128,12 @@ class UnitBuilder:
                 unit
                 for fd in self._files
                 for unit in units_or_fallback(
-                    fd, read_new, self.settings, seen, functions=self.functions
+                    fd,
+                    read_new,
+                    self.settings,
+                    seen,
+                    functions=self.functions,
+                    security=self.security,
                 )[0]
             ]
         if fed:
@@ -133,7 +150,9 @@ class UnitBuilder:
         for fd, file_units, built in self._drafts:
             if built and fd.binary and will_read(fd):
                 # Only the new side can say whether a "binary" file is text: build it again.
-                file_units = units_or_fallback(fd, read_new, self.settings, self._seen)[0]
+                file_units = units_or_fallback(
+                    fd, read_new, self.settings, self._seen, security=self.security
+                )[0]
             elif built and will_read(fd):
                 add_content_tags(file_units, fd, read_new, self.settings)
             units += file_units

@@ -73,20 +73,28 @@ def plan_review(
     *,
     cancel: CancelToken | None = None,
     function_metrics: bool | None = None,
+    for_model: bool | None = None,
 ) -> Plan:
     """Scope, units and rules. Function metrics (tree-sitter) are computed when a model will
     use them (`function_metrics=None` decides from the settings) or when asked, as
-    `--estimate` does to show the full plan."""
+    `--estimate` does to show the full plan. The security_sensitive tag is looked for when a
+    model reads the units (`for_model=None`: one is configured), when function metrics are
+    asked for (the full plan), or when bandit_scope = "security_sensitive" picks files by it."""
     progress = progress or NullProgress()
     cancel = cancel or CancelToken()
     if function_metrics is None:
         function_metrics = settings.models.model is not None
+    if for_model is None:
+        for_model = settings.models.model is not None
+    security = (
+        for_model or function_metrics or settings.analyzers.bandit_scope == "security_sensitive"
+    )
     cancel.check()
     progress.report(ProgressEvent(Stage.COLLECTING, f"collecting the diff ({request.kind})"))
     with _gc_paused():
         # The diff is parsed (and, without function metrics, split into units) while git is
         # still writing it, and the new versions of its files are read meanwhile: they overlap.
-        builder = UnitBuilder(settings.review, functions=function_metrics)
+        builder = UnitBuilder(settings.review, functions=function_metrics, security=security)
         scope = resolve_scope(
             repo, request, max_file_bytes=settings.review.max_file_bytes, consumer=builder
         )
