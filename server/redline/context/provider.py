@@ -16,83 +16,41 @@ merged, and a section lists every reason its lines are there. What does not fit,
 read, is named in `omitted` with the reason — a reviewer (and the user) must know what it did
 not see. The diff is never dropped, even over budget.
 
-Safety: file versions come from ScopeDiff.read_new/read_old (hardened, size-capped); requested
-paths pass the tools' path checks (no `..`, no `.git`, no secret files); searches use the
-hardened runner's `git grep` with fixed options; every section is passed through
-ToolContext.clean (secrets masked, invisible characters made visible).
+Safety: everything read from the repository goes through a RepoReader (repo_reader.py): file
+versions come from ScopeDiff.read_new/read_old (hardened, size-capped); requested paths pass
+the tools' path checks (no `..`, no `.git`, no secret files); searches use the hardened
+runner's `git grep` with fixed options. A secret file's content is never sent, not even its
+diff; every section is passed through ToolContext.clean (secrets masked, invisible characters
+made visible). What a model asked for is turned into candidates by requested.py.
 """
 
 from __future__ import annotations
 
-import bisect
-import re
-import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Final
 
-from redline.agent.toolkit import ToolError
-from redline.context.assembly import (
-    Assembly,
-    Candidate,
-    Lines,
-    Missing,
-    Side,
-    Source,
-    SourceKey,
-    Text,
-    count,
-)
-from redline.context.budget import (
-    around,
-    clamp,
-    estimate_tokens,
-    merge_ranges,
-)
+from redline.context.assembly import Assembly, Candidate, Lines, Missing, Side, Source
+from redline.context.budget import around, clamp, estimate_tokens
 from redline.context.bundle import ContextBundle, ContextSection
-from redline.context.format import (
-    decode_source,
-    format_patch,
-    module_header_end,
-)
+from redline.context.format import format_patch, module_header_end
+from redline.context.locate import innermost, new_anchors
+from redline.context.repo_reader import RepoReader, is_secret
 from redline.context.request import ContextRequest
-from redline.diff.functions import FunctionSpan, function_spans, has_grammar
+from redline.context.requested import RequestedContext
+from redline.diff.functions import FunctionSpan, has_grammar
 from redline.diff.parse import FileDiff
-from redline.errors import FileTooLargeError, RedlineError
-from redline.git.pr import UNAVAILABLE_REV
-from redline.git.process import decode
-from redline.git.scopes import INDEX_REV, ScopeDiff
+from redline.git.scopes import ScopeDiff
 from redline.model import ContextLevel, PatchType, ReviewUnit
-from redline.tools.code_tools import Definition, definitions
-from redline.tools.names import check_names, is_git_name, is_secret_path, split_user_path
 from redline.tools.sandbox import ToolContext
 
 FILE_CONTEXT_MARGIN: Final = 40  # lines around each hunk at level file_context
 MAX_REQUESTS: Final = 8  # context requests honoured per bundle; the rest are listed as omitted
-MAX_HITS: Final = 30  # grep lines shown per callers/search section
-MAX_HIT_CHARS: Final = 300
-MAX_SEARCH_CHARS: Final = 200
-MAX_DEFINITION_FILES: Final = 3  # files read to find a named function outside this unit's file
-# The previous version is shown whole only when it costs at most 1/4 of the budget.
-PREVIOUS_WHOLE_SHARE: Final = 4
-
-# Same shape as tools.code_tools: identifiers, optionally dotted (Client.send).
-_SYMBOL: Final = re.compile(
-    r"[A-Za-z_$][A-Za-z0-9_$]{0,99}(?:\.[A-Za-z_$][A-Za-z0-9_$]{0,99}){0,4}"
-)
-_DEFINITION: Final = r"(?:def|class|function|func|fn|interface|type|struct)\s+"
-
-
-@dataclass(frozen=True)
-class _Hit:
-    path: str
-    line: int
-    text: str
 
 
 class ContextProvider:
-    """Builds context bundles for the units of one ScopeDiff; file reads and searches are
-    cached for the provider's lifetime (one review), so units of one file share them."""
+    """Builds context bundles for the units of one ScopeDiff; file reads and searches go
+    through its RepoReader, cached for the provider's lifetime (one review), so units of one
+    file share them."""
 
     def __init__(
         self,
@@ -108,10 +66,10 @@ class ContextProvider:
         )
         self.token_budget = token_budget
         self.hunk_margin = hunk_margin
-        self._lock = threading.Lock()
-        self._sources: dict[SourceKey, Source | str] = {}
-        self._spans: dict[SourceKey, list[FunctionSpan]] = {}
-        self._greps: dict[tuple[str, bool], tuple[list[_Hit], int] | str] = {}
+        self.reader = RepoReader(scope, self.ctx)
+        self.requested = RequestedContext(
+            self.reader, token_budget=token_budget, hunk_margin=hunk_margin
+        )
 
     # -- public ---------------------------------------------------------------------------------
 
@@ -155,7 +113,7 @@ class ContextProvider:
         level: ContextLevel,
         requests: Sequence[ContextRequest],
     ) -> Iterator[Candidate]:
-        if _is_secret(unit.file_path):
+        if is_secret(unit.file_path):
             yield Missing(
                 f"{unit.file_path} looks like a secret file: none of its content is sent "
                 "to the model, only that it changed"
@@ -167,7 +125,7 @@ class ContextProvider:
         if level.depth >= ContextLevel.FUNCTION.depth or bare_function:
             yield from self._enclosing(unit, fd)
         for request in wanted:
-            yield from self._requested(unit, fd, request)
+            yield from self.requested.candidates(unit, fd, request)
         if level.depth >= ContextLevel.FILE_CONTEXT.depth:
             yield from self._file_context(unit)
         if level.depth >= ContextLevel.FULL_FILE.depth:
@@ -177,40 +135,17 @@ class ContextProvider:
             elif src.lines:
                 yield Lines("new", src.path, src.whole, "whole file", "file")
 
-    def _requested(
-        self, unit: ReviewUnit, fd: FileDiff | None, request: ContextRequest
-    ) -> Iterator[Candidate]:
-        target = request.target.strip()
-        try:
-            if request.kind == "function":
-                if target:
-                    yield from self._named_function(unit, target)
-            elif request.kind == "callers":
-                yield from self._callers(unit, fd, target)
-            elif request.kind == "previous_version":
-                yield from self._previous(unit, fd, target)
-            elif request.kind == "file":
-                yield from self._file(target)
-            elif request.kind == "search":
-                yield from self._search(target)
-            else:
-                yield Missing(f"unknown context request kind {request.kind!r}")
-        except ToolError as exc:  # a refused path or symbol: the model is told why
-            yield Missing(f"{request.kind} {target!r}: {exc}")
-        except Exception as exc:  # one odd request must not lose the unit's review
-            yield Missing(f"{request.kind} {target!r}: failed ({type(exc).__name__}: {exc})")
-
     def _enclosing(self, unit: ReviewUnit, fd: FileDiff | None) -> Iterator[Candidate]:
         src = self.source("new", unit.file_path)
         if isinstance(src, str):
             yield Missing(f"enclosing functions: {src}")
             return
-        anchors = _new_anchors(unit, fd)
-        spans = self._function_spans(src)
+        anchors = new_anchors(unit, fd)
+        spans = self.reader.function_spans(src)
         chosen: dict[FunctionSpan, list[int]] = {}
         loose: list[int] = []
         for line in anchors:
-            span = _innermost(spans, line)
+            span = innermost(spans, line)
             if span is None:
                 loose.append(line)
             else:
@@ -245,248 +180,11 @@ class ContextProvider:
                 label = f"±{FILE_CONTEXT_MARGIN} lines around the change"
                 yield Lines("new", src.path, tuple(window), label, "window")
 
-    def _named_function(self, unit: ReviewUnit, target: str) -> Iterator[Candidate]:
-        path, sep, name = target.rpartition(":")
-        explicit = bool(sep and path)
-        if not explicit:
-            path, name = unit.file_path, target
-        name = name.strip()
-        if not _SYMBOL.fullmatch(name):
-            raise ToolError("a function request names an identifier, optionally path:Name")
-        paths = [self._check_path(path)] if explicit else [unit.file_path]
-        if not explicit:
-            paths += [p for p in self._definition_files(name) if p != unit.file_path]
-        for candidate_path in paths:
-            src = self.source("new", candidate_path)
-            if isinstance(src, str):
-                if explicit:
-                    yield Missing(f"function {name}: {src}")
-                continue
-            found = _find_definition(definitions(src.path, src.data), name)
-            if found is not None:
-                label = f"{found.kind} {found.name}"
-                yield Lines("new", src.path, ((found.start, found.end),), label, "function")
-                return
-        yield Missing(f"function {name}: no definition found")
-
-    def _callers(self, unit: ReviewUnit, fd: FileDiff | None, target: str) -> Iterator[Candidate]:
-        symbols = [target] if target else self._changed_symbols(unit, fd)
-        if not symbols:
-            yield Missing("callers: no symbol given and the change is not inside a named function")
-        for symbol in symbols:
-            if not _SYMBOL.fullmatch(symbol):
-                raise ToolError("callers needs an identifier such as parse_config or Client.send")
-            found = self._grep(symbol.rsplit(".", 1)[-1], word=True)
-            if isinstance(found, str):
-                yield Missing(f"callers of {symbol}: {found}")
-                continue
-            hits, total = found
-            tail = re.compile(_DEFINITION + re.escape(symbol.rsplit(".", 1)[-1]) + r"\b")
-            lines = [
-                f"{h.path}:{h.line}: {h.text}" + ("  (definition)" if tail.search(h.text) else "")
-                for h in hits
-            ]
-            title = f"Uses of {symbol}: {count(total, 'occurrence')}{self._where()}"
-            if total > len(hits):
-                title += f", the first {len(hits)} shown"
-            yield Text(("callers", symbol), "callers", title, "\n".join(lines) or "(none)")
-
-    def _search(self, target: str) -> Iterator[Candidate]:
-        if not target or "\n" in target or len(target) > MAX_SEARCH_CHARS:
-            raise ToolError(f"search needs one line of text, at most {MAX_SEARCH_CHARS} characters")
-        found = self._grep(target, word=False)
-        if isinstance(found, str):
-            yield Missing(f"search {target!r}: {found}")
-            return
-        hits, total = found
-        title = f"Search for {target!r}: {count(total, 'match', 'matches')}{self._where()}"
-        if total > len(hits):
-            title += f", the first {len(hits)} shown"
-        text = "\n".join(f"{h.path}:{h.line}: {h.text}" for h in hits) or "(none)"
-        yield Text(("search", target), "search", title, text)
-
-    def _file(self, target: str) -> Iterator[Candidate]:
-        rel = self._check_path(target)
-        src = self.source("new", rel)
-        if isinstance(src, str):
-            yield Missing(f"file {rel}: {src}")
-        elif not src.lines:
-            yield Missing(f"file {rel}: empty")
-        else:
-            yield Lines("new", rel, src.whole, "requested file", "file")
-
-    def _previous(self, unit: ReviewUnit, fd: FileDiff | None, target: str) -> Iterator[Candidate]:
-        own = {unit.file_path, unit.old_path or unit.file_path}
-        path = unit.old_path or unit.file_path
-        if target and target not in own:
-            path = self._check_path(target)
-        elif unit.patch_type is PatchType.ADD:
-            yield Missing(f"previous version of {unit.file_path}: the file is new in this change")
-            return
-        src = self.source("old", path)
-        if isinstance(src, str):
-            yield Missing(f"previous version of {path}: {src}")
-            return
-        if not src.lines:
-            yield Missing(f"previous version of {path}: it was empty")
-            return
-        whole = Lines("old", path, src.whole, "whole file", "previous_version")
-        if path in own and fd is not None and fd.hunks:
-            # A big old file would crowd out the rest of the context: the old versions of the
-            # changed functions instead (or, outside functions, the old lines around each hunk).
-            removed = _old_anchors(fd)
-            windows = clamp(
-                merge_ranges(
-                    (h.old_start - self.hunk_margin, h.old_start + h.old_count + self.hunk_margin)
-                    for h in fd.hunks
-                ),
-                len(src.lines),
-            )
-            hunks = Lines(
-                "old", path, tuple(windows), "old lines around the change", "previous_version"
-            )
-            spans = [_innermost(self._function_spans(src), n) for n in removed]
-            ranges = merge_ranges((s.start, s.end) for s in spans if s is not None)
-            focused = hunks
-            if ranges:
-                names = ", ".join(dict.fromkeys(s.name for s in spans if s is not None))
-                label = f"old version of {names}"
-                focused = Lines("old", path, tuple(ranges), label, "previous_version", hunks)
-            if src.cost(src.whole) > self.token_budget // PREVIOUS_WHOLE_SHARE:
-                yield focused
-                return
-            whole = Lines("old", path, src.whole, "whole file", "previous_version", focused)
-        yield whole
-
-    # -- helpers -----------------------------------------------------------------------------------
-
-    def _check_path(self, path: str) -> str:
-        """A requested path as a repository-relative path, or ToolError (the tools' rules)."""
-        parts = split_user_path(self.ctx.root, path)
-        check_names(parts, path)
-        return "/".join(parts)
-
-    def _changed_symbols(self, unit: ReviewUnit, fd: FileDiff | None) -> list[str]:
-        names = list(unit.metrics.functions)
-        if not names:
-            src = self.source("new", unit.file_path)
-            if isinstance(src, Source):
-                spans = self._function_spans(src)
-                found = (_innermost(spans, n) for n in _new_anchors(unit, fd))
-                names = [s.name for s in found if s is not None]
-        # Callers call the last segment (obj.method(...)), not Class.method.
-        return list(dict.fromkeys(n.rsplit(".", 1)[-1] for n in names))[:3]
-
-    def _definition_files(self, name: str) -> list[str]:
-        found = self._grep(name.rsplit(".", 1)[-1], word=True)
-        if isinstance(found, str):
-            return []
-        pattern = re.compile(_DEFINITION + re.escape(name.rsplit(".", 1)[-1]) + r"\b")
-        paths = [h.path for h in found[0] if pattern.search(h.text)]
-        return list(dict.fromkeys(paths))[:MAX_DEFINITION_FILES]
+    # -- reading and sections ----------------------------------------------------------------------
 
     def source(self, side: Side, path: str) -> Source | str:
-        """A decoded file version (cached), or why it cannot be shown."""
-        key = (side, path)
-        with self._lock:
-            cached = self._sources.get(key)
-        if cached is not None:
-            return cached
-        loaded = self._load(side, path)
-        with self._lock:
-            return self._sources.setdefault(key, loaded)
-
-    def _load(self, side: Side, path: str) -> Source | str:
-        if _is_secret(path):
-            return "it looks like a secret file (keys, tokens, .env); Redline never sends those"
-        try:
-            data = self.scope.read_new(path) if side == "new" else self.scope.read_old(path)
-        except FileTooLargeError as exc:
-            return exc.message
-        except RedlineError as exc:
-            return f"cannot be read: {exc.message}"
-        if data is None:
-            if side == "old":
-                return "it did not exist before this change"
-            return "it has no new version here (deleted, or not available locally)"
-        lines, note = decode_source(data)
-        if lines is None:
-            return "it is a binary file"
-        return Source(side, path, lines, note, data)
-
-    def _function_spans(self, src: Source) -> list[FunctionSpan]:
-        key = (src.side, src.path)
-        with self._lock:
-            cached = self._spans.get(key)
-        if cached is None:
-            cached = function_spans(src.path, src.data)
-            with self._lock:
-                self._spans[key] = cached
-        return cached
-
-    def _grep(self, needle: str, *, word: bool) -> tuple[list[_Hit], int] | str:
-        key = (needle, word)
-        with self._lock:
-            cached = self._greps.get(key)
-        if cached is None:
-            cached = self._run_grep(needle, word=word)
-            with self._lock:
-                self._greps[key] = cached
-        return cached
-
-    def _run_grep(self, needle: str, *, word: bool) -> tuple[list[_Hit], int] | str:
-        """Fixed-string `git grep` over the new side's tracked files (the same options as the
-        search_callers tool, plus the revision). `-e` keeps a needle starting with '-' a
-        pattern; the revision is a full object id from the scope, never model text."""
-        args = ["grep", "-n", "-z", "-F", "-I", "--no-color", "--no-textconv", "--full-name"]
-        if word:
-            args.append("-w")
-        rev = self.scope.new_rev
-        if rev == INDEX_REV:
-            args.append("--cached")
-        args += ["-e", needle]
-        commit = rev if rev is not None and rev not in (INDEX_REV, UNAVAILABLE_REV) else None
-        if commit is not None:
-            args.append(commit)
-        args.append("--")
-        limits = self.ctx.limits
-        try:
-            result = self.ctx.runner.run_git(
-                self.ctx.root,
-                *args,
-                timeout=limits.git_timeout,
-                max_output=limits.max_git_output_bytes,
-            )
-        except RedlineError as exc:
-            return f"git grep failed: {exc.message}"
-        if result.returncode == 1:
-            return [], 0
-        if result.returncode != 0:
-            return f"git grep failed: {result.error_text}"
-        prefix = f"{commit}:" if commit else ""
-        hits: list[_Hit] = []
-        total = 0
-        for record in decode(result.stdout).split("\n"):
-            fields = record.split("\0", 2)
-            if len(fields) != 3 or not fields[1].isdigit():
-                continue
-            path = fields[0].removeprefix(prefix)
-            parts = [p for p in path.split("/") if p]
-            if is_secret_path(parts) or any(is_git_name(p) for p in parts):
-                continue  # a secret file is never shown, not even one line of it
-            total += 1
-            if len(hits) < MAX_HITS:
-                text = fields[2].strip()
-                if len(text) > MAX_HIT_CHARS:
-                    text = text[:MAX_HIT_CHARS] + " …"
-                hits.append(_Hit(path, int(fields[1]), text))
-        return hits, total
-
-    def _where(self) -> str:
-        rev = self.scope.new_rev
-        if rev == UNAVAILABLE_REV:
-            return " (in the working tree: the change's commits are not available locally)"
-        return ""
+        """A decoded file version (cached by the reader), or why it cannot be shown."""
+        return self.reader.source(side, path)
 
     def _diff_section(self, unit: ReviewUnit) -> tuple[ContextSection, FileDiff | None]:
         path = unit.file_path
@@ -497,7 +195,7 @@ class ContextProvider:
             title += " (new file)"
         elif unit.patch_type is PatchType.DELETE:
             title += " (deleted)"
-        if _is_secret(path):
+        if is_secret(path):
             text = "(content withheld: this looks like a secret file, such as .env or a key)"
             fd = None
         else:
@@ -511,54 +209,6 @@ class ContextProvider:
 
     def shown_title(self, text: str) -> str:
         return self.ctx.clean(text).replace("\n", " ")
-
-
-# -- pure helpers -------------------------------------------------------------------------------
-
-
-def _is_secret(path: str) -> bool:
-    return is_secret_path([p for p in path.split("/") if p])
-
-
-def _innermost(spans: Sequence[FunctionSpan], line: int) -> FunctionSpan | None:
-    """The innermost span containing line; spans are sorted outer-first (function_spans)."""
-    best = None
-    stop = bisect.bisect_right([s.start for s in spans], line)
-    for span in spans[:stop]:
-        if span.end >= line:
-            best = span
-    return best
-
-
-def _new_anchors(unit: ReviewUnit, fd: FileDiff | None) -> list[int]:
-    """New-side lines that locate the change (added lines, and the line above a removal)."""
-    if fd is not None and fd.hunks:
-        return sorted({n for h in fd.hunks for n in h.anchors})
-    return sorted(set(unit.added_lines))
-
-
-def _old_anchors(fd: FileDiff) -> list[int]:
-    """Old-side numbers of the removed lines (or, for pure additions, the line above them)."""
-    out: list[int] = []
-    for hunk in fd.hunks:
-        old = hunk.old_start
-        for line in hunk.lines:
-            tag = line[:1]
-            if tag == "-":
-                out.append(old)
-                old += 1
-            elif tag == "+":
-                out.append(max(old - 1, 1))
-            elif tag != "\\":
-                old += 1
-    return sorted(set(out))
-
-
-def _find_definition(defs: Sequence[Definition], name: str) -> Definition | None:
-    exact = [d for d in defs if d.name == name]
-    tail = [d for d in defs if d.name.rsplit(".", 1)[-1] == name.rsplit(".", 1)[-1]]
-    matches = exact or tail
-    return matches[0] if matches else None
 
 
 __all__ = ["ContextBundle", "ContextProvider", "ContextSection", "estimate_tokens"]
