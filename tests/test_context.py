@@ -1,4 +1,5 @@
-"""context/provider.py against real git repositories: levels, requests, budget, safety."""
+"""context/provider.py (with requested.py and repo_reader.py) against real git repositories:
+levels, requests, budget, safety."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Context for reviewer models: per-unit bundles within a token budget (provider.py), and the
-repository's own instructions (AGENTS.md, CLAUDE.md, ...) as untrusted guidance (instructions.py).
+"""Context for reviewer models: per-unit bundles within a token budget (provider.py, reading
+the repository through repo_reader.py), and the repository's own instructions (AGENTS.md,
+CLAUDE.md, ...) as untrusted guidance (instructions.py).
 
     provider = ContextProvider(scope, tool_ctx=ctx, token_budget=6000)
     bundle = provider.bundle(unit, ContextLevel.FUNCTION, requests)
