@@ -3,9 +3,7 @@ the PR scope through a fake `gh`."""
 
 from __future__ import annotations
 
-import json
 import os
-import stat
 import subprocess
 import time
 from pathlib import Path
@@ -24,6 +22,7 @@ from redline.git import (
 from redline.git.pr import parse_remote_url
 from redline.git.runner import TRUSTED_DIRS
 
+from fake_cli import DIFF, add_change, fake_gh, script
 from gitrepo import _ENV as GITREPO_ENV
 from gitrepo import GitRepo
 
@@ -33,13 +32,6 @@ SECRETS = {
     "GH_TOKEN": "ghp_secret_token",
     "GITHUB_TOKEN": "ghp_other_secret",
 }
-
-
-def script(path: Path, body: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    return path
 
 
 @pytest.fixture(autouse=True)
@@ -349,42 +341,9 @@ def test_hostile_repository_runs_nothing(tmp_path: Path, monkeypatch: pytest.Mon
 # -- pull requests ------------------------------------------------------------------------
 
 
-PR_DIFF = (
-    "diff --git a/a.txt b/a.txt\nindex 1..2 100644\n--- a/a.txt\n+++ b/a.txt\n"
-    "@@ -1 +1,2 @@\n one\n+two\n"
-)
-
-
 @pytest.fixture
 def pr_repo(repo: GitRepo) -> GitRepo:
-    repo.git("remote", "add", "origin", "https://github.com/acme/widget.git")
-    repo.write("a.txt", "one\n")
-    repo.commit("init")
-    repo.checkout("-b", "feature")
-    repo.write("a.txt", "one\ntwo\n")
-    repo.commit("feature")
-    repo.checkout("main")
-    return repo
-
-
-def fake_gh(tmp_path: Path, *, auth_rc: int = 0, view: dict[str, str] | None = None) -> Path:
-    data = tmp_path / "ghdata"
-    data.mkdir()
-    (data / "view.json").write_text(json.dumps(view or {}))
-    (data / "pr.diff").write_text(PR_DIFF)
-    return script(
-        tmp_path / "ghbin" / "gh",
-        f'D="{data}"\n'
-        'printf "%s\\n" "$*" >> "$D/calls"\n'
-        'env > "$D/env"\n'
-        'case "$1 $2" in\n'
-        f'  "auth status") exit {auth_rc} ;;\n'
-        '  "pr view") [ "$3" = 12 ] || { echo "no pull requests found" >&2; exit 1; }\n'
-        '    cat "$D/view.json" ;;\n'
-        '  "pr diff") [ "$3" = 12 ] || exit 1; cat "$D/pr.diff" ;;\n'
-        '  *) echo "unexpected: $*" >&2; exit 9 ;;\n'
-        "esac\n",
-    )
+    return add_change(repo, "https://github.com/acme/widget.git")
 
 
 def pr_scope(repo: GitRepo, arg: str, gh: Path | str) -> ScopeDiff:
@@ -409,7 +368,7 @@ def test_pr_through_gh(pr_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.Mon
 
     diff = pr_scope(pr_repo, "https://github.com/ACME/widget/pull/12", gh)
 
-    assert diff.diff_text == PR_DIFF
+    assert diff.diff_text == DIFF
     assert diff.label == 'PR #12 "Add two[0m" (feature → main) — 1 file, +1 −0'
     assert (diff.old_rev, diff.new_rev) == (base, head)
     assert diff.read_old("a.txt") == b"one\n"
@@ -430,7 +389,7 @@ def test_pr_through_gh_without_local_commits(pr_repo: GitRepo, tmp_path: Path) -
 
     diff = pr_scope(pr_repo, "#12", gh)
 
-    assert diff.diff_text == PR_DIFF
+    assert diff.diff_text == DIFF
     assert diff.old_rev == UNAVAILABLE_REV and diff.new_rev == UNAVAILABLE_REV
     assert diff.read_old("a.txt") is None and diff.read_new("a.txt") is None
 
@@ -441,7 +400,7 @@ def test_pr_gh_selected_through_environment(
     gh = fake_gh(tmp_path, view={"title": "t"})
     monkeypatch.setenv("REDLINE_GH", str(gh))
     diff = resolve_scope(pr_repo.root, ScopeRequest("pr", "12"))
-    assert diff.diff_text == PR_DIFF
+    assert diff.diff_text == DIFF
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -27,6 +25,7 @@ from redline.git.forge import (
 )
 from redline.git.repo import Repo
 
+from fake_cli import DIFF, add_change, calls, fake_gh, fake_glab
 from gitrepo import GitRepo
 
 SECRETS = {
@@ -36,17 +35,6 @@ SECRETS = {
     "GITLAB_TOKEN": "glpat-secret-token",
 }
 ORIGIN = "git@gitlab.example.com:Acme/Platform/widget.git"
-MR_DIFF = (
-    "diff --git a/a.txt b/a.txt\nindex 1..2 100644\n--- a/a.txt\n+++ b/a.txt\n"
-    "@@ -1 +1,2 @@\n one\n+two\n"
-)
-
-
-def script(path: Path, body: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("#!/bin/sh\n" + body)
-    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    return path
 
 
 @pytest.fixture(autouse=True)
@@ -58,17 +46,6 @@ def _no_redline_tools(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REDLINE_CONFIG", os.devnull)  # no user file
 
 
-def make_mr_repo(repo: GitRepo, origin: str = ORIGIN) -> GitRepo:
-    repo.git("remote", "add", "origin", origin)
-    repo.write("a.txt", "one\n")
-    repo.commit("init")
-    repo.checkout("-b", "feature")
-    repo.write("a.txt", "one\ntwo\n")
-    repo.commit("feature")
-    repo.checkout("main")
-    return repo
-
-
 @pytest.fixture
 def committed(repo: GitRepo) -> GitRepo:
     repo.write("a.txt", "one\n")
@@ -78,56 +55,7 @@ def committed(repo: GitRepo) -> GitRepo:
 
 @pytest.fixture
 def mr_repo(repo: GitRepo) -> GitRepo:
-    return make_mr_repo(repo)
-
-
-def fake_glab(
-    tmp_path: Path, *, auth_rc: int = 0, view: Mapping[str, object] | None = None
-) -> Path:
-    """Answers like glab: `auth status`, `mr view 7 --output json`, `mr diff 7 --raw`, `api`;
-    records argv (calls), the environment (env) and stdin (stdin)."""
-    data = tmp_path / "glabdata"
-    data.mkdir()
-    (data / "view.json").write_text(json.dumps(view or {}))
-    (data / "mr.diff").write_text(MR_DIFF)
-    return script(
-        tmp_path / "glabbin" / "glab",
-        f'D="{data}"\n'
-        'printf "%s\\n" "$*" >> "$D/calls"\n'
-        'env > "$D/env"\n'
-        'case "$1 $2" in\n'
-        f'  "auth status") exit {auth_rc} ;;\n'
-        '  "mr view") [ "$3" = 7 ] && [ "$4 $5" = "--output json" ] || '
-        '{ echo "404 Not Found" >&2; exit 1; }\n'
-        '    cat "$D/view.json" ;;\n'
-        '  "mr diff") [ "$3" = 7 ] && [ "$4" = --raw ] || exit 1; cat "$D/mr.diff" ;;\n'
-        '  api*) cat > "$D/stdin"; echo "{}" ;;\n'
-        '  *) echo "unexpected: $*" >&2; exit 9 ;;\n'
-        "esac\n",
-    )
-
-
-def fake_gh(tmp_path: Path, view: dict[str, str] | None = None) -> Path:
-    data = tmp_path / "ghdata"
-    data.mkdir()
-    (data / "view.json").write_text(json.dumps(view or {}))
-    return script(
-        tmp_path / "ghbin" / "gh",
-        f'D="{data}"\n'
-        'printf "%s\\n" "$*" >> "$D/calls"\n'
-        'env > "$D/env"\n'
-        'case "$1 $2" in\n'
-        '  "auth status") exit 0 ;;\n'
-        '  "pr view") [ "$3" = 12 ] || exit 1; cat "$D/view.json" ;;\n'
-        '  api*) cat > "$D/stdin"; echo "{}" ;;\n'
-        '  *) echo "unexpected: $*" >&2; exit 9 ;;\n'
-        "esac\n",
-    )
-
-
-def calls(tmp_path: Path, tool: str = "glab") -> list[str]:
-    log = tmp_path / f"{tool}data" / "calls"
-    return log.read_text().splitlines() if log.exists() else []
+    return add_change(repo, ORIGIN)
 
 
 def mr_view(repo: GitRepo, title: str = "Add two") -> dict[str, object]:
@@ -167,13 +95,13 @@ def test_mr_through_glab(
 
     diff = mr_scope(mr_repo, arg, glab)
 
-    assert diff.diff_text == MR_DIFF
+    assert diff.diff_text == DIFF
     assert diff.label == 'MR !7 "Add two[0m" (feature → main) — 1 file, +1 −0'
     base = mr_repo.git("rev-parse", "main").strip()
     head = mr_repo.git("rev-parse", "feature").strip()
     assert (diff.old_rev, diff.new_rev) == (base, head)
     assert diff.read_new("a.txt") == b"one\ntwo\n"
-    assert calls(tmp_path) == ["auth status", "mr view 7 --output json", "mr diff 7 --raw"]
+    assert calls(tmp_path, "glab") == ["auth status", "mr view 7 --output json", "mr diff 7 --raw"]
     env = dict(
         line.split("=", 1) for line in (tmp_path / "glabdata" / "env").read_text().splitlines()
     )
@@ -189,7 +117,7 @@ def test_mr_through_glab(
 def test_mr_through_glab_without_local_commits(mr_repo: GitRepo, tmp_path: Path) -> None:
     view = {"title": "t", "sha": "f" * 40, "diff_refs": {"base_sha": "e" * 40}}
     diff = mr_scope(mr_repo, "!7", fake_glab(tmp_path, view=view))
-    assert diff.diff_text == MR_DIFF
+    assert diff.diff_text == DIFF
     assert diff.old_rev == UNAVAILABLE_REV and diff.new_rev == UNAVAILABLE_REV
     assert diff.label.startswith('MR !7 "t" (? → ?)')
 
@@ -199,7 +127,7 @@ def test_glab_selected_through_environment(
 ) -> None:
     monkeypatch.setenv("REDLINE_GLAB", str(fake_glab(tmp_path, view=mr_view(mr_repo))))
     diff = resolve_scope(mr_repo.root, ScopeRequest("pr", "!7"))
-    assert diff.diff_text == MR_DIFF
+    assert diff.diff_text == DIFF
 
 
 @pytest.mark.parametrize(
@@ -220,7 +148,7 @@ def test_mr_url_for_another_project_is_rejected(mr_repo: GitRepo, tmp_path: Path
     assert "but this repository's origin is gitlab.example.com/Acme/Platform/widget" in str(
         info.value.message
     )
-    assert calls(tmp_path) == []  # glab was never asked
+    assert calls(tmp_path, "glab") == []  # glab was never asked
 
 
 def test_mr_url_without_origin_is_rejected(repo: GitRepo, tmp_path: Path) -> None:
@@ -244,7 +172,7 @@ def test_local_ref_when_glab_is_not_logged_in(mr_repo: GitRepo, tmp_path: Path, 
 
     assert diff.label == f"MR !7 (local ref {ref} vs main, merge-base {base[:7]}) — 1 file, +1 −0"
     assert diff.read_new("a.txt") == b"one\ntwo\n"
-    assert calls(tmp_path) == ["auth status"]
+    assert calls(tmp_path, "glab") == ["auth status"]
 
 
 def test_local_ref_when_glab_is_not_installed(mr_repo: GitRepo, tmp_path: Path) -> None:
@@ -371,7 +299,7 @@ def test_glab_forbidden_options_are_refused(
     glab = fake_glab(tmp_path)
     with pytest.raises(GitCommandError, match=r"glab option not allowed"):
         GitRunner(glab_path=glab).run_glab(committed.root, *args)
-    assert calls(tmp_path) == []
+    assert calls(tmp_path, "glab") == []
 
 
 @pytest.mark.parametrize(
@@ -384,7 +312,7 @@ def test_glab_subcommand_allowlist(
     glab = fake_glab(tmp_path)
     with pytest.raises(GitCommandError, match=r"glab subcommand not allowed"):
         GitRunner(glab_path=glab).run_glab(committed.root, *args)
-    assert calls(tmp_path) == []
+    assert calls(tmp_path, "glab") == []
 
 
 def test_glab_api_feeds_stdin(committed: GitRepo, tmp_path: Path) -> None:
@@ -394,7 +322,7 @@ def test_glab_api_feeds_stdin(committed: GitRepo, tmp_path: Path) -> None:
         committed.root, "api", path, "-X", "POST", "--input", "-", input=b'{"body": "hi"}'
     )
     assert result.returncode == 0
-    assert calls(tmp_path) == [f"api {path} -X POST --input -"]
+    assert calls(tmp_path, "glab") == [f"api {path} -X POST --input -"]
     assert (tmp_path / "glabdata" / "stdin").read_bytes() == b'{"body": "hi"}'
 
 
@@ -484,7 +412,7 @@ def test_forge_ref_gitlab(mr_repo: GitRepo, tmp_path: Path) -> None:
     project = ForgeProject("gitlab", "gitlab.example.com", "Acme/Platform/widget")
     assert forge_ref(repo, url) == ForgeRef(project, 7, head, base, base)
     assert forge_ref(repo, "!7") == ForgeRef(project, 7, head, base, base)
-    assert "mr diff 7 --raw" not in calls(tmp_path)  # no diff fetched
+    assert "mr diff 7 --raw" not in calls(tmp_path, "glab")  # no diff fetched
     with pytest.raises(RepositoryError, match=r"merge request URL is for"):
         forge_ref(repo, "https://gitlab.example.com/acme/other/-/merge_requests/7")
     with pytest.raises(RepositoryError, match=r"cannot load merge request !9"):
@@ -501,7 +429,7 @@ def test_forge_ref_gitlab_local_ref(mr_repo: GitRepo, tmp_path: Path) -> None:
 
 
 def test_forge_ref_github(repo: GitRepo, tmp_path: Path) -> None:
-    gh_repo = make_mr_repo(repo, "https://github.com/acme/widget.git")
+    gh_repo = add_change(repo, "https://github.com/acme/widget.git")
     base = gh_repo.git("rev-parse", "main").strip()
     head = gh_repo.git("rev-parse", "feature").strip()
     gh = fake_gh(tmp_path, view={"headRefOid": head.upper(), "baseRefOid": base})
@@ -538,7 +466,7 @@ def test_cli_review_mr(
         report = json.loads(out)
         assert report["scope"] == "pr"
         assert report["scope_label"] == 'MR !7 "Add two" (feature → main) — 1 file, +1 −0'
-    assert calls(tmp_path).count("mr diff 7 --raw") == 3
+    assert calls(tmp_path, "glab").count("mr diff 7 --raw") == 3
     assert SECRETS["OPENAI_API_KEY"] not in (tmp_path / "glabdata" / "env").read_text()
 
 

@@ -7,52 +7,28 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from model_env import isolate_model_env
 from test_ask import AskScript
-from test_model_review import review as model_review
 
-from demo_findings import BARE_EXCEPT, PHANTOM, SHELL, SPECULATIVE
+from demo_findings import BARE_EXCEPT, SHELL
+from model_review_bed import demo_repo as demo_repo
+from model_review_bed import isolated_model_env as isolated_model_env
+from model_review_bed import llm as llm
+from model_review_bed import review as model_review
+from model_review_bed import script as script
 from review_script import ReviewScript, role_of
 from scripted_llm import Reply, ScriptedLLM
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-import demo
 
 ALL_REVIEWED = (
     "- Reviewed: 4 files: `README.md`, `app/reports.py`, `app/text.py`, `tests/test_text.py`"
 )
 SHELL_TITLE = "Shell injection through the report name"
 REASKED = "Your answer could not be used"
-
-
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    isolate_model_env(monkeypatch, tmp_path)
-
-
-@pytest.fixture
-def demo_repo(tmp_path: Path) -> Path:
-    return demo.build_demo_repo(tmp_path / "demo")
-
-
-@pytest.fixture
-def script() -> ReviewScript:
-    return ReviewScript(
-        findings={"app/reports.py": [SHELL, BARE_EXCEPT, SPECULATIVE], "app/text.py": [PHANTOM]},
-        verdicts={"Speculative": "INCORRECT"},
-    )
-
-
-@pytest.fixture
-def llm(script: ReviewScript) -> Iterator[ScriptedLLM]:
-    with ScriptedLLM(handler=script) as server:
-        yield server
 
 
 def review(

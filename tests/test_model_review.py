@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
@@ -16,51 +14,15 @@ from model_env import FAST_RETRIES, isolate_model_env
 from redline.cli import main
 from redline.store import TaskStore
 
-from demo_findings import BARE_EXCEPT, PHANTOM, SHELL, SPECULATIVE
+from model_review_bed import demo_repo as demo_repo
+from model_review_bed import isolated_model_env as isolated_model_env
+from model_review_bed import llm as llm
+from model_review_bed import review
+from model_review_bed import script as script
 from review_script import ReviewScript, role_of
 from scripted_llm import Reply, ScriptedLLM
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-import demo
-
 SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
-
-
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    isolate_model_env(monkeypatch, tmp_path)
-
-
-@pytest.fixture
-def demo_repo(tmp_path: Path) -> Path:
-    return demo.build_demo_repo(tmp_path / "demo")
-
-
-@pytest.fixture
-def script() -> ReviewScript:
-    return ReviewScript(
-        findings={"app/reports.py": [SHELL, BARE_EXCEPT, SPECULATIVE], "app/text.py": [PHANTOM]},
-        verdicts={"Speculative": "INCORRECT"},
-    )
-
-
-@pytest.fixture
-def llm(script: ReviewScript) -> Iterator[ScriptedLLM]:
-    with ScriptedLLM(handler=script) as server:
-        yield server
-
-
-def review(
-    capsys: pytest.CaptureFixture[str], repo: Path, llm_url: str, *extra: str
-) -> tuple[int, str, str]:
-    code = main(
-        [
-            "review", "--branch", "main", "--repo", str(repo), "--quiet",
-            "--model", "openai/scripted", "--api-base", llm_url, *extra,
-        ]
-    )  # fmt: skip
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_branch_review_with_a_model_anchors_verifies_and_fuses(
