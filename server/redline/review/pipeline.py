@@ -10,11 +10,9 @@ with everything found so far.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +22,7 @@ from redline.config_models import Settings
 from redline.diff import apply_rules, review_index
 from redline.diff.units import UnitBuilder
 from redline.errors import RedlineError
+from redline.gc_pause import gc_paused
 from redline.git.scopes import ScopeRequest, resolve_scope
 from redline.model import (
     Coverage,
@@ -83,7 +82,7 @@ def plan_review(
         function_metrics = settings.models.model is not None
     cancel.check()
     progress.report(ProgressEvent(Stage.COLLECTING, f"collecting the diff ({request.kind})"))
-    with _gc_paused():
+    with gc_paused():
         # The diff is parsed (and, without function metrics, split into units) while git is
         # still writing it, and the new versions of its files are read meanwhile: they overlap.
         builder = UnitBuilder(settings.review, functions=function_metrics)
@@ -98,28 +97,6 @@ def plan_review(
         units = apply_rules(units, settings.review)
         units = find_uses(units, scope)  # deleted files: the uses of their definitions left
     return Plan(scope=scope, units=units)
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Automatic cyclic garbage collection off for the duration (if it was on).
-
-    Planning a large diff allocates tens of thousands of container objects that all live on
-    (hunks, their line lists, units) and makes no reference cycles. Collections are triggered
-    by allocation counts, so while they are built the collector would traverse them again and
-    again, and now and then the whole heap (a full collection: tens of milliseconds), without
-    ever finding garbage. Paused, they are looked at once, by the first collection after.
-    Only the automatic trigger is paused, and only when nothing else paused it: whoever turned
-    collection off keeps it off, and a concurrent plan leaves it on at worst (slower, not wrong).
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def collect_files(plan: Plan, settings: Settings) -> FileSet:
