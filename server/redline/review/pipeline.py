@@ -35,6 +35,7 @@ from redline.model import (
     number_occurrences,
 )
 from redline.progress import CancelToken, NullProgress, Progress, ProgressEvent, Stage
+from redline.review.added_text import AddedText
 from redline.review.assemble import (
     at_or_above,
     build_review,
@@ -241,6 +242,8 @@ def _run_review(
             security_sensitive={
                 u.file_path for u in plan.reviewable if Tag.SECURITY_SENSITIVE in u.tags
             },
+            # bandit's files are chosen by their added lines: the units' patches hold them.
+            added_text=AddedText(plan.reviewable, files.contents),
         )
         findings.extend(outcome.findings)
         coverage.analyzers = outcome.runs
