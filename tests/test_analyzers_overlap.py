@@ -5,6 +5,8 @@ diff's added lines (`AddedText`), which are the text reading each file gave, or 
 
 from __future__ import annotations
 
+import random
+import re
 import stat
 import sys
 import textwrap
@@ -165,3 +167,21 @@ def test_added_text_from_the_diff_is_the_files_own(repo: GitRepo) -> None:
     assert got["bom.py"] == "\ufeff# naïve\nx = 1"
     assert got["added.py"] == "import os\nprint(os.name)"
     assert added("not-in-the-change.py") is None
+
+
+def test_source_text_rows_and_starts_without_cr_are_the_patterns() -> None:
+    """SourceText splits a text without "\\r" with str.split: the same rows and row starts as
+    its line-break pattern gives (any text, random ones included)."""
+    newline = re.compile(r"\r\n|\r|\n")
+    rng = random.Random(7)
+    pieces = ["a", "\n", "bc", "", "\x0c", "é", "\u2028", "\r", "\r\n", "\n\n"]
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        starts = [0] + [m.end() for m in newline.finditer(text)]
+        if len(starts) > 1 and starts[-1] == len(text):
+            starts.pop()
+        rows = newline.split(text)
+        if len(rows) > 1 and rows[-1] == "":
+            rows.pop()
+        source = SourceText(text)
+        assert (source.starts, source.rows()) == (starts, rows), repr(text)

@@ -66,9 +66,12 @@ class Conversion:
         for raw in results:
             if is_noise(raw.tool, raw.rule):
                 continue
-            source = self._texts.get(raw.file)
             changed = self._changed.get(raw.file)
-            if source is None or not changed or not _touches(raw.line, raw.end_line, changed):
+            if not changed or not _touches(raw.line, raw.end_line, changed):
+                continue
+            # Only now: a file's text is decoded and indexed on its first lookup.
+            source = self._texts.get(raw.file)
+            if source is None:
                 continue
             finding = _finding(raw, source, self._checker)
             out.append(Candidate(finding, family(raw.tool, raw.rule), raw.tool, raw.line))

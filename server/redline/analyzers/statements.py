@@ -49,6 +49,8 @@ class Statements:
         body: list[ast.stmt] = tree.body
         while body:
             for node in body:
+                if (node.end_lineno or node.lineno) < end_line:
+                    continue  # ends before the rows (the statement's `last`, read cheaply)
                 statement = _statement(node, rows)
                 if statement.first <= line and end_line <= statement.last:
                     out.append(statement)
