@@ -20,6 +20,7 @@ from redline.analyzers import AnalyzerOutcome, runner
 from redline.analyzers.base import RawResult
 from redline.analyzers.convert import Candidate, Conversion, to_findings
 from redline.analyzers.fixes import SourceText
+from redline.analyzers.statements import Statements
 from redline.config_models import AnalyzerSettings, Settings
 from redline.encoding import decode_text
 from redline.requests import ScopeKind, ScopeRequest
@@ -185,3 +186,13 @@ def test_source_text_rows_and_starts_without_cr_are_the_patterns() -> None:
             rows.pop()
         source = SourceText(text)
         assert (source.starts, source.rows()) == (starts, rows), repr(text)
+
+
+def test_released_statements_are_parsed_again_when_asked() -> None:
+    text = SourceText(CODE)
+    statements = Statements({"svc/run.py": text, "util.py": SourceText("x = 1\n")})
+    before = statements.holding("svc/run.py", 14, 15)
+    statements.holding("util.py", 1, 1)
+    statements.release({"util.py"})  # svc/run.py's tree goes, util.py's stays
+    assert statements.holding("svc/run.py", 14, 15) == before
+    assert [s.first for s in before] == [11, 13]

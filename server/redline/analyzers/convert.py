@@ -6,7 +6,7 @@ Pure functions: no processes, no files. The runner feeds them what the tools pri
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from redline.analyzers.base import RawResult
@@ -76,6 +76,10 @@ class Conversion:
             finding = _finding(raw, source, self._checker)
             out.append(Candidate(finding, family(raw.tool, raw.rule), raw.tool, raw.line))
         return out
+
+    def release(self, keep: Collection[str]) -> None:
+        """Free what was parsed for the files not in `keep` (see `Statements.release`)."""
+        self._statements.release(keep)
 
     def findings(self, candidates: Iterable[list[Candidate]]) -> list[Finding]:
         """Every tool's candidates (in the tools' order) merged across tools, sorted."""

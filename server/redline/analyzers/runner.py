@@ -87,6 +87,11 @@ def run_analyzers(
                         candidates[i] = conversion.candidates(
                             r for r in outcomes[i][1] if not _artifact_of_transcoding(r, transcoded)
                         )
+                        pending = [j for j in active if j not in outcomes]
+                        if pending:
+                            # While they run: only their files' trees can still be asked for
+                            # (their fixes, the merge of their results with the others').
+                            conversion.release({f for j in pending for f in jobs[j].files})
         # In the jobs' order, as one conversion of all their results would merge them.
         findings = conversion.findings(candidates[i] for i in sorted(candidates))
         del conversion

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from redline.analyzers.fixes import SourceText
@@ -35,6 +35,12 @@ class Statements:
     def __init__(self, texts: Mapping[str, SourceText]) -> None:
         self._texts = texts
         self._trees: dict[str, ast.Module | None] = {}
+
+    def release(self, keep: Collection[str]) -> None:
+        """Drop the trees of the files not in `keep` (a file asked about again is parsed
+        again): freeing a large tree takes a while, better spent while nothing else is to do."""
+        for path in [p for p in self._trees if p not in keep]:
+            del self._trees[path]
 
     def holding(self, path: str, line: int, end_line: int) -> list[Statement]:
         """The statements that hold rows line..end_line, outermost first."""
