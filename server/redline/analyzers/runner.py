@@ -11,6 +11,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import ExitStack
 from pathlib import Path, PurePosixPath
 
 from redline.analyzers.base import (
@@ -67,12 +68,16 @@ def run_analyzers(
     jobs = plan_jobs(safe, settings, executables or {}, cancel, security_sensitive, added)
     active = [i for i, j in enumerate(jobs) if j.files]
     outcomes: dict[int, tuple[AnalyzerRun, list[RawResult]]] = {}
-    # The statements parsed for the fix verdicts are many objects that all live until the
-    # merge: automatic collection would traverse them again and again for no garbage (half the
-    # conversion's time). They are acyclic, so they go with `conversion`, before it resumes.
-    with gc_paused():
-        conversion = Conversion(texts, changed_lines)
-        candidates: dict[int, list[Candidate]] = {}
+    conversion = Conversion(texts, changed_lines)
+    candidates: dict[int, list[Candidate]] = {}
+    # Automatic garbage collection is paused while results are converted: the syntax trees of
+    # the fix verdicts are many objects that live on, which collections would traverse again
+    # and again for no garbage (half the conversion's time), and once more on the first
+    # collection after the pause if they were still there. So it resumes only once they are
+    # gone (released, or with `conversion`), and never while the tools run (up to their
+    # timeout): other threads' garbage is not held back that long.
+    paused = ExitStack()
+    with paused:
         if active:  # nothing to run: do not even write the files
             with tempfile.TemporaryDirectory(prefix="redline-analyzers-") as tmp:
                 scratch = Path(tmp)
@@ -84,6 +89,7 @@ def run_analyzers(
                     for future in as_completed(futures):
                         i = futures[future]
                         outcomes[i] = future.result()
+                        paused.enter_context(gc_paused())
                         candidates[i] = conversion.candidates(
                             r for r in outcomes[i][1] if not _artifact_of_transcoding(r, transcoded)
                         )
@@ -92,6 +98,8 @@ def run_analyzers(
                             # While they run: only their files' trees can still be asked for
                             # (their fixes, the merge of their results with the others').
                             conversion.release({f for j in pending for f in jobs[j].files})
+                            paused.close()
+        paused.enter_context(gc_paused())
         # In the jobs' order, as one conversion of all their results would merge them.
         findings = conversion.findings(candidates[i] for i in sorted(candidates))
         del conversion
