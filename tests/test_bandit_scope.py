@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from redline import config
-from redline.analyzers import AnalyzerOutcome, convert, run_analyzers
+from redline.analyzers import AnalyzerOutcome, run_analyzers, statements
 from redline.analyzers.base import RawResult
-from redline.analyzers.convert import _FixChecker, _Statements, to_findings
+from redline.analyzers.convert import to_findings
 from redline.analyzers.fixes import SourceText
+from redline.analyzers.statements import FixChecker, Statements
 from redline.config_models import AnalyzerSettings
 from redline.model import AnalyzerRun, Finding, FixState
 from redline.review.fix_check import fix_state
@@ -319,7 +320,7 @@ def test_fix_verdict_from_the_run_is_the_whole_files(
 ) -> None:
     source = SourceText(MODULE)
     whole = fix_state("m.py", MODULE, line, end_line, improved)
-    checker = _FixChecker(_Statements({"m.py": source}))
+    checker = FixChecker(Statements({"m.py": source}))
     assert checker.verdict("m.py", source, line, end_line, improved) is whole
     assert whole in (FixState.PARSES, FixState.DOES_NOT_PARSE)
 
@@ -330,9 +331,9 @@ def test_a_fix_that_parses_is_told_without_parsing_the_whole_file(
     def whole_file(*args: object) -> FixState:
         raise AssertionError("parsed the whole file")
 
-    monkeypatch.setattr(convert, "fix_state", whole_file)
+    monkeypatch.setattr(statements, "fix_state", whole_file)
     source = SourceText(MODULE)
-    checker = _FixChecker(_Statements({"m.py": source}))
+    checker = FixChecker(Statements({"m.py": source}))
     for line, end_line, improved in [
         (10, 10, '        return f"{self.title}"'),
         (16, 17, '                    f"{row.key}: {row.value}"'),

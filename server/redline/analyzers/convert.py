@@ -5,18 +5,15 @@ Pure functions: no processes, no files. The runner feeds them what the tools pri
 
 from __future__ import annotations
 
-import ast
 import re
-import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from redline.analyzers.base import RawResult
 from redline.analyzers.fixes import SourceText, apply_fix
 from redline.analyzers.rules import SECRET_RULES, family, is_noise, rule_info
+from redline.analyzers.statements import FixChecker, Statements
 from redline.model import AnchorState, Finding, FixState, finding_id
-from redline.review.fix_check import fix_state
-from redline.review.quotes import NEWLINE
 from redline.shorten import shorten
 
 _BACKTICKED = re.compile(r"`([^`]+)`")
@@ -27,10 +24,13 @@ _TITLE_LIMIT = 100
 
 
 @dataclass
-class _Candidate:
+class Candidate:
+    """One result as a finding of its own, before the merge across tools."""
+
     finding: Finding
     family: str
     tool: str
+    line: int  # the result's own line (the finding's may have moved to its fix's first row)
 
 
 def to_findings(
@@ -39,26 +39,61 @@ def to_findings(
     changed_lines: Mapping[str, set[int]],
 ) -> list[Finding]:
     """Findings for the results that touch a changed line, merged across tools."""
-    merged: dict[tuple[str, str, int], _Candidate] = {}
-    statements = _Statements(texts)
-    checker = _FixChecker(statements)
-    for raw in results:
-        if is_noise(raw.tool, raw.rule):
-            continue
-        source = texts.get(raw.file)
-        changed = changed_lines.get(raw.file)
-        if source is None or not changed or not _touches(raw.line, raw.end_line, changed):
-            continue
-        candidate = _Candidate(_finding(raw, source, checker), family(raw.tool, raw.rule), raw.tool)
-        key = (raw.file, candidate.family, raw.line)
-        existing = merged.get(key)
-        if existing is None:
-            merged[key] = candidate
-        elif existing.tool != candidate.tool:  # the same tool twice is a duplicate, not evidence
-            merged[key] = _merge(existing, candidate)
-    findings = [c.finding for c in _merge_across_lines(list(merged.values()), statements)]
-    findings.sort(key=lambda f: (f.file, f.line or 0, -f.severity.rank, f.rule_id or ""))
-    return findings
+    conversion = Conversion(texts, changed_lines)
+    return conversion.findings([conversion.candidates(results)])
+
+
+class Conversion:
+    """Results → findings in two steps, so that the costly one runs while other tools still do.
+
+    `candidates` turns one tool's results into findings of their own (the fix and its parse
+    verdict, the expensive part), as soon as that tool is done; `findings` then merges them
+    across tools, given every tool's candidates in the order the tools are listed. The findings
+    are those of one `to_findings` over all the results in that order: each candidate depends
+    on its own result alone (and on the files' statements, parsed once and kept here), and the
+    merge sees the candidates in the same order.
+    """
+
+    def __init__(self, texts: Mapping[str, SourceText], changed_lines: Mapping[str, set[int]]):
+        self._texts = texts
+        self._changed = changed_lines
+        self._statements = Statements(texts)
+        self._checker = FixChecker(self._statements)
+
+    def candidates(self, results: Iterable[RawResult]) -> list[Candidate]:
+        """One tool's results that touch a changed line, each a finding of its own."""
+        out: list[Candidate] = []
+        for raw in results:
+            if is_noise(raw.tool, raw.rule):
+                continue
+            changed = self._changed.get(raw.file)
+            if not changed or not _touches(raw.line, raw.end_line, changed):
+                continue
+            # Only now: a file's text is decoded and indexed on its first lookup.
+            source = self._texts.get(raw.file)
+            if source is None:
+                continue
+            finding = _finding(raw, source, self._checker)
+            out.append(Candidate(finding, family(raw.tool, raw.rule), raw.tool, raw.line))
+        return out
+
+    def release(self, keep: Collection[str]) -> None:
+        """Free what was parsed for the files not in `keep` (see `Statements.release`)."""
+        self._statements.release(keep)
+
+    def findings(self, candidates: Iterable[list[Candidate]]) -> list[Finding]:
+        """Every tool's candidates (in the tools' order) merged across tools, sorted."""
+        merged: dict[tuple[str, str, int], Candidate] = {}
+        for candidate in (c for tool in candidates for c in tool):
+            key = (candidate.finding.file, candidate.family, candidate.line)
+            existing = merged.get(key)
+            if existing is None:
+                merged[key] = candidate
+            elif existing.tool != candidate.tool:  # the same tool twice is a duplicate
+                merged[key] = _merge(existing, candidate)
+        findings = [c.finding for c in _merge_across_lines(list(merged.values()), self._statements)]
+        findings.sort(key=lambda f: (f.file, f.line or 0, -f.severity.rank, f.rule_id or ""))
+        return findings
 
 
 def _touches(line: int, end_line: int, changed: set[int]) -> bool:
@@ -67,7 +102,7 @@ def _touches(line: int, end_line: int, changed: set[int]) -> bool:
     return any(line <= n <= end_line for n in changed)
 
 
-def _finding(raw: RawResult, source: SourceText, checker: _FixChecker) -> Finding:
+def _finding(raw: RawResult, source: SourceText, checker: FixChecker) -> Finding:
     info = rule_info(raw.tool, raw.rule, raw.message, raw.severity, raw.confidence, raw.security)
     key = family(raw.tool, raw.rule)
     line, end_line = raw.line, min(max(raw.end_line, raw.line), max(source.line_count, raw.line))
@@ -105,156 +140,6 @@ def _finding(raw: RawResult, source: SourceText, checker: _FixChecker) -> Findin
         if improved is None
         else checker.verdict(raw.file, source, line, end_line, improved),
     )
-
-
-_BLOCK_HEADER = "if 1:\n"
-
-
-@dataclass(frozen=True)
-class _Statement:
-    first: int  # its first row, decorators included
-    last: int
-    indent: int  # its column (characters of indentation) when it has its rows to itself, else -1
-
-
-class _Statements:
-    """The statements of each Python file the findings are in, from one `ast.parse` a file (None
-    when it does not parse), for the fix verdicts and the cross-line merge. Only the statements
-    that hold a row asked about are looked at (a descent from the module's top level), never
-    every node of the tree."""
-
-    def __init__(self, texts: Mapping[str, SourceText]) -> None:
-        self._texts = texts
-        self._trees: dict[str, ast.Module | None] = {}
-
-    def holding(self, path: str, line: int, end_line: int) -> list[_Statement]:
-        """The statements that hold rows line..end_line, outermost first."""
-        if path not in self._trees:
-            source = self._texts.get(path)
-            self._trees[path] = _parse(source.text) if source is not None else None
-        tree = self._trees[path]
-        if tree is None:
-            return []
-        rows = self._texts[path].rows()
-        out: list[_Statement] = []
-        body: list[ast.stmt] = tree.body
-        while body:
-            for node in body:
-                statement = _statement(node, rows)
-                if statement.first <= line and end_line <= statement.last:
-                    out.append(statement)
-                    body = _children(node)
-                    break
-            else:
-                break
-        return out
-
-
-def _parse(text: str) -> ast.Module | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not ours to show
-            return ast.parse(text)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-
-
-def _statement(node: ast.stmt, rows: list[str]) -> _Statement:
-    first = node.lineno
-    decorators: list[ast.expr] = getattr(node, "decorator_list", None) or []
-    if decorators:
-        first = min(first, *(d.lineno for d in decorators))  # `@` is on its decorator's row
-    last = node.end_lineno or node.lineno
-    text = rows[first - 1] if first - 1 < len(rows) else ""
-    width = len(text) - len(text.lstrip(" \t"))
-    end_row = rows[last - 1] if last - 1 < len(rows) else ""
-    # ast's columns count UTF-8 bytes.
-    tail = end_row.encode("utf-8", "surrogatepass")[node.end_col_offset or 0 :].decode(
-        "utf-8", "replace"
-    )
-    # A statement that shares a row with another (`a = 1; b = 2`, `if x: y()`) does not have
-    # its rows to itself: they cannot stand for it.
-    alone = node.col_offset == width and (not tail.strip() or tail.lstrip().startswith("#"))
-    if decorators:
-        alone = alone and text.lstrip().startswith("@")
-    return _Statement(first, last, width if alone else -1)
-
-
-def _children(node: ast.stmt) -> list[ast.stmt]:
-    """The statements directly in `node`'s blocks."""
-    out: list[ast.stmt] = []
-    for name in ("body", "orelse", "finalbody"):
-        block = getattr(node, name, None)
-        if isinstance(block, list):
-            out.extend(n for n in block if isinstance(n, ast.stmt))
-    for handler in getattr(node, "handlers", None) or ():
-        out.extend(handler.body)
-    for case in getattr(node, "cases", None) or ():
-        out.extend(case.body)
-    return out
-
-
-class _FixChecker:
-    """Whether each fix keeps its file parsing (`fix_state`), asked of the statement around the
-    fix instead of the whole file.
-
-    `fix_state` parses the whole file once per fix: on a 25k-line change of large modules, 150
-    ruff fixes (mostly UP031) cost 2.9 s, more than everything else in an offline review. Here
-    the file is parsed once, for its statements (`_Statements`), and each fix asks only the
-    innermost statement that holds all its rows and has them to itself. Between two statements
-    of one block the tokenizer holds nothing open (no bracket, string or continuation), so the
-    file with the fix parses exactly when that statement's rows, with the fix, parse as one
-    block opened at the statement's indentation — under `if 1:` when it is indented (`return`
-    or `break` parse there: `ast.parse` does not ask where they stand, for the statement as
-    for the file). `_one_block` keeps a fix that dedents past the statement (it would close
-    blocks of the file the statement alone does not have) from passing. A "does not parse", or
-    a file that does not parse before the fix, is left to the whole file, as before, so a fix
-    is never called broken on the statement's word alone.
-    """
-
-    def __init__(self, statements: _Statements) -> None:
-        self._statements = statements
-
-    def verdict(
-        self, path: str, source: SourceText, line: int, end_line: int, improved: str
-    ) -> FixState:
-        if path.endswith((".py", ".pyi")) and self._parses_in_statement(
-            path, source, line, end_line, improved
-        ):
-            return FixState.PARSES
-        return fix_state(path, source.text, line, end_line, improved)
-
-    def _parses_in_statement(
-        self, path: str, source: SourceText, line: int, end_line: int, improved: str
-    ) -> bool:
-        holding = [s for s in self._statements.holding(path, line, end_line) if s.indent >= 0]
-        if not holding:
-            return False
-        statement = holding[-1]
-        rows = source.rows()
-        run = (
-            rows[statement.first - 1 : line - 1]
-            + (NEWLINE.split(improved) if improved else [])
-            + rows[end_line : statement.last]
-        )
-        opening = next((text for text in run if text.strip()), "")
-        if len(opening) - len(opening.lstrip(" \t")) != statement.indent:
-            return False  # the run would open its block at another indentation than the file's
-        header = _BLOCK_HEADER if statement.indent else ""
-        return _one_block(header + "\n".join(run) + "\n", header)
-
-
-def _one_block(text: str, header: str) -> bool:
-    """`text` parses, and under a `header` all of it stays in the header's block: a line the
-    fix dedented past the statement's indentation would close blocks of the file that the
-    statement alone does not have, so such a run tells nothing about the file."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning for odd escapes is not an error
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return not header or len(tree.body) == 1
 
 
 def _title(template: str | None, message: str) -> str:
@@ -319,7 +204,7 @@ def _redact(message: str, code: str) -> str:
     return message
 
 
-def _merge(a: _Candidate, b: _Candidate) -> _Candidate:
+def _merge(a: Candidate, b: Candidate) -> Candidate:
     """One finding for the same check on the same line from two tools (ruff S602 + bandit B602).
 
     The more precise report leads (the one with a fix, else ruff's exact range); confidence
@@ -340,14 +225,14 @@ def _merge(a: _Candidate, b: _Candidate) -> _Candidate:
             else (fb.improved_code if (fb.line, fb.end_line) == (fa.line, fa.end_line) else None),
         }
     )
-    return _Candidate(finding, lead.family, lead.tool)
+    return Candidate(finding, lead.family, lead.tool, lead.line)
 
 
-def _precedence(c: _Candidate) -> tuple[int, int]:
+def _precedence(c: Candidate) -> tuple[int, int]:
     return (c.finding.improved_code is not None, c.tool == "ruff")
 
 
-def _merge_across_lines(candidates: list[_Candidate], statements: _Statements) -> list[_Candidate]:
+def _merge_across_lines(candidates: list[Candidate], statements: Statements) -> list[Candidate]:
     """Merge the same check reported by two tools on different lines of one statement.
 
     bandit puts a multi-line call's result on the call's first line, ruff on the offending
@@ -370,7 +255,7 @@ def _merge_across_lines(candidates: list[_Candidate], statements: _Statements) -
     for i, c in enumerate(candidates):
         if len(c.finding.sources) == 1:
             groups.setdefault((c.finding.file, c.family), []).append(i)
-    replaced: dict[int, _Candidate] = {}
+    replaced: dict[int, Candidate] = {}
     dropped: set[int] = set()
     for (file, _), members in groups.items():
         if len({candidates[i].tool for i in members}) < 2:

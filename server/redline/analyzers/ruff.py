@@ -45,9 +45,12 @@ def parse(stdout: bytes, scratch: Path) -> ToolReport:
         raise AnalyzerFailed("unreadable ruff output: expected a JSON list")
     results: list[RawResult] = []
     unread: list[str] = []
+    # Each file's path mapped once, not once per result (relative_path resolves the scratch
+    # directory: 1,400 results of 75 files took 85 ms, more than reading the JSON).
+    paths: dict[str, str] = {}
     for item in data:
         try:
-            result = _result(item, scratch)
+            result = _result(item, scratch, paths)
         except (KeyError, TypeError, ValueError) as exc:
             raise AnalyzerFailed(f"unexpected ruff output ({exc!r})") from exc
         if result.rule == "E902":
@@ -59,7 +62,7 @@ def parse(stdout: bytes, scratch: Path) -> ToolReport:
     return ToolReport(results, unread=unread)
 
 
-def _result(item: dict[str, Any], scratch: Path) -> RawResult:
+def _result(item: dict[str, Any], scratch: Path, paths: dict[str, str]) -> RawResult:
     start, end = item["location"], item["end_location"]
     line = int(start["row"])
     end_line = max(line, int(end["row"]))
@@ -89,7 +92,7 @@ def _result(item: dict[str, Any], scratch: Path) -> RawResult:
     return RawResult(
         tool=NAME,
         rule=str(item.get("code") or item.get("name") or "ruff"),
-        file=relative_path(str(item["filename"]), scratch),
+        file=_mapped(str(item["filename"]), scratch, paths),
         line=line,
         end_line=end_line,
         message=str(item.get("message") or ""),
@@ -98,3 +101,10 @@ def _result(item: dict[str, Any], scratch: Path) -> RawResult:
         fix_unsafe=unsafe,
         fix_message=fix_message,
     )
+
+
+def _mapped(reported: str, scratch: Path, paths: dict[str, str]) -> str:
+    path = paths.get(reported)
+    if path is None:
+        path = paths[reported] = relative_path(reported, scratch)
+    return path

@@ -10,11 +10,9 @@ with everything found so far.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +22,7 @@ from redline.config_models import Settings
 from redline.diff import apply_rules, review_index
 from redline.diff.units import UnitBuilder
 from redline.errors import RedlineError
+from redline.gc_pause import gc_paused
 from redline.git.scopes import ScopeRequest, resolve_scope
 from redline.model import (
     Coverage,
@@ -36,6 +35,7 @@ from redline.model import (
     number_occurrences,
 )
 from redline.progress import CancelToken, NullProgress, Progress, ProgressEvent, Stage
+from redline.review.added_text import AddedText
 from redline.review.assemble import (
     at_or_above,
     build_review,
@@ -91,7 +91,7 @@ def plan_review(
     )
     cancel.check()
     progress.report(ProgressEvent(Stage.COLLECTING, f"collecting the diff ({request.kind})"))
-    with _gc_paused():
+    with gc_paused():
         # The diff is parsed (and, without function metrics, split into units) while git is
         # still writing it, and the new versions of its files are read meanwhile: they overlap.
         builder = UnitBuilder(settings.review, functions=function_metrics, security=security)
@@ -106,28 +106,6 @@ def plan_review(
         units = apply_rules(units, settings.review)
         units = find_uses(units, scope)  # deleted files: the uses of their definitions left
     return Plan(scope=scope, units=units)
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Automatic cyclic garbage collection off for the duration (if it was on).
-
-    Planning a large diff allocates tens of thousands of container objects that all live on
-    (hunks, their line lists, units) and makes no reference cycles. Collections are triggered
-    by allocation counts, so while they are built the collector would traverse them again and
-    again, and now and then the whole heap (a full collection: tens of milliseconds), without
-    ever finding garbage. Paused, they are looked at once, by the first collection after.
-    Only the automatic trigger is paused, and only when nothing else paused it: whoever turned
-    collection off keeps it off, and a concurrent plan leaves it on at worst (slower, not wrong).
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def collect_files(plan: Plan, settings: Settings) -> FileSet:
@@ -272,6 +250,8 @@ def _run_review(
             security_sensitive={
                 u.file_path for u in plan.reviewable if Tag.SECURITY_SENSITIVE in u.tags
             },
+            # bandit's files are chosen by their added lines: the units' patches hold them.
+            added_text=AddedText(plan.reviewable, files.contents),
         )
         findings.extend(outcome.findings)
         coverage.analyzers = outcome.runs
