@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from redline.lsp.document_findings import TrackedFinding
 from redline.lsp.fixes import (
     DISMISS,
     DISMISS_FILE,
@@ -16,7 +17,7 @@ from redline.lsp.fixes import (
     kind_allowed,
 )
 from redline.lsp.textlines import Range
-from redline.lsp.tracking import FindingTracker, TrackedFinding
+from redline.lsp.tracking import FindingTracker
 from redline.model import Category, Finding, FixState, Severity, Verification, finding_id
 from redline.review.fix_check import fix_check, fix_state, fixed_text_parses, replace_lines
 

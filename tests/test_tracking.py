@@ -8,8 +8,9 @@ import time
 
 import pytest
 
+from redline.lsp.document_findings import TrackedFinding
 from redline.lsp.textlines import Range, from_client_units, split_keepends, to_client_units
-from redline.lsp.tracking import FindingTracker, TrackedFinding
+from redline.lsp.tracking import FindingTracker
 from redline.model import Category, Finding, Severity, finding_id
 
 URI = "file:///repo/app.py"

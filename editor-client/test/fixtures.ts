@@ -1,4 +1,4 @@
-// Payloads shaped like the real server's (server/redline/lsp/display.py, jobs.py).
+// Payloads shaped like the real server's (server/redline/lsp/sidebar.py, jobs.py).
 import { Finding, FindingsPayload } from '../src/protocol';
 
 export const FOLDER = 'file:///work/demo';

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from redline.lsp import fixes, publish
+from redline.lsp.document_findings import TrackedFinding
 from redline.lsp.handlers import Handlers
 from redline.lsp.textlines import Range, from_client_units
-from redline.lsp.tracking import TrackedFinding
 from redline.redaction import redact
 
 if TYPE_CHECKING:

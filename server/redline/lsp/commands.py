@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from redline.errors import UsageError
-from redline.lsp import display, fixes
+from redline.lsp import diagnostics, dismissals, fixes, sidebar
 from redline.lsp.handlers import Handlers
 from redline.lsp.jobs import start_review
 from redline.lsp.reviews import EditorRequest, ask_command, only_arg, review_command
@@ -118,7 +118,7 @@ def cmd_cancel(ls: RedlineServer, task_id: str | None) -> dict[str, Any]:
 @HANDLERS.command("redline.clear", object_arg)
 def cmd_clear(ls: RedlineServer, data: dict[str, Any]) -> dict[str, Any]:
     for folder in ls.folders.values():
-        display.clear_folder(ls, folder)
+        diagnostics.clear_folder(ls, folder)
     ls.tracker.clear()
     return {"cleared": True}
 
@@ -129,7 +129,7 @@ def cmd_clear(ls: RedlineServer, data: dict[str, Any]) -> dict[str, Any]:
 @HANDLERS.command(fixes.FIX_APPLIED, finding_id_arg)
 def cmd_fix_applied(ls: RedlineServer, finding_id: str) -> dict[str, Any]:
     """Run by the client right after it applied a quick fix: the finding is done with."""
-    display.forget(ls, finding_id)
+    dismissals.forget(ls, finding_id)
     return {"closed": finding_id}
 
 
@@ -158,7 +158,7 @@ def cmd_dismiss(ls: RedlineServer, dismissal: Dismissal) -> dict[str, Any]:
     """Dismiss findings: each one only, or with `all: true` every finding like it (the same
     code, category and rule in its file: its other occurrences, and future ones)."""
     dismissed = [
-        display.dismiss(ls, i, dismissal.reason, all_like_this=dismissal.all_like_this).id
+        dismissals.dismiss(ls, i, dismissal.reason, all_like_this=dismissal.all_like_this).id
         for i in dismissal.ids
     ]
     return (
@@ -170,14 +170,14 @@ def cmd_dismiss(ls: RedlineServer, dismissal: Dismissal) -> dict[str, Any]:
 
 @HANDLERS.command(fixes.DISMISS, finding_id_arg)
 def cmd_dismiss_finding(ls: RedlineServer, finding_id: str) -> dict[str, Any]:
-    finding = display.dismiss(ls, finding_id, "dismissed in the editor")
+    finding = dismissals.dismiss(ls, finding_id, "dismissed in the editor")
     return {"dismissed": [finding.id]}
 
 
 @HANDLERS.command(fixes.DISMISS_ALL, finding_id_arg)
 def cmd_dismiss_all_like(ls: RedlineServer, finding_id: str) -> dict[str, Any]:
     """The code action's "all like this": every occurrence of the finding's base id."""
-    finding = display.dismiss(
+    finding = dismissals.dismiss(
         ls, finding_id, "dismissed in the editor (all like this)", all_like_this=True
     )
     return {"dismissed": [finding.id], "all": True}
@@ -195,12 +195,12 @@ def _uri_arg(args: tuple[Any, ...]) -> str:
 def cmd_dismiss_file(ls: RedlineServer, uri: str) -> dict[str, Any]:
     reason = "dismissed in the editor (all findings in the file)"
     ids = [t.id for t in ls.tracker.visible(uri, "mark")]
-    return {"dismissed": [display.dismiss(ls, i, reason).id for i in ids]}
+    return {"dismissed": [dismissals.dismiss(ls, i, reason).id for i in ids]}
 
 
 @HANDLERS.command(fixes.SHOW_SUGGESTED, finding_id_arg)
 def cmd_show_suggested(ls: RedlineServer, finding_id: str) -> dict[str, Any]:
-    found = display.find_finding(ls, finding_id)
+    found = dismissals.find_finding(ls, finding_id)
     if found is None:
         raise UsageError("that finding is no longer current")
     finding = found[2]
@@ -234,7 +234,7 @@ def cmd_export(ls: RedlineServer, export: Export) -> dict[str, Any]:
     from redline.report import render
 
     folder = ls.folder_for(export.folder)
-    shown = display.shown_review(ls, folder)
+    shown = sidebar.shown_review(ls, folder)
     if shown is None:
         raise UsageError("nothing to export yet: run a review first")
     text = render(shown, export.format)

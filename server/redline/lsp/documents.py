@@ -2,7 +2,7 @@
 
 An edit moves the findings below it and withdraws (or marks stale) the ones whose code it
 touched (`tracking.py`) at once, and their diagnostics are published soon after (a burst of
-edits publishes once: `display.publish_soon`); closing an unsaved buffer, a save, or a change
+edits publishes once: `diagnostics.publish_soon`); closing an unsaved buffer, a save, or a change
 on disk reported by the client's file watcher re-anchors a file's findings in its text on disk.
 With
 `autoReviewOnSave`, a save re-runs the folder's last review after a short debounce.
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from redline.errors import RedlineError
-from redline.lsp import display
+from redline.lsp import diagnostics
 from redline.lsp.handlers import Handlers
 from redline.lsp.jobs import start_review
 from redline.lsp.textlines import Range
@@ -31,12 +31,12 @@ HANDLERS = Handlers()
 @HANDLERS.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def on_open(ls: RedlineServer, params: types.DidOpenTextDocumentParams) -> None:
     uri = params.text_document.uri
-    folder = display.folder_of_uri(ls, uri)
+    folder = diagnostics.folder_of_uri(ls, uri)
     if folder is None or ls.tracker.document(uri) is None:
         return
     if ls.tracker.text(uri) != params.text_document.text:
         ls.tracker.reanchor(uri, params.text_document.text)
-    display.publish(ls, folder, uri)
+    diagnostics.publish(ls, folder, uri)
 
 
 @HANDLERS.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -57,9 +57,9 @@ def on_change(ls: RedlineServer, params: types.DidChangeTextDocumentParams) -> N
         else:
             result = ls.tracker.reanchor(uri, change.text)
         changed = changed or result.changed
-    folder = display.folder_of_uri(ls, uri)
+    folder = diagnostics.folder_of_uri(ls, uri)
     if changed and folder is not None:
-        display.publish_soon(ls, folder, uri)  # a burst of edits: one publish
+        diagnostics.publish_soon(ls, folder, uri)  # a burst of edits: one publish
 
 
 @HANDLERS.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -85,7 +85,7 @@ def on_watched(ls: RedlineServer, params: types.DidChangeWatchedFilesParams) -> 
 
 
 def _refresh_from_disk(ls: RedlineServer, uri: str) -> None:
-    folder = display.folder_of_uri(ls, uri)
+    folder = diagnostics.folder_of_uri(ls, uri)
     if folder is None or ls.tracker.document(uri) is None:
         return
     text = ls.current_text(uri)
@@ -94,7 +94,7 @@ def _refresh_from_disk(ls: RedlineServer, uri: str) -> None:
         ls.tracker.remove_file(uri)
     elif text != ls.tracker.text(uri):
         ls.tracker.reanchor(uri, text)
-    display.publish(ls, folder, uri)
+    diagnostics.publish(ls, folder, uri)
 
 
 def _schedule_auto_review(ls: RedlineServer, uri: str) -> None:

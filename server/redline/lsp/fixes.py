@@ -31,8 +31,8 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from redline.enums import FixState
+from redline.lsp.document_findings import TrackedFinding
 from redline.lsp.textlines import Range, split_keepends
-from redline.lsp.tracking import TrackedFinding
 
 # `redline.review.anchoring` (pydantic) is imported inside the function that uses it: the
 # server imports this module at start-up for the command ids below, long before its first

@@ -24,14 +24,14 @@ class Folder:
     findings: dict[str, list[Finding]] = field(default_factory=dict)  # uri → current findings
     published: set[str] = field(default_factory=set)  # uris holding Redline diagnostics
     save_timer: asyncio.TimerHandle | None = None
-    # `redline/findings` bookkeeping (display.py): the uris whose list changed since the last
+    # `redline/findings` bookkeeping (sidebar.py): the uris whose list changed since the last
     # notification, whether the next one must be the whole list, what the last one was sent for.
     changed: set[str] = field(default_factory=set)
     full_due: bool = True
     sent_task: str | None = None
     sent_at: float = 0.0
     findings_timer: asyncio.TimerHandle | None = None
-    # Files whose diagnostics an edit moved, published together (display.publish_soon).
+    # Files whose diagnostics an edit moved, published together (diagnostics.publish_soon).
     publish_due: set[str] = field(default_factory=set)
     publish_timer: asyncio.TimerHandle | None = None
     published_at: float = 0.0

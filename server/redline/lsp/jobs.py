@@ -22,7 +22,7 @@ from lsprotocol import types
 
 from redline.debate.events import DebateControl
 from redline.errors import RedlineError
-from redline.lsp import display, engine, publish
+from redline.lsp import diagnostics, engine, publish, sidebar
 from redline.lsp.debate_stream import DebateStream
 from redline.lsp.engine import PathTexts
 from redline.lsp.folders import Folder, Snapshot
@@ -198,7 +198,7 @@ async def _run_job(
             raise Cancelled("superseded")
         _finish(ls, folder, job, review, texts, snapshot)
         # Counted as shown: a finding already fixed or dismissed in the editor is not counted.
-        shown = display.shown_review(ls, folder) or review
+        shown = sidebar.shown_review(ls, folder) or review
         counts = {s.value: n for s, n in shown.counts_by_severity().items()}
         end_message = f"{len(shown.findings)} findings"
         if review.model_error:
@@ -281,7 +281,7 @@ def _on_partial(
     for path, findings in by_file.items():
         uri = publish.path_uri(root, path)
         if uri is not None:
-            display.show_file(ls, folder, uri, findings, texts.get(path))
+            diagnostics.show_file(ls, folder, uri, findings, texts.get(path))
 
 
 def _finish(
@@ -309,13 +309,13 @@ def _finish(
         if uri in by_uri and doc is not None and doc.version != before.version:
             log.info("%s changed during the review: findings re-anchored", uri)
     for uri, findings in by_uri.items():
-        display.show_file(ls, folder, uri, findings, texts.get(paths[uri]))
+        diagnostics.show_file(ls, folder, uri, findings, texts.get(paths[uri]))
     for uri in (set(folder.published) | set(folder.findings)) - set(by_uri):
         folder.findings.pop(uri, None)
         ls.tracker.remove_file(uri)
-        display.publish(ls, folder, uri)
+        diagnostics.publish(ls, folder, uri)
     folder.review = review
-    display.schedule_findings(ls, folder)
+    sidebar.schedule_findings(ls, folder)
 
 
 # -- progress cancel ---------------------------------------------------------------------------

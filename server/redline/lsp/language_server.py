@@ -1,9 +1,9 @@
 """The server object: the state every handler shares, and the few helpers they all use.
 
 `RedlineServer` holds the editor settings, the registry of running reviews, the finding
-tracker and the workspace folders (what is shown in each: `display.py`); it finds the folder a
-command is about, reads a document's current text, and sends log and user messages (redacted).
-The handlers live in the modules named in `server.py`, which builds the server.
+tracker and the workspace folders (what is shown in each: `diagnostics.py`, `sidebar.py`); it
+finds the folder a command is about, reads a document's current text, and sends log and user
+messages (redacted). The handlers live in the modules named in `server.py`, which builds the server.
 """
 
 from __future__ import annotations

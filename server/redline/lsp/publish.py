@@ -19,8 +19,8 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from redline.encoding import decode_text
 from redline.enums import AnchorState, Severity
+from redline.lsp.document_findings import DocumentFindings, TrackedFinding
 from redline.lsp.textlines import Encoding, to_client_units
-from redline.lsp.tracking import DocumentFindings, TrackedFinding
 from redline.redaction import redact
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from redline.errors import UsageError
-from redline.lsp import display
+from redline.lsp import sidebar
 from redline.lsp.handlers import Handlers
 from redline.redaction import redact_data
 
@@ -60,7 +60,7 @@ async def report(ls: RedlineServer, folder_hint: str | None) -> dict[str, Any]:
     from redline.report import render
 
     folder = ls.folder_for(folder_hint)
-    shown = display.shown_review(ls, folder)
+    shown = sidebar.shown_review(ls, folder)
     running = ls.registry.current(folder.uri) is not None
     if shown is None:
         return {"taskId": None, "scopeLabel": None, "markdown": None, "running": running}

@@ -9,14 +9,16 @@ Features live in the module of their job, each declaring its handlers on a `Hand
   `debateStop`); debate_stream.py forwards its events as `redline/debate`;
 - jobs.py: running a review in a worker thread, its work-done progress and
   `redline/reviewState` notifications, cancel from the progress indicator;
-- display.py: what is shown per folder: diagnostics and the sidebar's `redline/findings`;
+- diagnostics.py: what is shown per folder, as diagnostics; sidebar.py: the sidebar's list,
+  `redline/findings`; dismissals.py: dismissing and forgetting findings;
 - actions.py: code actions and hovers; documents.py: open, edit, save, close, watched files;
 - queries.py: requests for an editor's views (`redline/report`, `redline/refs` for the
   pickers, `redline/userConfig`).
 The modules they use: reviews.py (editor requests, the registry of running reviews), engine.py
 (the engine in a worker thread), publish.py (findings → diagnostics in the negotiated
-encoding), tracking.py (findings that follow edits), fixes.py and hover.py, settings.py (editor
-settings; never the model), store/dismissals.py.
+encoding), tracking.py (findings that follow edits; document_findings.py holds one document's,
+shifting.py moves them with an edit), fixes.py and hover.py, settings.py (editor settings; never
+the model), store/dismissals.py.
 
 Start-up does no git work and imports nothing heavy: the review engine is imported when the
 first review starts, and litellm only when a model review calls a model. What needs pydantic or
@@ -36,7 +38,7 @@ from typing import Any, BinaryIO
 
 from lsprotocol import types
 
-from redline.lsp import actions, commands, debates, display, documents, engine, jobs, queries
+from redline.lsp import actions, commands, debates, diagnostics, documents, engine, jobs, queries
 from redline.lsp.handlers import Handlers, QuietCommandErrors
 from redline.lsp.language_server import RedlineServer, __version__
 from redline.lsp.settings import merge_settings
@@ -94,7 +96,7 @@ async def _pull_configuration(ls: RedlineServer) -> None:
     for warning in ls.settings.warnings[len(before.warnings) :]:
         ls.log_message(f"Redline: {warning}", types.MessageType.Warning)
     if ls.settings != before:
-        display.republish_all(ls)
+        diagnostics.republish_all(ls)
 
 
 async def _watch_files(ls: RedlineServer) -> None:
@@ -152,7 +154,7 @@ async def on_configuration(ls: RedlineServer, params: types.DidChangeConfigurati
         before = ls.settings
         ls.settings = merge_settings(ls.settings, params.settings)
         if ls.settings != before:
-            display.republish_all(ls)
+            diagnostics.republish_all(ls)
     else:
         await _pull_configuration(ls)
 

@@ -1,0 +1,89 @@
+"""Stopping to show a finding: dismissing it (in `.redline/dismissed.toml`) or forgetting it.
+
+`dismiss` records a dismissal and `forget`s the finding (and, with `all_like_this`, every
+occurrence of its base id); `forget` (a fix applied, or a dismissal) removes a finding from the
+tracker, every folder's files and its last review, and re-publishes what it touched.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from redline.errors import UsageError
+from redline.lsp import publish as lsp_publish
+from redline.lsp.diagnostics import folder_of_uri, publish
+from redline.lsp.sidebar import schedule_findings
+
+if TYPE_CHECKING:
+    from redline.lsp.folders import Folder
+    from redline.lsp.language_server import RedlineServer
+    from redline.model import Finding
+
+
+def find_finding(ls: RedlineServer, finding_id: str) -> tuple[Folder, str, Finding] | None:
+    for uri, tracked in ls.tracker.find(finding_id):
+        folder = folder_of_uri(ls, uri)
+        if folder is not None:
+            return folder, uri, tracked.finding
+    for folder in ls.folders.values():
+        for uri, findings in folder.findings.items():
+            for f in findings:
+                if f.id == finding_id:
+                    return folder, uri, f
+    return None
+
+
+def dismiss(
+    ls: RedlineServer, finding_id: str, reason: str, *, all_like_this: bool = False
+) -> Finding:
+    """Dismiss the current finding `finding_id` in dismissed.toml, and stop showing it; with
+    `all_like_this`, every occurrence of its base id (identical code in its file) too."""
+    found = find_finding(ls, finding_id)
+    if found is None:
+        raise UsageError(f"no current finding with id {finding_id!r}")
+    folder, _uri, finding = found
+    if folder.root is None:
+        raise UsageError("the folder has not been reviewed yet")
+    from redline.store.dismissals import DismissalStore
+
+    DismissalStore(folder.root).add(finding, reason, all_like_this=all_like_this)
+    forget(ls, finding_id)
+    if all_like_this:
+        for other in _occurrences(ls, finding.family_id):
+            if other != finding_id:
+                forget(ls, other)
+    return finding
+
+
+def _occurrences(ls: RedlineServer, base_id: str) -> set[str]:
+    """The ids of the current findings whose base id is `base_id`."""
+    ids: set[str] = set()
+    for folder in ls.folders.values():
+        for findings in folder.findings.values():
+            ids.update(f.id for f in findings if f.family_id == base_id)
+        if folder.review is not None:
+            ids.update(f.id for f in folder.review.findings if f.family_id == base_id)
+    return ids
+
+
+def forget(ls: RedlineServer, finding_id: str) -> None:
+    """Never show this finding again in this session (fixed or dismissed)."""
+    touched = set(ls.tracker.close(finding_id))
+    for folder in ls.folders.values():
+        for uri, findings in folder.findings.items():
+            kept = [f for f in findings if f.id != finding_id]
+            if len(kept) != len(findings):
+                folder.findings[uri] = kept
+                touched.add(uri)
+        if folder.review is not None:
+            gone = [f for f in folder.review.findings if f.id == finding_id]
+            folder.review.findings = [f for f in folder.review.findings if f.id != finding_id]
+            for f in gone:
+                # An unanchored finding is in no tracked file: its file's list changes too.
+                place = lsp_publish.path_uri(folder.root, f.file) if folder.root else None
+                if place is not None:
+                    schedule_findings(ls, folder, place)
+    for uri in touched:
+        folder_of = folder_of_uri(ls, uri)
+        if folder_of is not None:
+            publish(ls, folder_of, uri)

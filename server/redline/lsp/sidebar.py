@@ -1,0 +1,202 @@
+"""The sidebar's list: `redline/findings` notifications, and the review as the editor shows it.
+
+The list is per workspace folder (`Folder`, folders.py): files, then findings with their current
+lines (placed by `tracking.py`, which moves them with edits; unanchored findings under their
+file without a line). Every change schedules a notification (`schedule_findings`): the whole
+list for a new review (`full: true`), else only the files whose findings changed
+(`full: false`), at most one per loop turn and per FINDINGS_INTERVAL, so a burst of edits costs
+one small update. `shown_review` is the folder's last review as the sidebar lists it, for the
+report view, the export and the finished counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from redline.lsp import publish as lsp_publish
+from redline.redaction import redact_data
+
+if TYPE_CHECKING:
+    from redline.lsp.folders import Folder
+    from redline.lsp.language_server import RedlineServer
+    from redline.model import Finding, Review
+
+FINDINGS = "redline/findings"
+FINDINGS_INTERVAL = 0.05  # s: at most one `redline/findings` per folder this often
+
+
+def shown_review(ls: RedlineServer, folder: Folder) -> Review | None:
+    """The folder's last finished review as the editor shows it: without the findings fixed or
+    dismissed since, nor those withdrawn because their code is no longer in the file (edited,
+    or fixed and saved — also in an earlier server session), which a coverage note counts, and
+    with each finding at the lines the editor shows it on now. The report view, the export and
+    the finished counts all say what the sidebar lists."""
+    review = folder.review
+    if review is None:
+        return None
+    # Where each finding is now (1-based): its lines move with the user's edits.
+    shown_at = {
+        t.id: (t.start_line + 1, t.end_line + 1)
+        for uri in folder.findings
+        for t in ls.tracker.visible(uri, ls.settings.stale_display)
+    }
+    tracked_paths = {fs[0].file for fs in folder.findings.values() if fs}
+    kept: list[Finding] = []
+    withdrawn = 0
+    for f in review.findings:
+        if ls.tracker.is_closed(f.id):
+            continue
+        if f.line is not None and f.file in tracked_paths:
+            if f.id not in shown_at:
+                withdrawn += 1
+                continue
+            line, end_line = shown_at[f.id]
+            f = f.model_copy(update={"line": line, "end_line": end_line})
+        kept.append(f)
+    coverage = review.coverage
+    if withdrawn:
+        note = (
+            f"{withdrawn} finding{'s' if withdrawn != 1 else ''} of this review "
+            f"{'are' if withdrawn != 1 else 'is'} not shown: the code "
+            f"{'they are' if withdrawn != 1 else 'it is'} about has changed in the editor since"
+        )
+        coverage = coverage.model_copy(update={"notes": [*coverage.notes, note]})
+    return review.model_copy(update={"findings": kept, "coverage": coverage})
+
+
+def schedule_findings(ls: RedlineServer, folder: Folder, uri: str | None = None) -> None:
+    """Send `redline/findings` soon: for `uri` only (its list changed), or the whole list.
+
+    One notification covers every change of a loop turn, and during a burst of edits (a paste,
+    a macro, a storm of keystrokes) at most one partial list goes out per FINDINGS_INTERVAL: an
+    editor redraws its list on each. A whole list (a review's results) is never held back."""
+    if uri is None:
+        folder.full_due = True
+    else:
+        folder.changed.add(uri)
+    loop = asyncio.get_running_loop()
+    if folder.uri in ls.findings_pending:
+        if uri is None and folder.findings_timer is not None:
+            # A new list is not held back behind a burst: it goes out this loop turn.
+            folder.findings_timer.cancel()
+            folder.findings_timer = None
+            loop.call_soon(_send_findings, ls, folder)
+        return
+    ls.findings_pending.add(folder.uri)
+    wait = folder.sent_at + FINDINGS_INTERVAL - loop.time()
+    if wait > 0 and not folder.full_due:
+        folder.findings_timer = loop.call_later(wait, _send_findings, ls, folder)
+    else:
+        loop.call_soon(_send_findings, ls, folder)
+
+
+def _send_findings(ls: RedlineServer, folder: Folder) -> None:
+    ls.findings_pending.discard(folder.uri)
+    folder.findings_timer = None
+    review = folder.review
+    # The list belongs to the review in progress (its early findings) if one runs, else the last.
+    running = ls.registry.current(folder.uri)
+    task_id = running.task_id if running is not None else review.task_id if review else None
+    # Another review's list replaces the whole sidebar; within one review, only the files
+    # that changed are sent (an edit moves the findings of one file).
+    full = folder.full_due or task_id != folder.sent_task
+    uris = sorted(folder.findings) if full else sorted(folder.changed)
+    unanchored = _unanchored(ls, folder)
+    files: list[dict[str, Any]] = []
+    for uri in uris:
+        entry = _file_entry(ls, folder, uri, unanchored)
+        if entry["findings"] or not full:
+            files.append(entry)  # an empty entry in a partial list: the file has none left
+    if full:
+        # Files with only unanchored findings are listed too (no diagnostic, no tracked text).
+        listed = {entry["path"] for entry in files}
+        for path in sorted(set(unanchored) - listed):
+            place = lsp_publish.path_uri(folder.root, path) if folder.root else None
+            if place is not None:
+                files.append({"uri": place, "path": path, "findings": unanchored[path]})
+    folder.changed.clear()
+    folder.full_due = False
+    folder.sent_task = task_id
+    folder.sent_at = asyncio.get_running_loop().time()
+    if full:  # forget the rows of findings no longer listed
+        listed = {row["id"] for entry in files for row in entry["findings"]}
+        folder.rows = {i: hit for i, hit in folder.rows.items() if i in listed}
+    # The rows are redacted already (`_rows`); the rest is redacted here, in one small pass.
+    head = redact_data(
+        {
+            "folder": folder.uri,
+            "taskId": task_id,
+            "scopeLabel": review.scope_label if review else None,
+            "full": full,
+            "files": [{"uri": e["uri"], "path": e["path"]} for e in files],
+        }
+    )
+    for entry, source in zip(head["files"], files, strict=True):
+        entry["findings"] = source["findings"]
+    ls.protocol.notify(FINDINGS, head)
+
+
+def _rows(folder: Folder, findings: list[Finding]) -> list[dict[str, Any]]:
+    """Each finding's JSON row (a copy, for the caller to add its place to), redacted.
+
+    A finding's text does not change while it is shown, only its place: it is dumped and
+    redacted once (the findings new since the last call, scanned together), not on every
+    update — redacting a review's whole list costs about a second."""
+    cache = folder.rows
+    missing = [f for f in findings if (hit := cache.get(f.id)) is None or hit[0] is not f]
+    if missing:
+        dumped = redact_data([f.model_dump(mode="json") for f in missing])
+        for f, row in zip(missing, dumped, strict=True):
+            cache[f.id] = (f, row)
+    return [dict(cache[f.id][1]) for f in findings]
+
+
+def _file_entry(
+    ls: RedlineServer, folder: Folder, uri: str, unanchored: dict[str, list[dict[str, Any]]]
+) -> dict[str, Any]:
+    """One file's rows: its tracked findings at their current lines, then its unanchored ones."""
+    floor = ls.settings.min_severity.rank
+    shown = [
+        t
+        for t in ls.tracker.visible(uri, ls.settings.stale_display)
+        if t.finding.severity.rank >= floor
+    ]
+    rows = _rows(folder, [t.finding for t in shown])
+    for row, tracked in zip(rows, shown, strict=True):
+        row["line"] = tracked.start_line + 1
+        row["end_line"] = tracked.end_line + 1
+        row["stale"] = tracked.stale
+    path = _path_of(folder, uri)
+    return {"uri": uri, "path": path, "findings": rows + unanchored.get(path, [])}
+
+
+def _path_of(folder: Folder, uri: str) -> str:
+    shown = folder.findings.get(uri)
+    if shown:
+        return shown[0].file
+    file = lsp_publish.uri_path(uri)
+    root = folder.root or folder.path
+    if file is not None and file.is_relative_to(root):
+        return file.relative_to(root).as_posix()
+    return ""
+
+
+def _unanchored(ls: RedlineServer, folder: Folder) -> dict[str, list[dict[str, Any]]]:
+    """Findings whose quoted code was not found get no diagnostic (there is no line to put
+    it on), but the sidebar still lists them, marked unanchored, under their file (by path)."""
+    review = folder.review
+    out: dict[str, list[dict[str, Any]]] = {}
+    if review is None or folder.root is None:
+        return out
+    floor = ls.settings.min_severity.rank
+    found = [
+        f
+        for f in review.findings
+        if f.line is None and f.severity.rank >= floor and not ls.tracker.is_closed(f.id)
+    ]
+    for f, row in zip(found, _rows(folder, found), strict=True):
+        row["stale"] = False
+        row["unanchored"] = True
+        out.setdefault(f.file, []).append(row)
+    return out
