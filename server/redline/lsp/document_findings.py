@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from redline.lsp.textlines import Position, Range, line_content, split_keepends
+from redline.review.quotes import split_lines
 
 if TYPE_CHECKING:
     from redline.model import Finding
 
-# `redline.review.anchoring` (hence pydantic and the model) is imported inside the functions
-# that use it: the language server imports this module at start-up, before any finding exists.
+# Only the leaf review/quotes.py is imported from the engine (no pydantic, no model): the
+# language server imports this module at start-up, before any finding exists.
 
 
 @dataclass
@@ -76,8 +77,6 @@ class ChangeResult:
 
 def _quote(finding: Finding) -> list[str]:
     """The quoted lines as compared with the document: trailing whitespace is not content."""
-    from redline.review.anchoring import split_lines
-
     return [line.rstrip() for line in split_lines(finding.existing_code)]
 
 

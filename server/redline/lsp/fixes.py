@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from redline.enums import FixState
 from redline.lsp.document_findings import TrackedFinding
 from redline.lsp.textlines import Range, split_keepends
+from redline.review.quotes import split_lines
 
-# `redline.review.anchoring` (pydantic) is imported inside the function that uses it: the
-# server imports this module at start-up for the command ids below, long before its first
-# code action.
+# Only the leaf review/quotes.py is imported from the engine (no pydantic): the server imports
+# this module at start-up for the command ids below, long before its first code action.
 
 QUICKFIX = "quickfix"
 
@@ -105,8 +105,6 @@ def fix_edit(finding_range: Range, doc_text: str, improved_code: str | None) -> 
         rng = _deletion_range(lines, first, last)
         new_text = ""
     else:
-        from redline.review.anchoring import split_lines
-
         body = split_lines(improved_code)
         rng = Range(first, 0, last, len(last_text))
         new_text = eol.join(body)

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from redline.model import AnchorState, Finding, FixState, finding_id
 from redline.review.fix_check import fix_state
@@ -64,7 +64,13 @@ from redline.review.matchers import (
 from redline.review.matchers import distance, fuzzy, prepare, verbatim, whitespace
 from redline.review.quotes import indent, model_quote, norm, quote_lines
 from redline.review.quotes import split_lines as split_lines
-from redline.review.schemas import ModelFinding
+
+if TYPE_CHECKING:
+    # Only annotated: importing the schemas (hence the context package and the agent's tools)
+    # here would make the language server's event loop, which imports this module lazily while
+    # a review thread may be importing the model stages, take those modules' import locks in
+    # the opposite order (a deadlock Python breaks by failing one of the imports).
+    from redline.review.schemas import ModelFinding
 
 HINT_TOLERANCE = 3
 # A finding placed only approximately keeps this share of the model's confidence: its quote is
