@@ -152,7 +152,7 @@ class Oracle:
         with self._lock:
             said = self.said.get(case)
         if said is None:
-            said = say(case, self.cases[case], text, self.noise, self._rng("say", case))
+            said = self._say(case, text)
             with self._lock:
                 said = self.said.setdefault(case, said)
         bug = said.bug
@@ -172,6 +172,10 @@ class Oracle:
                 "confidence": 0.85,
             }
         ]
+
+    def _say(self, case: str, text: str) -> Said:
+        """The finding's line and quote for a case, with this case's noise (its own seed)."""
+        return say(case, self.cases[case], text, self.noise, self._rng("say", case))
 
     def _verifier(self, text: str, reask: bool) -> str:
         verdicts = []
