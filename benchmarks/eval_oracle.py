@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from redline.eval.loss import measure_pipeline_loss
-from redline.eval.oracle import Noise
+from redline.eval.noise import Noise
 from redline.eval.truth import Mutant
 
 from _change import target_line

@@ -19,7 +19,8 @@ import pytest
 
 from eval_oracle_cases import HAND_MUTANTS
 from redline.eval.loss import LossReport, measure_pipeline_loss, original_source
-from redline.eval.oracle import Noise, Oracle
+from redline.eval.noise import Noise
+from redline.eval.oracle import Oracle
 from redline.eval.truth import LANGUAGES, OPERATORS, Mutant
 
 MAX_LOSS = 0.01

@@ -10,7 +10,8 @@ import pytest
 
 from redline.config_models import ReviewSettings
 from redline.diff import apply_rules, build_units, review_index
-from redline.diff.parse import parse_git_diff, unquote_path
+from redline.diff.header_paths import unquote_path
+from redline.diff.parse import parse_git_diff
 from redline.model import PatchType, ReviewUnit, Tag
 
 from gitrepo import GitRepo

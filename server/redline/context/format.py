@@ -14,7 +14,8 @@ import re
 from collections.abc import Container, Sequence
 from typing import Final
 
-from redline.diff.parse import FileDiff, parse_git_diff
+from redline.diff.file_diff import FileDiff
+from redline.diff.parse import parse_git_diff
 from redline.encoding import decode_text
 
 LEGEND: Final = (

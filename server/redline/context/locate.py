@@ -6,8 +6,8 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
+from redline.diff.file_diff import FileDiff
 from redline.diff.functions import FunctionSpan
-from redline.diff.parse import FileDiff
 from redline.model import ReviewUnit
 from redline.tools.code_tools import Definition
 

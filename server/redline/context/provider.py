@@ -37,8 +37,8 @@ from redline.context.locate import innermost, new_anchors
 from redline.context.repo_reader import RepoReader, is_secret
 from redline.context.request import ContextRequest
 from redline.context.requested import RequestedContext
+from redline.diff.file_diff import FileDiff
 from redline.diff.functions import FunctionSpan, has_grammar
-from redline.diff.parse import FileDiff
 from redline.git.scopes import ScopeDiff
 from redline.model import ContextLevel, PatchType, ReviewUnit
 from redline.tools.sandbox import ToolContext

@@ -18,7 +18,7 @@ from redline.context.budget import clamp, merge_ranges
 from redline.context.locate import find_definition, innermost, new_anchors, old_anchors
 from redline.context.repo_reader import RepoReader, definition_pattern
 from redline.context.request import ContextRequest
-from redline.diff.parse import FileDiff
+from redline.diff.file_diff import FileDiff
 from redline.model import PatchType, ReviewUnit
 from redline.tools.code_tools import definitions
 

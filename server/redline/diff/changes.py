@@ -6,7 +6,8 @@ import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from redline.diff.parse import Hunk, line_tags
+from redline.diff.file_diff import Hunk
+from redline.diff.parse import line_tags
 
 # bytes.translate tables over a hunk's line tags: a 1 selects the line, a 0 skips it.
 _CHANGED_SELECTOR = bytes(1 if chr(byte) in "+-" else 0 for byte in range(256))

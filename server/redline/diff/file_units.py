@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from redline.config_models import ReviewSettings
 from redline.diff.changes import Changes, change_lines
 from redline.diff.deleted import deleted_symbols
+from redline.diff.file_diff import FileDiff, Hunk
 from redline.diff.functions import function_spans, has_grammar, language_for, names_for_lines
 from redline.diff.new_side import UNREAD_TAGS, ReadNew, content_file_tags, text_new_side
-from redline.diff.parse import FileDiff, Hunk
 from redline.diff.tags import (
     only_comments,
     ordered_tags,

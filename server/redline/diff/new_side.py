@@ -23,8 +23,8 @@ from redline.diff.content import (
     minified,
     vendored_header,
 )
+from redline.diff.file_diff import FileDiff, Hunk
 from redline.diff.functions import language_for
-from redline.diff.parse import FileDiff, Hunk
 from redline.diff.tags import generated_header, ordered_tags, path_tags
 from redline.errors import RedlineError
 from redline.model import ReviewUnit, Tag

@@ -12,6 +12,9 @@ directly, in one linear pass over the lines:
   removed line that reads "-- x" or "diff --git" cannot be mistaken for a header;
 - lines are split on "\\n" only: "\\r", form feeds and U+2028 are content, not line ends;
 - a section that still fails comes back with `error` set, and the other sections are unaffected.
+
+The types it fills are in file_diff.py; the file names in section headers (C-quoting, prefixes)
+are read by header_paths.py.
 """
 
 from __future__ import annotations
@@ -20,7 +23,15 @@ import itertools
 import operator
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+
+from redline.diff.file_diff import FileDiff, Hunk
+from redline.diff.header_paths import (
+    diff_prefixes,
+    marker_path,
+    plain_path,
+    split_pair,
+    strip_prefix,
+)
 
 _HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _SUBMODULE_LOG = re.compile(r"Submodule (.+) ([0-9a-f]{4,}\.\.\.?[0-9a-f]{4,})(?: \(.*\))?:?$")
@@ -30,201 +41,6 @@ _NOT_BODY_TAG = re.compile(r"[^ +\-\\]")
 # bytes.translate table: '+' → 1, anything else → 0 (see _added_lines).
 _ADDED_SELECTOR = bytes(1 if byte == ord("+") else 0 for byte in range(256))
 _FIRST_CHAR = operator.itemgetter(slice(0, 1))
-_C_ESCAPES = {
-    "a": "\a",
-    "b": "\b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-    "v": "\v",
-    '"': '"',
-    "\\": "\\",
-}
-
-
-@dataclass(slots=True)
-class Hunk:
-    header: str  # the "@@ ... @@" line
-    old_start: int
-    old_count: int
-    new_start: int
-    new_count: int
-    lines: list[str] = field(default_factory=list)  # body lines as in the diff, prefix included
-    # The first character of each body line (" " for an empty line): lets callers find the
-    # '+'/'-' lines with string operations instead of a Python loop over every line.
-    tags: str = ""
-    added: list[int] = field(default_factory=list)  # new-side numbers of '+' lines
-    removed: int = 0  # number of '-' lines
-    _anchors: list[int] | None = None
-
-    @property
-    def changed(self) -> int:
-        return len(self.added) + self.removed
-
-    @property
-    def new_range(self) -> tuple[int, int]:
-        """New-side (start, end); a hunk with no new lines is pinned to the line above it."""
-        if self.new_count > 0:
-            return (self.new_start, self.new_start + self.new_count - 1)
-        line = max(self.new_start, 1)
-        return (line, line)
-
-    @property
-    def anchors(self) -> list[int]:
-        """New-side lines that locate the change, for finding the functions it touches.
-
-        Every added line, plus, for a run of removals not replaced by additions, the line just
-        above the gap (what is left around the removed code). Computed on first use: only
-        files whose functions are looked up need it.
-        """
-        if self._anchors is None:
-            self._anchors = self.added if not self.removed else _anchors(self)
-        return self._anchors
-
-
-def _anchors(hunk: Hunk) -> list[int]:
-    out: list[int] = []
-    new_line = hunk.new_start
-    removal_open = False
-    for line in hunk.lines:
-        tag = line[:1]
-        if tag == "+":
-            out.append(new_line)
-            new_line += 1
-            removal_open = False
-        elif tag == "-":
-            removal_open = True
-        elif tag != "\\":
-            if removal_open:
-                out.append(max(new_line - 1, 1))
-                removal_open = False
-            new_line += 1
-    if removal_open:
-        out.append(max(new_line - 1, 1))
-    return out
-
-
-@dataclass(slots=True)
-class FileDiff:
-    old_path: str | None = None  # None when the old side is /dev/null
-    new_path: str | None = None  # None when the new side is /dev/null
-    header: list[str] = field(default_factory=list)  # raw header lines, "diff --git" to "+++"
-    hunks: list[Hunk] = field(default_factory=list)
-    is_new: bool = False
-    is_deleted: bool = False
-    is_copy: bool = False
-    binary: bool = False
-    submodule: bool = False
-    combined: bool = False  # a merge's combined diff (`diff --cc`), not split into hunks
-    error: str | None = None
-
-    @property
-    def path(self) -> str:
-        return self.new_path or self.old_path or "<unknown>"
-
-    @property
-    def new_blob(self) -> str | None:
-        """The new side's blob id as the `index` line gives it (abbreviated), if it names one."""
-        for line in self.header:
-            if line.startswith("index "):
-                ids = line[len("index ") :].split(" ", 1)[0].rstrip("\r")
-                new = ids.partition("..")[2]
-                return new if new.strip("0") else None  # all zeros: no new side
-        return None
-
-
-def unquote_path(text: str) -> tuple[str, str]:
-    """Read one C-quoted git path from the start of `text`: (path, the rest after it).
-
-    Git quotes names with '"', backslash, control characters (and, unless core.quotePath is
-    false, non-ASCII bytes as octal). Octal escapes are bytes of a UTF-8 name, so they are
-    collected as bytes and decoded together.
-    """
-    assert text.startswith('"')
-    out = bytearray()
-    i, n = 1, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            return out.decode("utf-8", errors="replace"), text[i + 1 :]
-        if ch == "\\" and i + 1 < n:
-            nxt = text[i + 1]
-            octal = text[i + 1 : i + 4]
-            if len(octal) == 3 and all(c in "01234567" for c in octal):
-                out.append(int(octal, 8) & 0xFF)
-                i += 4
-                continue
-            out += _C_ESCAPES.get(nxt, nxt).encode("utf-8", errors="replace")
-            i += 2
-            continue
-        out += ch.encode("utf-8", errors="replace")
-        i += 1
-    return out.decode("utf-8", errors="replace"), ""  # unterminated: take what is there
-
-
-def _split_pair(text: str) -> tuple[str, str] | None:
-    """The two names of a `diff --git` header, prefixes still on. None when ambiguous."""
-    if text.startswith('"'):
-        first, rest = unquote_path(text)
-        rest = rest.lstrip(" ")
-        second = unquote_path(rest)[0] if rest.startswith('"') else rest
-        return first, second
-    if text.endswith('"'):
-        pos = text.rfind(' "')
-        while pos > 0:
-            second, rest = unquote_path(text[pos + 1 :])
-            if rest == "":
-                return text[:pos], second
-            pos = text.rfind(' "', 0, pos)
-        return None
-    # Unquoted names may contain spaces. Without a rename both sides name the same file, so the
-    # header is symmetric around its middle space (after the 2-char prefixes, if any).
-    mid = len(text) // 2
-    if len(text) % 2 == 1 and text[mid] == " ":
-        first, second = text[:mid], text[mid + 1 :]
-        if first == second or first[2:] == second[2:]:
-            return first, second
-    pos = text.find(" b/")
-    return (text[:pos], text[pos + 1 :]) if pos > 0 else None
-
-
-def _strip_prefix(path: str | None, prefix: str) -> str | None:
-    if path is None or path == "/dev/null":
-        return None
-    return path[len(prefix) :] if prefix and path.startswith(prefix) else path
-
-
-def _prefixes(pair: tuple[str, str] | None) -> tuple[str, str]:
-    """Which prefixes this diff uses: a/ b/, mnemonic (c/ w/ i/ o/ ...), or none."""
-    if pair is None:
-        return ("a/", "b/")
-    old, new = pair
-    if old.startswith("a/") and new.startswith("b/"):
-        return ("a/", "b/")
-    if (
-        len(old) > 2
-        and len(new) > 2
-        and old[1] == "/"
-        and new[1] == "/"
-        and old[0] != new[0]
-        and old[0] in "ciow12"
-        and new[0] in "ciow12"
-    ):
-        return (old[:2], new[:2])
-    return ("", "")
-
-
-def _marker_path(value: str) -> str:
-    """The name on a `--- `/`+++ ` line: quoted, or cut at the tab git/diff may append."""
-    if value.startswith('"'):
-        return unquote_path(value)[0]
-    return value.split("\t", 1)[0]
-
-
-def _plain_path(value: str) -> str:
-    """A name on a `rename from`/`copy to` line: no prefix, maybe quoted."""
-    return unquote_path(value)[0] if value.startswith('"') else value
 
 
 def _is_section_start(lines: list[str], i: int) -> bool:
@@ -278,12 +94,12 @@ def _parse_section(lines: list[str], tags: str, i: int, fd: FileDiff) -> int:
     if first.startswith("diff "):  # "diff --git a/x b/x" (anything else: no names to take)
         fd.header.append(lines[i])
         if first.startswith("diff --git "):
-            pair = _split_pair(first[len("diff --git ") :])
+            pair = split_pair(first[len("diff --git ") :])
         i += 1
-    old_prefix, new_prefix = _prefixes(pair)
+    old_prefix, new_prefix = diff_prefixes(pair)
     if pair is not None:
-        fd.old_path = _strip_prefix(pair[0], old_prefix)
-        fd.new_path = _strip_prefix(pair[1], new_prefix)
+        fd.old_path = strip_prefix(pair[0], old_prefix)
+        fd.new_path = strip_prefix(pair[1], new_prefix)
     i = _parse_extended_header(lines, i, fd, old_prefix, new_prefix)
     if fd.is_new:
         fd.old_path = None
@@ -303,16 +119,16 @@ def _parse_extended_header(
             return i
         if line.startswith("--- ") and i + 1 < n and lines[i + 1].startswith("+++ "):
             fd.header += [raw, lines[i + 1]]
-            old = _marker_path(line[4:])
-            new = _marker_path(lines[i + 1].rstrip("\r")[4:])
+            old = marker_path(line[4:])
+            new = marker_path(lines[i + 1].rstrip("\r")[4:])
             if old == "/dev/null":
                 fd.is_new, fd.old_path = True, None
             else:
-                fd.old_path = _strip_prefix(old, old_prefix)
+                fd.old_path = strip_prefix(old, old_prefix)
             if new == "/dev/null":
                 fd.is_deleted, fd.new_path = True, None
             else:
-                fd.new_path = _strip_prefix(new, new_prefix)
+                fd.new_path = strip_prefix(new, new_prefix)
             return i + 2
         if line.startswith("GIT binary patch"):
             fd.binary = True
@@ -339,10 +155,10 @@ def _header_line(line: str, fd: FileDiff) -> bool:
     elif line.startswith("index "):
         fd.submodule |= line.endswith(_GITLINK_MODE)
     elif line.startswith("rename from ") or line.startswith("copy from "):
-        fd.old_path = _plain_path(line.split(" ", 2)[2])
+        fd.old_path = plain_path(line.split(" ", 2)[2])
         fd.is_copy = line.startswith("copy")
     elif line.startswith("rename to ") or line.startswith("copy to "):
-        fd.new_path = _plain_path(line.split(" ", 2)[2])
+        fd.new_path = plain_path(line.split(" ", 2)[2])
     elif line.startswith("Binary files ") and line.endswith(" differ"):
         fd.binary = True
         fd.is_new |= line.startswith("Binary files /dev/null and ")
@@ -452,7 +268,7 @@ def _parse_combined(lines: list[str], i: int, fd: FileDiff) -> int:
     # reported (and skipped) as a whole rather than half-understood.
     first = lines[i].rstrip("\r")
     name = first.split(" ", 2)[2]
-    fd.old_path = fd.new_path = _plain_path(name)
+    fd.old_path = fd.new_path = plain_path(name)
     fd.combined = True
     fd.header.append(lines[i])
     i += 1

@@ -11,9 +11,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from redline.config_models import ReviewSettings
+from redline.diff.file_diff import FileDiff
 from redline.diff.file_units import units_or_fallback
 from redline.diff.new_side import ReadNew, add_content_tags, will_read
-from redline.diff.parse import FileDiff, parse_git_diff
+from redline.diff.parse import parse_git_diff
 from redline.model import ReviewUnit
 
 

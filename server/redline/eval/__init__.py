@@ -11,4 +11,6 @@ and score what reached the user.
 - `run.py`     running the cases through the real pipeline, one or several models.
 - `oracle.py`  a scripted model that knows the ground truth and answers with real models'
                noise: what Redline itself loses.
+- `noise.py`   that noise: the mistakes real models make (line numbers, quotes, format,
+               malformed first answers), applied per case.
 """

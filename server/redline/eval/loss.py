@@ -39,7 +39,8 @@ from redline.config_models import (
     ReviewSettings,
     Settings,
 )
-from redline.eval.oracle import Noise, Oracle, Said
+from redline.eval.noise import Noise, Said
+from redline.eval.oracle import Oracle
 from redline.eval.scripted_server import ScriptedServer
 from redline.eval.truth import Mutant, PlantedBug, StageCounts
 from redline.model import Finding, Review

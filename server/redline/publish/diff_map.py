@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from redline.diff.parse import Hunk, parse_git_diff
+from redline.diff.file_diff import Hunk
+from redline.diff.parse import parse_git_diff
 
 
 @dataclass(frozen=True)
