@@ -1,4 +1,9 @@
-"""LLMClient against the scripted server, through litellm's real HTTP path."""
+"""LLMClient against the scripted server, through litellm's real HTTP path.
+
+The client is `agent/llm.py` (models in order, fallbacks, unusable models) over its parts:
+`routing.py` (model, api_base and key per role), `attempts.py` (retries, truncation re-ask,
+one request), `spend_limits.py` (budget, request cap) and `model_info.py` (limits, price).
+"""
 
 from __future__ import annotations
 
