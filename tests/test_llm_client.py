@@ -1,4 +1,9 @@
-"""LLMClient against the scripted server, through litellm's real HTTP path."""
+"""LLMClient against the scripted server, through litellm's real HTTP path.
+
+The client is `agent/llm.py` (models in order, fallbacks, unusable models) over its parts:
+`routing.py` (model, api_base and key per role), `attempts.py` (retries, truncation re-ask,
+one request), `spend_limits.py` (budget, request cap) and `model_info.py` (limits, price).
+"""
 
 from __future__ import annotations
 
@@ -24,7 +29,8 @@ from redline.agent import (
     LLMTruncated,
     redact,
 )
-from redline.agent.llm import TRUNCATION_NOTE, ModelUnusable, load_litellm, parse_retry_after
+from redline.agent.attempts import TRUNCATION_NOTE
+from redline.agent.llm import ModelUnusable, load_litellm, parse_retry_after
 from redline.config_models import LLMSettings, ModelSettings, RoleModel, Settings
 
 from scripted_llm import Reply, ScriptedLLM
@@ -227,7 +233,11 @@ async def test_fallback_on_other_provider_does_not_inherit_api_base_or_key() -> 
             ("anthropic/c", None),
         ]
         # Nor does it carry the configured key: litellm reads ANTHROPIC_API_KEY for it.
-        assert [key for _, _, key in client._targets("reviewer")] == ["test-key", "test-key", None]
+        assert [key for _, _, key in client._routes.targets("reviewer")] == [
+            "test-key",
+            "test-key",
+            None,
+        ]
 
 
 async def test_garbage_body_is_a_clear_error() -> None:

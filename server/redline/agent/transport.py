@@ -1,5 +1,5 @@
-"""One request through litellm and its answer read back, for `agent/llm.py` (which adds the
-retries, fallbacks, budget and ledger around it)."""
+"""One request through litellm and its answer read back, for `agent/attempts.py` (which adds
+the retries, truncation re-ask, budget and ledger around it; `agent/llm.py` the fallbacks)."""
 
 from __future__ import annotations
 

@@ -74,7 +74,8 @@ MAX_REQUEST_CHARS: Final = 4_000  # what the model gets; a request is a sentence
 MAX_LABEL_CHARS: Final = 120
 
 # Said to the model once when it answers in prose instead of calling submit_review. One
-# sentence, so it stays here (like the truncation note in agent/llm.py) rather than in prompts/.
+# sentence, so it stays here (like the truncation note in agent/attempts.py) rather than in
+# prompts/.
 SUBMIT_NUDGE: Final = (
     "You answered without calling submit_review. Call submit_review now, exactly once, with "
     "your summary and findings (an empty findings list if you found nothing)."
