@@ -16,7 +16,7 @@ Features live in the module of their job, each declaring its handlers on a `Hand
 The modules they use: reviews.py (editor requests, the registry of running reviews), engine.py
 (the engine in a worker thread), publish.py (findings → diagnostics in the negotiated
 encoding), tracking.py (findings that follow edits), fixes.py and hover.py, settings.py (editor
-settings; never the model), store/dismissals.py.
+settings; never the model), store/dismissals.py and store/dismissal_matching.py.
 
 Start-up does no git work and imports nothing heavy: the review engine is imported when the
 first review starts, and litellm only when a model review calls a model. What needs pydantic or
