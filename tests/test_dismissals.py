@@ -12,15 +12,13 @@ import pytest
 
 from redline.cli import main
 from redline.model import Category, Finding, Severity, finding_id
+from redline.store.dismissal_matching import apply_dismissals, filter_dismissed, inline_ignores
 from redline.store.dismissals import (
     DISMISSED_PATH,
     Dismissal,
     DismissalError,
     DismissalStore,
-    apply_dismissals,
     dumps,
-    filter_dismissed,
-    inline_ignores,
 )
 
 from gitrepo import GitRepo

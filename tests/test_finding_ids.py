@@ -17,7 +17,8 @@ from lsprotocol import types
 from redline.analyzers.rules import family
 from redline.cli import main
 from redline.model import Category, Finding, Severity, finding_id, number_occurrences
-from redline.store.dismissals import DISMISSED_PATH, DismissalStore, Dismissed, split_dismissed
+from redline.store.dismissal_matching import split_dismissed
+from redline.store.dismissals import DISMISSED_PATH, DismissalStore, Dismissed
 
 from gitrepo import GitRepo
 from lsp_support import Session, plain, server_env, start_session, stop_session

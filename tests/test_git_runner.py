@@ -19,8 +19,8 @@ from redline.git import (
     find_repo_root,
     resolve_scope,
 )
+from redline.git.hardening import TRUSTED_DIRS
 from redline.git.pr import parse_remote_url
-from redline.git.runner import TRUSTED_DIRS
 
 from fake_cli import DIFF, add_change, fake_gh, script
 from gitrepo import _ENV as GITREPO_ENV

@@ -41,7 +41,7 @@ def modules_after(statement: str) -> set[str]:
         "from redline.review.anchoring import locate, split_lines",
         "import redline.lsp.document_findings, redline.lsp.fixes, redline.lsp.tracking",
         # hovers, dismissals and the report command load these on first use
-        "import redline.lsp.hover, redline.store.dismissals, redline.report",
+        "import redline.lsp.hover, redline.store.dismissal_matching, redline.report",
     ],
 )
 def test_the_event_loops_lazy_imports_stay_out_of_the_model_stages(statement: str) -> None:

@@ -9,7 +9,7 @@ Two sources:
 - `--corpus bundled`: a new repository whose first commit holds the bundled corpus (and
   Redline's own sources when a mutant was planted in them).
 
-git runs with Redline's hardened `-c` prefix (`git/runner.py` HARDENED_CONFIG), a clean
+git runs with Redline's hardened `-c` prefix (`git/hardening.py` HARDENED_CONFIG), a clean
 environment (the runner's allowlist) without the user's global or system configuration (so no
 filter, hook or alias of theirs runs), hooks off, no template directory, and a fixed author
 and date, so the same seed gives the same commits. Case commits are written with plumbing
@@ -33,8 +33,9 @@ from pathlib import Path
 
 from redline.errors import GitCommandError, RepositoryError
 from redline.eval.truth import Mutant
+from redline.git.hardening import HARDENED_CONFIG
 from redline.git.process import run_process
-from redline.git.runner import HARDENED_CONFIG, GitRunner
+from redline.git.runner import GitRunner
 from redline.requests import ScopeKind, ScopeRequest
 
 # Files the mutation generator may read, by extension (the languages of truth.LANGUAGES).

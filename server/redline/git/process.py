@@ -1,7 +1,8 @@
 """Running one process safely: a timeout, an output cap, incremental reads, its own process
 group; and the helpers that make git's output (attacker text) safe to show and parse.
 
-The runner (runner.py) decides *what* runs with which environment; this module only runs it.
+The runner (runner.py, applying hardening.py) decides *what* runs with which environment; this
+module only runs it.
 """
 
 from __future__ import annotations

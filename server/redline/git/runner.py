@@ -6,6 +6,11 @@ call here therefore gets a fixed hardened prefix, a clean environment built from
 a timeout and an output cap. argv is built by Redline's own code only; the LLM-facing git tool
 adds its own flag allowlists on top of this.
 
+What those are — the trusted binary directories, the `-c` overrides, the subcommand allowlist
+and its refused write forms, the environment allowlist — is in hardening.py; this module applies
+them, and `GitRunner` is the one place every git process is started from (`_run_git_raw` for
+the repository's commands, `_config_as_data` for reading its config as data).
+
 What gh and glab may run, and with which variables, is in forge_cli.py; the methods here
 (`run_gh`, `run_gh_api`, `run_glab`, ...) delegate to it.
 
@@ -19,15 +24,23 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
 from redline.errors import GitCommandError, RepositoryError
 from redline.git import forge_cli
 from redline.git.discovery import RepoLocation, discover
+from redline.git.hardening import (
+    HARDENED_CONFIG,
+    TRUSTED_DIRS,
+    check_git_args,
+    clean_env,
+    config_env,
+    hardened_argv,
+    resolve_binary,
+)
 from redline.git.process import (
     ProcessResult,
     decode,
@@ -35,109 +48,11 @@ from redline.git.process import (
 )
 from redline.git.view import RepoView, views_home
 
-# Directories that hold system-installed binaries, never the workspace. /opt/homebrew/bin is
-# where Homebrew puts git and gh on Apple silicon; it is root-owned-by-convention like the rest.
-TRUSTED_DIRS: Final[tuple[str, ...]] = ("/usr/local/bin", "/usr/bin", "/bin", "/opt/homebrew/bin")
-
 EMPTY_TREE: Final = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 DEFAULT_TIMEOUT: Final = 30.0
 DEFAULT_MAX_OUTPUT: Final = 256 * 1024 * 1024
 _CONFIG_MAX: Final = 4 * 1024 * 1024
-
-# Overrides every configuration knob that can make a read-only git command run a program,
-# write a file, talk to the network or change the output format we parse.
-HARDENED_CONFIG: Final[tuple[tuple[str, str], ...]] = (
-    ("core.fsmonitor", "false"),
-    ("core.hooksPath", "/dev/null"),
-    ("core.pager", "cat"),
-    ("core.editor", "false"),
-    ("core.quotePath", "false"),
-    ("core.splitIndex", "false"),
-    ("core.untrackedCache", "false"),
-    ("diff.external", ""),
-    ("diff.noprefix", "false"),
-    ("diff.mnemonicPrefix", "false"),
-    ("diff.relative", "false"),
-    ("diff.orderFile", "/dev/null"),
-    ("gpg.program", "false"),
-    ("gpg.x509.program", "false"),
-    ("gpg.ssh.program", "false"),
-    ("log.showSignature", "false"),
-    ("safe.bareRepository", "explicit"),
-    ("protocol.allow", "never"),
-    ("credential.helper", ""),
-    ("color.ui", "false"),
-)
-
-# Applied to diff/log/show so neither external diff drivers nor textconv filters run.
-_NO_EXT_DIFF_SUBCOMMANDS: Final = frozenset({"diff", "log", "show"})
-
-# Internal allowlist: this runner serves code-built argv, but a typo or a future caller should
-# not be able to reach a writing or network subcommand through it.
-_GIT_SUBCOMMANDS: Final = frozenset(
-    {
-        "add",  # only with a private index file, see run_git
-        "blame",
-        "cat-file",
-        "config",
-        "diff",
-        "for-each-ref",
-        # grep: for the search_callers tool (tools/code_tools.py). `-O`/`--open-files-in-pager`
-        # runs a program, so run_git refuses it whatever the caller builds.
-        "grep",
-        "hash-object",  # only without -w, see run_git
-        "log",
-        "ls-files",
-        "ls-tree",
-        "merge-base",
-        "rev-list",
-        "rev-parse",
-        "show",
-        "symbolic-ref",
-        "version",
-    }
-)
-_CONFIG_READ_FLAGS: Final = frozenset({"--get", "--get-all", "--get-regexp"})
-_CONFIG_WRITE_FLAGS: Final = frozenset(
-    {
-        "--add",
-        "--replace-all",
-        "--unset",
-        "--unset-all",
-        "--rename-section",
-        "--remove-section",
-        "-e",
-        "--edit",
-        "-f",
-        "--file",
-        "--blob",
-        "--global",
-        "--system",
-    }
-)
-
-# Variables copied from the parent environment when present. Everything else is dropped:
-# API keys, GH_TOKEN and GITLAB_TOKEN (only gh/glab get them: forge_cli.py), GIT_DIR,
-# GIT_WORK_TREE, GIT_CONFIG_*, PAGER, ...
-_PASS_ENV: Final = ("HOME", "TMPDIR", "USER", "LOGNAME")
-_FIXED_ENV: Final[Mapping[str, str]] = {
-    "LC_ALL": "C",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_OPTIONAL_LOCKS": "0",
-    "GIT_PAGER": "cat",
-    "GIT_EDITOR": "false",
-}
-
-
-def _resolve_binary(name: str, explicit: str | os.PathLike[str] | None) -> str | None:
-    if explicit is not None:
-        path = Path(explicit)
-        if not path.is_absolute():
-            raise RepositoryError(f"{name} path must be absolute, got {str(path)!r}")
-        return str(path) if os.access(path, os.X_OK) and path.is_file() else None
-    return shutil.which(name, path=os.pathsep.join(TRUSTED_DIRS))
 
 
 class GitRunner:
@@ -166,15 +81,15 @@ class GitRunner:
             glab_path = self._environ["REDLINE_GLAB"]
         self._explicit_gh = gh_path is not None
         self._explicit_glab = glab_path is not None
-        self.git_path = _resolve_binary("git", git_path)
+        self.git_path = resolve_binary("git", git_path)
         # One private view per repository (git/view.py), found by the directory a call runs
         # in. The lock is held while a view is built, so calls started together (a scope asks
         # for several revisions at once) wait for one view instead of each building one.
         self._views: dict[Path, RepoView] = {}
         self._located: dict[Path, RepoLocation | None] = {}
         self._view_lock = threading.Lock()
-        self.gh_path = _resolve_binary("gh", gh_path)
-        self.glab_path = _resolve_binary("glab", glab_path)
+        self.gh_path = resolve_binary("gh", gh_path)
+        self.glab_path = resolve_binary("glab", glab_path)
 
     # -- environment ----------------------------------------------------------------------
 
@@ -186,20 +101,14 @@ class GitRunner:
             dirs.insert(0, str(Path(self.gh_path).parent))
         if for_glab and self._explicit_glab and self.glab_path:
             dirs.insert(0, str(Path(self.glab_path).parent))
-        env = {"PATH": os.pathsep.join(dirs)}
-        for key in _PASS_ENV:
-            value = self._environ.get(key)
-            if value:
-                env[key] = value
-        env.setdefault("HOME", "/nonexistent")
-        env.update(_FIXED_ENV)
+        env = clean_env(self._environ, dirs)
         for cli, wanted in ((forge_cli.GH, for_gh), (forge_cli.GLAB, for_glab)):
             if wanted:
                 env.update(forge_cli.tool_env(cli, self._environ))
         if for_gh or for_glab:
             # gh and glab run git themselves (remote lookup) without our -c prefix; the same
             # overrides reach those children through git's documented GIT_CONFIG_COUNT.
-            env.update(_config_env(HARDENED_CONFIG))
+            env.update(config_env(HARDENED_CONFIG))
         return env
 
     # -- git --------------------------------------------------------------------------------
@@ -298,18 +207,10 @@ class GitRunner:
         `input`), git reads its stdin from that descriptor, typically a pipe another thread
         keeps writing to; the caller still owns and closes it.
         """
-        if not args or args[0] not in _GIT_SUBCOMMANDS:
-            raise GitCommandError(f"git subcommand not allowed: {args[:1]!r}")
+        # The subcommand allowlist and its refused write forms (`add` to the real index,
+        # `config` writes, `hash-object -w`, `grep -O`): hardening.py.
+        check_git_args(args, private_index=index_file is not None)
         sub = args[0]
-        if sub == "add" and index_file is None:
-            # Adding to the user's real index would change what they are about to commit.
-            raise GitCommandError("git add is only allowed on a private index file")
-        if sub == "config":
-            _check_config_args(args[1:])
-        if sub == "hash-object" and any(a == "-w" or a.startswith("--w") for a in args[1:]):
-            raise GitCommandError("git hash-object may not write objects")
-        if sub == "grep" and any(_is_grep_pager_option(a) for a in args[1:]):
-            raise GitCommandError("git grep may not open files in a pager")
         extra_env: dict[str, str] = {}
         view = self.view(cwd) if sub != "version" else None
         if view is not None:
@@ -317,14 +218,9 @@ class GitRunner:
             extra_env.update(view.env(writes_objects=sub == "add"))
         if index_file is not None:
             extra_env["GIT_INDEX_FILE"] = str(index_file)
-        argv = list(args)
-        if sub in _NO_EXT_DIFF_SUBCOMMANDS:
-            argv[1:1] = ["--no-ext-diff", "--no-textconv"]
-        elif sub == "blame":
-            argv[1:1] = ["--no-textconv"]
         return self._run_git_raw(
             cwd,
-            argv,
+            args,
             extra_env,
             timeout=timeout,
             max_output=max_output,
@@ -381,13 +277,13 @@ class GitRunner:
         on_stdout: Callable[[bytes], None] | None = None,
         stdin_fd: int | None = None,
     ) -> ProcessResult:
-        prefix = [self._require_git(), "--no-pager", "--literal-pathspecs"]
-        for key, value in HARDENED_CONFIG:
-            prefix += ["-c", f"{key}={value}"]
+        # The hardened prefix (every HARDENED_CONFIG override as `-c`), and `--no-ext-diff
+        # --no-textconv` on diff/log/show, `--no-textconv` on blame: hardening.py.
+        full_argv = hardened_argv(self._require_git(), argv)
         env = self.child_env()
         env.update(extra_env)
         return run_process(
-            [*prefix, *argv],
+            full_argv,
             cwd=cwd,
             env=env,
             timeout=self.timeout if timeout is None else timeout,
@@ -479,28 +375,3 @@ def missing_object(stderr: str) -> str | None:
     """The id of the object git could not find, if that is why it failed."""
     match = _MISSING_OBJECT.search(stderr)
     return match.group(1) if match else None
-
-
-def _config_env(pairs: Iterable[tuple[str, str]]) -> dict[str, str]:
-    env: dict[str, str] = {}
-    count = 0
-    for key, value in pairs:
-        env[f"GIT_CONFIG_KEY_{count}"] = key
-        env[f"GIT_CONFIG_VALUE_{count}"] = value
-        count += 1
-    if count:
-        env["GIT_CONFIG_COUNT"] = str(count)
-    return env
-
-
-def _is_grep_pager_option(arg: str) -> bool:
-    # git accepts any unambiguous prefix of a long option (`--open`, `--op=vi`).
-    name = arg.split("=", 1)[0]
-    return arg.startswith("-O") or (len(name) > 3 and "--open-files-in-pager".startswith(name))
-
-
-def _check_config_args(args: Sequence[str]) -> None:
-    if any(a in _CONFIG_WRITE_FLAGS for a in args) or not any(
-        a in _CONFIG_READ_FLAGS for a in args
-    ):
-        raise GitCommandError("git config is only allowed for reading (--get/--get-regexp)")

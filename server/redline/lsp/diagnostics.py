@@ -140,7 +140,7 @@ def drop_dismissed(
 ) -> list[Finding]:
     """`findings` of one file without the dismissed ones (the file's current `text` holds
     its inline markers)."""
-    from redline.store.dismissals import split_dismissed
+    from redline.store.dismissal_matching import split_dismissed
 
     stored = dismissed_ids(ls, folder) if stored is None else stored
     kept, _ = split_dismissed(findings, stored, lambda _path: text)

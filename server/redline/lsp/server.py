@@ -18,7 +18,7 @@ The modules they use: reviews.py (editor requests, the registry of running revie
 (the engine in a worker thread), publish.py (findings → diagnostics in the negotiated
 encoding), tracking.py (findings that follow edits; document_findings.py holds one document's,
 shifting.py moves them with an edit), fixes.py and hover.py, settings.py (editor settings; never
-the model), store/dismissals.py.
+the model), store/dismissals.py and store/dismissal_matching.py.
 
 Start-up does no git work and imports nothing heavy: the review engine is imported when the
 first review starts, and litellm only when a model review calls a model. What needs pydantic or

@@ -24,7 +24,7 @@ from redline.model import Coverage, Finding, Review, Severity, number_occurrence
 from redline.progress import Progress, ProgressEvent, Stage
 from redline.review.duplicates import merge_duplicates
 from redline.store import TaskRecord, TaskStore
-from redline.store.dismissals import ReadText, filter_dismissed
+from redline.store.dismissal_matching import ReadText, filter_dismissed
 
 if TYPE_CHECKING:
     # The model stages' types: imported where a model runs, not by an offline review.

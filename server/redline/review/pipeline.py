@@ -48,7 +48,7 @@ from redline.review.assemble import (
 from redline.review.deleted import deleted_findings, find_uses
 from redline.review.plan import Plan
 from redline.store import TaskRecord, TaskStore
-from redline.store.dismissals import filter_dismissed
+from redline.store.dismissal_matching import filter_dismissed
 
 if TYPE_CHECKING:
     from redline.review.model_review import ModelOutcome

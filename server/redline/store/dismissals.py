@@ -1,4 +1,4 @@
-"""Dismissed findings that stay dismissed: `.redline/dismissed.toml` and inline markers.
+"""Dismissed findings that stay dismissed: `.redline/dismissed.toml`, read and written.
 
 A finding's id is a fingerprint of its file, code, category and rule (`model.finding_id`), not
 of its line, so a dismissal holds for every later review of the same code and lapses when the
@@ -25,33 +25,37 @@ id: the first occurrence, for a base id. Such an entry used to hide every identi
 file, including ones added later; those now show again, once, to be dismissed on their own or
 with "all like this" (a dismissal must not hide new code).
 
-Inline markers work without the file: `redline: ignore[RL-0123456789ab] reason` in a comment
-(`#`, `//`, `--`, `/* */`, `<!-- -->`, or a ` * ` continuation line of a block comment)
-anywhere in the finding's file; `ignore[RL-a, RL-b]` names several.
+Inline `redline: ignore[<id>]` markers, and applying both to a review's findings, are in
+dismissal_matching.py.
 
-The file is read with tomllib and written by the small writer below (no TOML-writing
-dependency); rewriting keeps every dismissal and any extra scalar keys a team added, but not
-hand-written comments. A hand-edited file with a syntax error raises `DismissalError` naming
-the file and line; the review pipeline reports it as a coverage note and carries on.
+The file is read with tomllib and written by the small writer in toml_writer.py (no
+TOML-writing dependency); rewriting keeps every dismissal and any extra scalar keys a team
+added, but not hand-written comments. A hand-edited file with a syntax error raises
+`DismissalError` naming the file and line; the review pipeline reports it as a coverage note
+and carries on.
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
-import math
 import os
-import re
 import tomllib
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 
-from redline.analyzers.rules import family
 from redline.errors import RedlineError
 from redline.files import DISMISSED_FILE, atomic_write
-from redline.model import Finding, finding_id, occurrence_id
+from redline.model import Finding
+from redline.store.toml_writer import (
+    Scalar,
+    toml_datetime,
+    toml_key,
+    toml_string,
+    toml_value,
+)
 
 DISMISSED_PATH = Path(DISMISSED_FILE)
 _HEADER = (
@@ -60,19 +64,6 @@ _HEADER = (
     "# `all = true`: every identical finding in the file (same code, category and rule).\n"
 )
 _FIELDS = ("id", "file", "title", "reason", "when", "by", "all")
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-_ID = r"RL-[0-9A-Fa-f]{12}"
-# A comment opener, then the marker later on the same line. `.*?` stays on the line.
-_MARKER = re.compile(
-    r"(?:#|//|--|/\*|<!--|^[ \t]*\*)[^\n]*?\bredline:[ \t]*ignore[ \t]*"
-    rf"\[[ \t]*({_ID}(?:[ \t]*,[ \t]*{_ID})*)[ \t]*\]([^\n]*)",
-    re.MULTILINE,
-)
-_MARKER_TEXT = re.compile(r"\bredline:[ \t]*ignore[ \t]*\[[^\]\n]*\][^\n]*")
-_COMMENT_CLOSE = re.compile(r"[ \t]*(?:\*/|-->).*$")
-
-ReadText = Callable[[str], str | bytes | None]
-Scalar = str | int | float | bool | datetime | date | time
 
 
 class DismissalError(RedlineError):
@@ -266,208 +257,15 @@ def dumps(entries: Iterable[Dismissal]) -> str:
     out = [_HEADER]
     for d in entries:
         out.append("\n[[dismissed]]\n")
-        out.append(f"id = {_string(d.id)}\n")
-        out.append(f"file = {_string(d.file)}\n")
-        out.append(f"title = {_string(d.title)}\n")
-        out.append(f"reason = {_string(d.reason)}\n")
-        out.append(f"when = {_when(d.when)}\n")
+        out.append(f"id = {toml_string(d.id)}\n")
+        out.append(f"file = {toml_string(d.file)}\n")
+        out.append(f"title = {toml_string(d.title)}\n")
+        out.append(f"reason = {toml_string(d.reason)}\n")
+        out.append(f"when = {toml_datetime(d.when)}\n")
         if d.by is not None:
-            out.append(f"by = {_string(d.by)}\n")
+            out.append(f"by = {toml_string(d.by)}\n")
         if d.all_like_this:
             out.append("all = true\n")
         for key, value in d.extra.items():
-            out.append(f"{_key(key)} = {_value(value)}\n")
+            out.append(f"{toml_key(key)} = {toml_value(value)}\n")
     return "".join(out)
-
-
-def _when(value: str) -> str:
-    # A TOML datetime when it is one (readable, and typed for tools), else a string.
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return _string(value)
-    if parsed.tzinfo is None:
-        return _string(value)
-    return parsed.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
-def _key(key: str) -> str:
-    return key if _BARE_KEY.fullmatch(key) else _string(key)
-
-
-def _value(value: Scalar | list[Scalar]) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()
-    if isinstance(value, list):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    return _string(value)
-
-
-_ESCAPES = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\b": "\\b",
-    "\t": "\\t",
-    "\n": "\\n",
-    "\f": "\\f",
-    "\r": "\\r",
-}
-
-
-def _string(text: str) -> str:
-    """A TOML basic string: quotes, backslashes and control characters escaped, the rest
-    (any Unicode) written as is."""
-    out = []
-    for ch in text:
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04X}")
-        elif 0xD800 <= ord(ch) <= 0xDFFF:
-            out.append("\ufffd")  # a lone surrogate cannot be written as UTF-8
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-# -- inline markers --------------------------------------------------------------------------
-
-
-def inline_ignores(text: str) -> dict[str, str]:
-    """`redline: ignore[<id>] <reason>` markers in comments: id → reason ("" when none)."""
-    if "redline" not in text:  # most files: skip the regex
-        return {}
-    found: dict[str, str] = {}
-    for match in _MARKER.finditer(text):
-        reason = _COMMENT_CLOSE.sub("", match.group(2)).strip()
-        for ident in match.group(1).split(","):
-            found["RL-" + ident.strip()[3:].lower()] = reason
-    return found
-
-
-# -- applying --------------------------------------------------------------------------------
-
-
-def apply_dismissals(
-    findings: Iterable[Finding],
-    store: DismissalStore | None,
-    read_text: ReadText,
-) -> tuple[list[Finding], list[Finding]]:
-    """(kept, dismissed): a finding is dismissed when the store dismisses it (its id, or its
-    base id with `all = true`) or an inline marker with its id is in its file's current text
-    (`read_text(path)`, None if unknown).
-
-    Raises DismissalError when the store's file is unreadable; `filter_dismissed` is the
-    forgiving form for the review pipeline."""
-    return split_dismissed(
-        findings, store.dismissed() if store is not None else Dismissed(), read_text
-    )
-
-
-def split_dismissed(
-    findings: Iterable[Finding], stored: Dismissed, read_text: ReadText
-) -> tuple[list[Finding], list[Finding]]:
-    """(kept, dismissed) for findings numbered together (`model.number_occurrences`), by
-    `stored` and the inline markers in each file's text."""
-    items = builtins.list(findings)
-    per_file: dict[str, int] = {}
-    for finding in items:
-        per_file[finding.file] = per_file.get(finding.file, 0) + 1
-    markers: dict[str, set[str]] = {}
-    for finding in items:
-        if finding.file not in markers:
-            markers[finding.file] = set(inline_ignores(_decode(read_text(finding.file))))
-    # A marker on the finding's own line changed the code its id is a fingerprint of (and so
-    # maybe its occurrence number): it is matched against the ids the finding had without it,
-    # and then serves that finding only, not an identical line that now inherits the id.
-    own: set[int] = set()
-    consumed: dict[str, set[str]] = {}
-    for index, finding in enumerate(items):
-        bases = _ids_without_markers(finding)
-        if not bases:
-            continue
-        marked = markers[finding.file]
-        candidates = {
-            occurrence_id(b, n) for b in bases for n in range(1, per_file[finding.file] + 1)
-        }
-        named = candidates & marked
-        if named or candidates & stored.one or bases & stored.every:
-            own.add(index)
-            consumed.setdefault(finding.file, set()).update(named)
-    kept: list[Finding] = []
-    dismissed: list[Finding] = []
-    for index, finding in enumerate(items):
-        marked = markers[finding.file] - consumed.get(finding.file, set())
-        if index in own or stored.covers(finding) or finding.id in marked:
-            dismissed.append(finding)
-        else:
-            kept.append(finding)
-    return kept, dismissed
-
-
-def _ids_without_markers(finding: Finding) -> set[str]:
-    """The base ids the finding had before a marker was written into its own lines.
-
-    The natural place for `# redline: ignore[<id>]` is the flagged line itself, but the id is a
-    fingerprint of that line, so the marker changes it. The id of the code without the marker
-    is recomputed the way analyzers (rule family) and model findings (no title) compute it."""
-    code = finding.existing_code
-    if "redline" not in code or not _MARKER.search(code):
-        return set()
-    variants = {
-        _MARKER.sub("", code),  # the whole marker comment
-        _MARKER_TEXT.sub("", code),  # only the marker, in a comment that says more
-    }
-    titles = {"", finding.title, finding.rule_id or ""}
-    for source in finding.sources:
-        tool, _, rule = source.partition(":")
-        if rule:
-            titles.add(family(tool, rule))
-    category = finding.category.value
-    return {finding_id(finding.file, v, category, t) for v in variants for t in titles}
-
-
-def _decode(content: str | bytes | None) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, bytes):
-        return content.decode("utf-8", errors="replace")
-    return content
-
-
-def filter_dismissed(
-    findings: list[Finding], repo_root: Path, read_text: ReadText
-) -> tuple[list[Finding], list[str]]:
-    """Findings without the dismissed ones, and the coverage notes to add. A broken
-    dismissed.toml never fails the review: its error becomes a note and inline markers still
-    apply."""
-    notes: list[str] = []
-    try:
-        stored = DismissalStore(repo_root).dismissed()
-    except DismissalError as exc:
-        notes.append(f"dismissals not applied: {exc.message}")
-        stored = Dismissed()
-    kept, dismissed = split_dismissed(findings, stored, read_text)
-    if dismissed:
-        notes.append(
-            f"{len(dismissed)} findings dismissed (.redline/dismissed.toml or inline markers)"
-        )
-        # Named, not just counted: an inline marker can come from the author of the change under
-        # review, so what was hidden must stay auditable in the report.
-        for f in dismissed[:20]:
-            how = "dismissed.toml" if stored.covers(f) else "inline marker"
-            where = f"{f.file}:{f.line}" if f.line else f.file
-            notes.append(f"dismissed ({how}): {f.id} {where} — {f.title}")
-        if len(dismissed) > 20:
-            notes.append(f"… and {len(dismissed) - 20} more dismissed findings")
-    return kept, notes
