@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +14,6 @@ from typing import Any
 import jsonschema
 import pytest
 
-from model_env import isolate_model_env
 from redline import config
 from redline.agent.llm import LLMClient
 from redline.agent.toolkit import ToolError
@@ -29,11 +27,10 @@ from redline.store import TaskStore
 
 from demo_findings import BARE_EXCEPT as BARE_EXCEPT_FINDING
 from demo_findings import SHELL, SPECULATIVE
+from model_review_bed import demo_repo as demo_repo  # pytest fixtures, from the shared bed
+from model_review_bed import isolated_model_env as isolated_model_env
 from review_script import ReviewScript
 from scripted_llm import Reply, ScriptedLLM
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
-import demo
 
 SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
 AGENT_PROMPT_MARK = "You are Redline's review agent"
@@ -74,16 +71,6 @@ class AskScript:
         if self.faults.get(step):
             return self.faults[step].pop(0)
         return self.steps[min(step, len(self.steps) - 1)]  # the last step repeats
-
-
-@pytest.fixture(autouse=True)
-def _env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    isolate_model_env(monkeypatch, tmp_path)
-
-
-@pytest.fixture
-def demo_repo(tmp_path: Path) -> Path:
-    return demo.build_demo_repo(tmp_path / "demo")
 
 
 @pytest.fixture

@@ -206,6 +206,13 @@ def _stages(said: Said | None, review: Review, anchored: list[Finding]) -> tuple
     return counts, ""
 
 
+def _loss(case: str, bug: PlantedBug, noise: list[str], stage: str, detail: str) -> CaseLoss:
+    """A lost case, with where its planted bug is."""
+    return CaseLoss(
+        case, bug.file, bug.operator, bug.language, min(bug.lines or (0,)), noise, stage, detail
+    )
+
+
 def _detail(stage: str, review: Review, anchored: list[Finding]) -> str:
     if stage == "anchoring":
         return "; ".join(f"{f.anchor.value} at {f.line}" for f in anchored) or "no finding"
@@ -248,18 +255,7 @@ def measure_pipeline_loss(
         report.noise_seen.update(n.split(":")[0] for n in noise_applied)
         if result is None:
             report.errors += 1
-            report.lost.append(
-                CaseLoss(
-                    case,
-                    bug.file,
-                    bug.operator,
-                    bug.language,
-                    min(bug.lines or (0,)),
-                    noise_applied,
-                    "error",
-                    error,
-                )
-            )
+            report.lost.append(_loss(case, bug, noise_applied, "error", error))
             continue
         review, anchored = result
         counts, stage = _stages(said, review, anchored)
@@ -269,15 +265,6 @@ def measure_pipeline_loss(
         report.shown += counts.shown
         if stage:
             report.lost.append(
-                CaseLoss(
-                    case,
-                    bug.file,
-                    bug.operator,
-                    bug.language,
-                    min(bug.lines or (0,)),
-                    noise_applied,
-                    stage,
-                    _detail(stage, review, anchored),
-                )
+                _loss(case, bug, noise_applied, stage, _detail(stage, review, anchored))
             )
     return report
