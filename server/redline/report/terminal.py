@@ -33,11 +33,15 @@ from redline.report.sanitize import sanitize_markdown
 
 COLOR_MODES = ("auto", "always", "never")
 
+# Every severity has a style: a finding of one without would crash the report (it once did, for
+# Info — an `import pickle` or a `"%s" % x` on a changed line). tests/test_terminal_property.py
+# draws every severity.
 SEVERITY_STYLES = {
     Severity.CRITICAL: "bold white on red",
     Severity.HIGH: "bold red",
     Severity.MEDIUM: "bold yellow",
     Severity.LOW: "bold cyan",
+    Severity.INFO: "bold blue",
 }
 _ORDER = sorted(Severity, key=lambda s: -s.rank)
 _CODE_THEME = "monokai"
