@@ -35,13 +35,13 @@ fail() {
   exit 2
 }
 
-: "${PYTHON:?PYTHON must name a Python interpreter}"
-: "${ACTION_PATH:?ACTION_PATH must be the action checkout}"
-: "${TOOLS_DIR:?TOOLS_DIR must name a directory for the environments}"
+[[ -n "${PYTHON:-}" ]] || fail "PYTHON must name a Python interpreter"
+[[ -n "${ACTION_PATH:-}" ]] || fail "ACTION_PATH must be the Redline checkout"
+[[ -n "${TOOLS_DIR:-}" ]] || fail "TOOLS_DIR must name a directory for the environments"
 [[ "$ACTION_PATH" == /* ]] || fail "ACTION_PATH must be an absolute path, not '$ACTION_PATH'"
 [[ "$TOOLS_DIR" == /* ]] || fail "TOOLS_DIR must be an absolute path, not '$TOOLS_DIR'"
 
-# shellcheck source=ci/github/isolation.sh
+# shellcheck source=isolation.sh source-path=SCRIPTDIR
 source "$ACTION_PATH/ci/github/isolation.sh"
 redline_checkouts "${GITHUB_WORKSPACE:-}" "${CI_PROJECT_DIR:-}"
 PATH=$(redline_trusted_path)

@@ -30,7 +30,7 @@ case ${BASH_SOURCE[0]} in
   */*) here=${BASH_SOURCE[0]%/*} ;;
   *) here=. ;;
 esac
-# shellcheck source=ci/github/isolation.sh
+# shellcheck source=isolation.sh source-path=SCRIPTDIR
 source "$here/isolation.sh"
 redline_checkouts "$(pwd -P)" "${GITHUB_WORKSPACE:-}" "${CI_PROJECT_DIR:-}"
 PATH=$(redline_trusted_path)
