@@ -26,6 +26,8 @@ CHECK_JSONSCHEMA = BIN / "check-jsonschema"
 REDLINE = BIN / "redline"
 ACTION = ROOT / "action.yml"
 REVIEW_SH = ROOT / "ci" / "github" / "review.sh"
+INSTALL_SH = ROOT / "ci" / "github" / "install.sh"
+ISOLATION_SH = ROOT / "ci" / "github" / "isolation.sh"
 WORKFLOW = ROOT / "docs" / "ci" / "github-workflow.yml"
 GITLAB = ROOT / "docs" / "ci" / "gitlab-ci.yml"
 
@@ -142,8 +144,8 @@ def test_action_pins_its_dependencies() -> None:
     assert re.fullmatch(r"actions/setup-python@v\d+", setup["uses"])
     upload = step(action, name="Upload SARIF to code scanning")
     assert upload["uses"] == "github/codeql-action/upload-sarif@v3"
-    install = (ROOT / "ci" / "github" / "install.sh").read_text(encoding="utf-8")
-    assert 'uv" sync --frozen --no-dev' in install
+    install = INSTALL_SH.read_text(encoding="utf-8")
+    assert 'uv" sync --frozen --no-dev --no-editable --no-config' in install
     assert "--require-hashes" in install
     # The uv the action installs is the Makefile's, pinned by hash.
     pinned = re.search(r"uv==([0-9.]+)", (ROOT / "Makefile").read_text())
@@ -208,6 +210,10 @@ def test_gitlab_example_reviews_the_merge_request() -> None:
     ):
         assert part in script
     assert "ci/github/install.sh" in " ".join(job["before_script"])
+    # Out of the checkout before any program starts; the review through the isolated launcher
+    # (the hostile run is tests/test_ci_isolation.py).
+    assert job["before_script"][0].startswith("cd / && ")
+    assert script.startswith('"$REDLINE_DIR/tools/bin/redline" review ')
     assert job["artifacts"]["paths"] == ["redline.sarif"]
     assert job["artifacts"]["when"] == "always"
 
@@ -431,14 +437,22 @@ def test_review_script_refuses_bad_inputs(
     assert not (tmp_path / "args").exists()  # redline never ran
 
 
-def test_review_script_is_strict_bash() -> None:
-    text = REVIEW_SH.read_text(encoding="utf-8")
+@pytest.mark.parametrize("script", [REVIEW_SH, INSTALL_SH], ids=lambda p: p.name)
+def test_ci_scripts_are_strict_bash(script: Path) -> None:
+    text = script.read_text(encoding="utf-8")
     assert text.startswith("#!/usr/bin/env bash\n")
     assert "set -euo pipefail" in text
-    assert os.access(REVIEW_SH, os.X_OK)
+    assert os.access(script, os.X_OK)
+    # Sourced before any program starts: the PATH rule of tests/test_ci_install_rules.py.
+    assert 'source "$' in text and "isolation.sh" in text
     if shutil.which("shellcheck"):
+        # From elsewhere: the scripts' `source` directives must not depend on where it runs.
         out = subprocess.run(
-            ["shellcheck", str(REVIEW_SH)], capture_output=True, text=True, check=False
+            ["shellcheck", str(script), str(ISOLATION_SH)],
+            cwd="/",
+            capture_output=True,
+            text=True,
+            check=False,
         )
         assert out.returncode == 0, out.stdout
 

@@ -19,7 +19,22 @@
 #
 # Exit code: redline's (0 ok, 1 a finding at or above FAIL_ON, 2 an error, 3 the model could not
 # be used), or 2 for an invalid input; 0 whatever happened with DEFER_EXIT=true.
+#
+# It runs in the checkout of the repository under review, so programs come from a PATH without
+# relative entries and without the checkout's directories (isolation.sh), and REDLINE is the
+# launcher install.sh wrote, which starts Redline's Python isolated from the working directory.
 set -euo pipefail
+unset CDPATH
+
+case ${BASH_SOURCE[0]} in
+  */*) here=${BASH_SOURCE[0]%/*} ;;
+  *) here=. ;;
+esac
+# shellcheck source=isolation.sh source-path=SCRIPTDIR
+source "$here/isolation.sh"
+redline_checkouts "$(pwd -P)" "${GITHUB_WORKSPACE:-}" "${CI_PROJECT_DIR:-}"
+PATH=$(redline_trusted_path)
+export PATH
 
 output() {
   if [[ -n "${GITHUB_OUTPUT:-}" ]]; then
