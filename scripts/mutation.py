@@ -18,6 +18,8 @@ through behaviour.
 Nothing is written outside .mutation/ (gitignored): each module gets a fresh workspace
 .mutation/<module>/ holding mutmut's settings and its mutants/ copy of server/redline; the
 tests are the repository's own files, run from there with the repository's pytest settings.
+The workspace stays until the module's next run: `--report` prints the last runs' table again,
+and `mutmut show <name>` (run in the workspace) shows one mutant whole.
 """
 
 from __future__ import annotations
@@ -174,10 +176,8 @@ def _slug(module: str) -> str:
     return module.removeprefix("server/redline/").removesuffix(".py").replace("/", ".")
 
 
-def run_module(
-    module: str, tests: list[str], jobs: int, equivalents: list[Equivalent]
-) -> ModuleResult:
-    result = ModuleResult(module)
+def run_module(module: str, tests: list[str], jobs: int) -> None:
+    """Run mutmut on one module in a fresh workspace; the outcome stays there (read_module)."""
     workspace = WORK / _slug(module)
     shutil.rmtree(workspace, ignore_errors=True)
     # mutmut names modules by their path from the workspace: redline/… is package redline.
@@ -188,9 +188,8 @@ def run_module(
     (workspace / "pyproject.toml").write_text(_workspace_settings(module, tests))
     env = {k: v for k, v in os.environ.items() if k != "MUTANT_UNDER_TEST"}
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ beside the repository's tests
-    log = workspace / "mutmut.log"
     start = time.monotonic()
-    with open(log, "wb") as out:
+    with open(workspace / "mutmut.log", "wb") as out:
         try:
             proc = subprocess.run(
                 [sys.executable, "-c", _BOOT, "run", "--max-children", str(jobs)],
@@ -204,7 +203,22 @@ def run_module(
             rc: int | None = proc.returncode
         except subprocess.TimeoutExpired:
             rc = None
-    result.seconds = time.monotonic() - start
+    run = {"seconds": time.monotonic() - start, "exit_code": rc, "tests": tests}
+    (workspace / "run.json").write_text(json.dumps(run))
+
+
+def read_module(module: str, equivalents: list[Equivalent]) -> ModuleResult:
+    """The outcome of the module's last run, from its workspace."""
+    result = ModuleResult(module)
+    workspace = WORK / _slug(module)
+    log = workspace / "mutmut.log"
+    try:
+        run = json.loads((workspace / "run.json").read_text())
+    except FileNotFoundError:
+        result.error = f"not run yet (no {workspace / 'run.json'})"
+        return result
+    result.seconds = run["seconds"]
+    rc = run["exit_code"]
     meta = workspace / "mutants" / f"{_package_path(module)}.meta"
     if rc != 0 or not meta.exists():
         tail = log.read_text(errors="replace").replace("\r", "\n").strip().splitlines()[-15:]
@@ -356,13 +370,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help="modules or directories (default: all)")
     parser.add_argument("--jobs", type=int, default=2, help="mutants tested in parallel")
+    parser.add_argument(
+        "--report", action="store_true", help="report the last runs (in .mutation/), run nothing"
+    )
     args = parser.parse_args(argv)
     mapping = load_mapping()
     equivalents = load_equivalents()
     results = []
     for module in select(args.modules, mapping):
-        print(f"mutation: {module} against {', '.join(mapping[module])}", flush=True)
-        results.append(run_module(module, mapping[module], args.jobs, equivalents))
+        if not args.report:
+            print(f"mutation: {module} against {', '.join(mapping[module])}", flush=True)
+            run_module(module, mapping[module], args.jobs)
+        result = read_module(module, equivalents)
+        if not args.report and not result.error:
+            score = "-" if result.score is None else f"{100 * result.score:.1f}%"
+            print(f"  {len(result.mutants)} mutants, score {score}, {result.seconds:.0f} s")
+        results.append(result)
     print()
     print(report(results))
     return 1 if any(r.error for r in results) else 0
