@@ -129,6 +129,11 @@ def load_mapping(path: Path = CONFIG) -> dict[str, list[str]]:
     return {module: list(entry["tests"]) for module, entry in data["modules"].items()}
 
 
+def load_deselected(path: Path = CONFIG) -> list[str]:
+    """Tests never run against mutants (node ids): timings mean nothing under mutmut."""
+    return list(tomllib.loads(path.read_text()).get("deselect", []))
+
+
 def load_equivalents(path: Path = EQUIVALENTS) -> list[Equivalent]:
     if not path.exists():
         return []
@@ -155,7 +160,8 @@ def _workspace_settings(module: str, tests: Iterable[str]) -> str:
         "source_paths": ["redline"],
         "only_mutate": [_package_path(module)],
         # The repository's pytest settings (asyncio mode, warnings filters) and conftest.py.
-        "pytest_add_cli_args": ["-c", str(ROOT / "pyproject.toml"), "-p", "no:cacheprovider"],
+        "pytest_add_cli_args": ["-c", str(ROOT / "pyproject.toml"), "-p", "no:cacheprovider"]
+        + [arg for test in load_deselected() for arg in ("--deselect", test)],
         # Relative to mutants/, where mutmut runs pytest (its rootdir): tests/ is linked there, as
         # node ids outside the rootdir cannot be run again by id.
         "pytest_add_cli_args_test_selection": list(tests),
@@ -367,13 +373,18 @@ def report(results: list[ModuleResult]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global WORK
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("modules", nargs="*", help="modules or directories (default: all)")
     parser.add_argument("--jobs", type=int, default=2, help="mutants tested in parallel")
     parser.add_argument(
         "--report", action="store_true", help="report the last runs (in .mutation/), run nothing"
     )
+    parser.add_argument(
+        "--workdir", type=Path, default=WORK, help="where the workspaces are (default .mutation)"
+    )
     args = parser.parse_args(argv)
+    WORK = args.workdir.resolve()
     mapping = load_mapping()
     equivalents = load_equivalents()
     results = []

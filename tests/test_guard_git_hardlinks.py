@@ -20,6 +20,7 @@ def tree(tmp_path: Path) -> Path:
     root = tmp_path / "tree"
     (root / "pkg" / "deep").mkdir(parents=True)
     (root / "a.txt").write_text("text\n")
+    (root / "pkg" / "other.py").write_text("x = 1\n")  # a file that is not a name of a.txt
     return root
 
 

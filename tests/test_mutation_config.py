@@ -88,3 +88,10 @@ def test_workspace_settings_point_mutmut_at_one_module_and_its_tests() -> None:
     settings = tomllib.loads(text)["tool"]["mutmut"]
     assert settings["only_mutate"] == ["redline/git/view.py"]
     assert settings["pytest_add_cli_args_test_selection"] == ["tests/test_a.py"]
+
+
+def test_deselected_tests_name_existing_test_functions() -> None:
+    for node in runner.load_deselected():
+        path, _, name = node.partition("::")
+        assert (ROOT / path).is_file(), node
+        assert f"def {name}(" in (ROOT / path).read_text(), node
