@@ -383,10 +383,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--workdir", type=Path, default=WORK, help="where the workspaces are (default .mutation)"
     )
+    parser.add_argument(
+        "--tests", nargs="+", help="run the modules against these test files instead of theirs"
+    )
     args = parser.parse_args(argv)
     WORK = args.workdir.resolve()
     mapping = load_mapping()
     equivalents = load_equivalents()
+    if args.tests:
+        mapping = {module: list(args.tests) for module in mapping}
     results = []
     for module in select(args.modules, mapping):
         if not args.report:

@@ -30,6 +30,11 @@ def test_prose_before_a_fence_is_sanitized() -> None:
     assert sanitize_markdown("<img src=x>\n```\n<b>\n```\n") == "\n```\n<b>\n```\n"
 
 
+def test_lines_of_prose_before_a_fence_stay_as_they_were_joined() -> None:
+    text = "one <i>a</i>\ntwo\n\nthree\n```\ncode\n```\n"
+    assert sanitize_markdown(text) == "one a\ntwo\n\nthree\n```\ncode\n```\n"
+
+
 def test_a_fence_is_closed_only_by_the_same_character() -> None:
     text = "```\ncode\n~~~\n<b>still code</b>\n```\n<b>prose</b>"
     assert sanitize_markdown(text) == "```\ncode\n~~~\n<b>still code</b>\n```\nprose"
