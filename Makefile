@@ -133,11 +133,14 @@ test-pythons: test-deps | $(UV)
 
 # Mutation testing of the guard modules, each against its own tests (scripts/mutation.toml), with
 # mutmut; prints a table per module and the surviving mutants. Not part of `make test`: a module
-# takes minutes. MODULES narrows it to modules or directories:
+# takes minutes. MODULES narrows it to modules or directories, SAMPLE tests that many mutants per
+# module, drawn at random (an estimate, for a big module on a busy machine):
 #   make mutation MODULES=server/redline/git/hardening.py
+#   make mutation MODULES=server/redline/redaction/ SAMPLE=60
 MODULES ?=
+SAMPLE ?=
 mutation: setup-dev
-	$(BIN)/python scripts/mutation.py $(MODULES)
+	$(BIN)/python scripts/mutation.py $(MODULES) $(if $(SAMPLE),--sample $(SAMPLE))
 
 # The VS Code extension: client-check, vsix.
 include editor-client/client.mk

@@ -30,6 +30,7 @@ import contextlib
 import difflib
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -38,6 +39,7 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".mutation"
@@ -49,6 +51,7 @@ EQUIVALENTS = ROOT / "scripts" / "mutation-equivalents.toml"
 TIMEOUT_MULTIPLIER = 10.0
 TIMEOUT_CONSTANT = 2.0
 MODULE_TIMEOUT = 3600  # seconds for one module's whole run
+SEED = 23  # --sample draws the same mutants every time (for the same code)
 
 # mutmut's exit codes per mutant (mutmut/stats.py), folded into the table's columns.
 _KILLED = {1, 3, -11, -9}  # a failing test, pytest's internal error, a crashed test process
@@ -108,6 +111,7 @@ class ModuleResult:
     equivalent: list[tuple[Mutant, Equivalent]] = field(default_factory=list)
     seconds: float = 0.0
     error: str | None = None
+    sampled_from: int | None = None  # the module's mutants, when only a sample was tested
 
     def count(self, *statuses: str) -> int:
         return sum(m.status in statuses for m in self.live)
@@ -182,8 +186,12 @@ def _slug(module: str) -> str:
     return module.removeprefix("server/redline/").removesuffix(".py").replace("/", ".")
 
 
-def run_module(module: str, tests: list[str], jobs: int) -> None:
-    """Run mutmut on one module in a fresh workspace; the outcome stays there (read_module)."""
+def run_module(module: str, tests: list[str], jobs: int, sample: int | None = None) -> None:
+    """Run mutmut on one module in a fresh workspace; the outcome stays there (read_module).
+
+    With `sample`, mutmut first makes every mutant (and maps the tests) without testing any,
+    then tests that many of them, drawn at random with a fixed seed: an estimate of the score
+    for a module too big to test whole in the time at hand."""
     workspace = WORK / _slug(module)
     shutil.rmtree(workspace, ignore_errors=True)
     # mutmut names modules by their path from the workspace: redline/… is package redline.
@@ -192,25 +200,41 @@ def run_module(module: str, tests: list[str], jobs: int) -> None:
     (workspace / "prompts").symlink_to(ROOT / "prompts")  # review/prompts.py: <checkout>/prompts
     (workspace / "mutants" / "tests").symlink_to(ROOT / "tests")
     (workspace / "pyproject.toml").write_text(_workspace_settings(module, tests))
+    meta = workspace / "mutants" / f"{_package_path(module)}.meta"
+    start = time.monotonic()
+    run: dict[str, object] = {"tests": tests}
+    with open(workspace / "mutmut.log", "wb") as out:
+        names: list[str] = []
+        if sample is not None:
+            # No mutant matches this name: mutmut makes them all, then stops before testing.
+            _mutmut(workspace, out, jobs, ["no-mutant-is-named-so"])
+            if not meta.exists():
+                run.update(seconds=time.monotonic() - start, exit_code=-1)
+                (workspace / "run.json").write_text(json.dumps(run))
+                return
+            every = sorted(json.loads(meta.read_text())["exit_code_by_key"], key=_order_name)
+            names = sorted(random.Random(SEED).sample(every, min(sample, len(every))))
+            run["sample"] = {"tested": len(names), "of": len(every), "seed": SEED}
+        rc = _mutmut(workspace, out, jobs, names)
+    run.update(seconds=time.monotonic() - start, exit_code=rc)
+    (workspace / "run.json").write_text(json.dumps(run))
+
+
+def _mutmut(workspace: Path, out: IO[bytes], jobs: int, names: list[str]) -> int | None:
     env = {k: v for k, v in os.environ.items() if k != "MUTANT_UNDER_TEST"}
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ beside the repository's tests
-    start = time.monotonic()
-    with open(workspace / "mutmut.log", "wb") as out:
-        try:
-            proc = subprocess.run(
-                [sys.executable, "-c", _BOOT, "run", "--max-children", str(jobs)],
-                cwd=workspace,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                timeout=MODULE_TIMEOUT,
-            )
-            rc: int | None = proc.returncode
-        except subprocess.TimeoutExpired:
-            rc = None
-    run = {"seconds": time.monotonic() - start, "exit_code": rc, "tests": tests}
-    (workspace / "run.json").write_text(json.dumps(run))
+    try:
+        return subprocess.run(
+            [sys.executable, "-c", _BOOT, "run", "--max-children", str(jobs), *names],
+            cwd=workspace,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=MODULE_TIMEOUT,
+        ).returncode
+    except subprocess.TimeoutExpired:
+        return None
 
 
 def read_module(module: str, equivalents: list[Equivalent]) -> ModuleResult:
@@ -232,6 +256,9 @@ def read_module(module: str, equivalents: list[Equivalent]) -> ModuleResult:
         result.error = f"mutmut failed ({why}); last lines of {log}:\n  " + "\n  ".join(tail)
         return result
     codes: dict[str, int | None] = json.loads(meta.read_text())["exit_code_by_key"]
+    if "sample" in run:
+        result.sampled_from = run["sample"]["of"]
+        codes = {name: code for name, code in codes.items() if code is not None}
     result.mutants = [
         describe(workspace, module, name, code) for name, code in sorted(codes.items(), key=_order)
     ]
@@ -244,7 +271,10 @@ def read_module(module: str, equivalents: list[Equivalent]) -> ModuleResult:
 
 
 def _order(item: tuple[str, int | None]) -> tuple[str, int]:
-    name, _ = item
+    return _order_name(item[0])
+
+
+def _order_name(name: str) -> tuple[str, int]:
     base, _, number = name.rpartition("__mutmut_")
     return base, int(number) if number.isdigit() else 0
 
@@ -335,7 +365,7 @@ def report(results: list[ModuleResult]) -> str:
         rows.append(
             (
                 module,
-                str(len(r.mutants)),
+                str(len(r.mutants)) + ("" if r.sampled_from is None else f"/{r.sampled_from}"),
                 str(r.count("killed")),
                 str(survived),
                 str(r.count("timeout")),
@@ -386,6 +416,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--tests", nargs="+", help="run the modules against these test files instead of theirs"
     )
+    parser.add_argument(
+        "--sample", type=int, help="test only this many mutants per module, drawn at random"
+    )
     args = parser.parse_args(argv)
     WORK = args.workdir.resolve()
     mapping = load_mapping()
@@ -396,7 +429,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for module in select(args.modules, mapping):
         if not args.report:
             print(f"mutation: {module} against {', '.join(mapping[module])}", flush=True)
-            run_module(module, mapping[module], args.jobs)
+            run_module(module, mapping[module], args.jobs, args.sample)
         result = read_module(module, equivalents)
         if not args.report and not result.error:
             score = "-" if result.score is None else f"{100 * result.score:.1f}%"
