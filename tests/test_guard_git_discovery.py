@@ -387,3 +387,127 @@ def test_a_commondir_that_is_a_fifo_is_not_read(tmp_path: Path) -> None:
     (tree / ".git").write_text(f"gitdir: {git_dir}\n")
     location = discover(tree, config_of({"core.worktree": str(tree)}))
     assert location == RepoLocation(tree.resolve(), git_dir.resolve(), git_dir.resolve())
+
+
+# -- messages, limits and the walk's edges ---------------------------------------------------
+
+
+def test_an_unverifiable_git_file_is_refused_with_the_whole_reason_and_how_to_fix_it(
+    tmp_path: Path, repo: GitRepo
+) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / ".git").write_text(f"gitdir: {repo.root / '.git'}\n")
+    with pytest.raises(RepositoryError) as info:
+        discover(tree, no_config)
+    real = tree.resolve() / ".git"
+    assert info.value.message == (
+        f"{real} points to {repo.root.resolve() / '.git'}, which Redline cannot verify as this "
+        "work tree's linked worktree or submodule"
+    )
+    assert info.value.hint == (
+        "a .git file is accepted only when the git directory it names points back at this work "
+        "tree (`git worktree add` and `git submodule` set that up)"
+    )
+
+
+def test_a_dot_git_link_out_of_the_tree_says_how_redline_reviews(
+    tmp_path: Path, repo: GitRepo
+) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / ".git").symlink_to(repo.root / ".git")
+    with pytest.raises(RepositoryError) as info:
+        discover(tree, no_config)
+    assert info.value.hint == "Redline reviews a repository only through its own .git directory"
+
+
+def test_a_worktree_git_dir_without_head_is_refused(worktree: Path, repo: GitRepo) -> None:
+    (repo.root / ".git" / "worktrees" / "wt" / "HEAD").unlink()
+    with pytest.raises(RepositoryError, match="cannot verify"):
+        discover(worktree, no_config)
+
+
+def test_a_path_inside_a_linked_in_git_directory_is_not_a_work_tree(repo: GitRepo) -> None:
+    root = repo.root.resolve()
+    (root / ".git").rename(root / "store")
+    (root / ".git").symlink_to("store")
+    with pytest.raises(RepositoryError, match="is not inside a git working tree"):
+        discover(root / "store" / "refs", no_config)
+
+
+def test_inside_a_dot_git_directory_is_said_so_before_its_parent_is_judged(
+    tmp_path: Path,
+) -> None:
+    """A worktree's git dir copied in as .git: a path inside it is "not a work tree", not the
+    parent's "linked worktree's git directory used as a repository"."""
+    tree = tmp_path / "tree"
+    fake_git_dir(tree / ".git", objects=False, commondir=True)
+    with pytest.raises(RepositoryError, match="is not inside a git working tree"):
+        discover(tree / ".git" / "refs", no_config)
+
+
+def test_a_dot_git_that_cannot_be_looked_at_is_a_clear_error(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_lstat = os.lstat
+
+    def lstat(path: os.PathLike[str] | str, *args: object, **kwargs: object) -> os.stat_result:
+        if Path(path).name == ".git":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_lstat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    with pytest.raises(RepositoryError) as info:
+        discover(repo.root, no_config)
+    assert info.value.message == f"cannot read {repo.root.resolve() / '.git'}: Permission denied"
+
+
+def test_a_gitdir_line_keeps_its_trailing_spaces_as_git_does(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    git_dir = fake_git_dir(tmp_path / "store" / "modules" / "m")
+    (tree / ".git").write_text(f"gitdir: {git_dir} \n")
+    with pytest.raises(RepositoryError, match="cannot verify"):
+        discover(tree, config_of({"core.worktree": str(tree)}))
+
+
+def test_only_a_carriage_return_is_taken_off_the_gitdir_line(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    git_dir = fake_git_dir(tmp_path / "store" / "modules" / "subX")
+    (tree / ".git").write_text(f"gitdir: {git_dir}\r\n")
+    location = discover(tree, config_of({"core.worktree": str(tree)}))
+    assert location is not None and location.git_dir == git_dir.resolve()
+
+
+def test_a_git_file_is_read_no_further_than_its_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / ".git").write_bytes(b"gitdir: x\n" + b"#" * 100_000)
+    asked: list[int | None] = []
+    real_fdopen = os.fdopen
+
+    class Recording:
+        def __init__(self, fh: object) -> None:
+            self._fh = fh
+
+        def __enter__(self) -> Recording:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self._fh.close()  # type: ignore[attr-defined]
+
+        def fileno(self) -> int:
+            return self._fh.fileno()  # type: ignore[attr-defined, no-any-return]
+
+        def read(self, size: int | None = -1) -> bytes:
+            asked.append(size)
+            return self._fh.read(size)  # type: ignore[attr-defined, no-any-return]
+
+    monkeypatch.setattr(os, "fdopen", lambda fd, *a, **k: Recording(real_fdopen(fd, *a, **k)))
+    with pytest.raises(RepositoryError, match="not a valid"):
+        discover(tree, no_config)
+    assert asked and all(isinstance(n, int) and 0 < n <= 4097 for n in asked)
