@@ -322,6 +322,8 @@ def test_git_grep_may_not_open_files_in_a_pager_in_any_spelling(option: str) -> 
     """git accepts any unambiguous prefix of a long option, with or without `=value`."""
     with pytest.raises(GitCommandError, match=r"^git grep may not open files in a pager$"):
         check_git_args(["grep", "-n", option, "needle"], private_index=True)
+    with pytest.raises(GitCommandError, match=r"^git grep may not open files in a pager$"):
+        check_git_args(["grep", option, "needle"], private_index=True)  # first of all
 
 
 @pytest.mark.parametrize("option", ["-o", "--or", "--", "--o", "-n", "--only-matching", "-e"])
