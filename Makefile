@@ -14,7 +14,7 @@ UV_ENV := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON=$(BIN)/python UV_NO_PROGRESS=
 	UV_COMPILE_BYTECODE=1
 
 .PHONY: run test lint typecheck pytest test-deps nvim node emacs bench setup setup-dev clean vsix \
-	client-check test-pythons
+	client-check test-pythons mutation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -131,6 +131,17 @@ test-pythons: test-deps | $(UV)
 	done; \
 	printf "test-pythons:$$results\n"; exit $$failed
 
+# Mutation testing of the guard modules, each against its own tests (scripts/mutation.toml), with
+# mutmut; prints a table per module and the surviving mutants. Not part of `make test`: a module
+# takes minutes. MODULES narrows it to modules or directories, SAMPLE tests that many mutants per
+# module, drawn at random (an estimate, for a big module on a busy machine):
+#   make mutation MODULES=server/redline/git/hardening.py
+#   make mutation MODULES=server/redline/redaction/ SAMPLE=60
+MODULES ?=
+SAMPLE ?=
+mutation: setup-dev
+	$(BIN)/python scripts/mutation.py $(MODULES) $(if $(SAMPLE),--sample $(SAMPLE))
+
 # The VS Code extension: client-check, vsix.
 include editor-client/client.mk
 
@@ -142,5 +153,5 @@ bench: setup-dev
 include editor-client/e2e/e2e.mk
 
 clean:
-	rm -rf $(VENV) .venvs .mypy_cache .pytest_cache .ruff_cache $(NODE_DIR)/node_modules \
+	rm -rf $(VENV) .venvs .mypy_cache .pytest_cache .ruff_cache .mutation $(NODE_DIR)/node_modules \
 	  editor-client/node_modules editor-client/dist editor-client/out editor-client/*.vsix
