@@ -90,6 +90,20 @@ class RequestCapReached(LLMError):
         self.cap = cap
 
 
+class RequestTooLarge(LLMError):
+    """One request is over `llm.max_request_bytes`; it was not sent."""
+
+    def __init__(self, size: int, cap: int) -> None:
+        super().__init__(
+            f"model request of {size:,} bytes is over the {cap:,}-byte limit "
+            "(llm.max_request_bytes); it was not sent",
+            "raise llm.max_request_bytes (user config or REDLINE_MAX_REQUEST_BYTES), or review "
+            "a smaller change",
+        )
+        self.size = size
+        self.cap = cap
+
+
 # -- responses ---------------------------------------------------------------------------------
 
 
