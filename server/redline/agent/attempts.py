@@ -175,7 +175,7 @@ class Attempts:
                     call.model,
                     KIND_TEXT[failure.kind],
                     attempt + 1,
-                    attempts,
+                    limit + 1,
                     wait,
                     failure.detail,
                 )
