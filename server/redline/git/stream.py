@@ -170,6 +170,12 @@ class DiffStream:
             else:
                 self._counts = [a + b for a, b in zip(self._counts, diff_counts(text), strict=True)]
 
+    @property
+    def held(self) -> int:
+        """Bytes received and not handed on yet: with a cap, at most max(cap, HEADER_MAX)
+        and one chunk, whatever a section's size."""
+        return len(self._pending)
+
     def text(self) -> str:
         return "".join(self._texts)
 
