@@ -135,6 +135,7 @@ class ScriptedLLM:
         self.handler = handler
         self.default = None if default is None else _as_reply(default)
         self.requests: list[dict[str, Any]] = []  # every request body, in arrival order
+        self.sizes: list[int] = []  # the bytes of each request body, in the same order
         self.headers: list[dict[str, str]] = []  # the matching request headers
         self.in_flight = 0
         self.max_in_flight = 0
@@ -309,6 +310,7 @@ def _make_handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
                 body = {"_unparsed": raw.decode("utf-8", "replace")}
             with llm._lock:
                 llm.requests.append(body)
+                llm.sizes.append(len(raw))
                 llm.headers.append({k.lower(): v for k, v in self.headers.items()})
                 llm.in_flight += 1
                 llm.max_in_flight = max(llm.max_in_flight, llm.in_flight)

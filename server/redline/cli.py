@@ -254,25 +254,58 @@ def main(argv: Sequence[str] | None = None) -> int:
         from redline.lsp.server import main as lsp_main
 
         return lsp_main()
-    code = EXIT_ERROR
     try:
         code = _run_command(args)
-        return code
-    finally:
-        if argv is None:
-            loader = sys.modules.get("redline.agent.litellm_loader")
-            if loader is not None and loader.import_in_progress():
-                # An early exit (a bad ref, an estimate) while a daemon thread still imports
-                # litellm: the interpreter's shutdown can deadlock on the import lock it
-                # holds. Everything is written by now (report, task record): leave at once.
-                sys.stdout.flush()
-                sys.stderr.flush()
-                os._exit(code)
-            # The process ends next (the console script or `python -m`): with litellm loaded,
-            # the interpreter's final collections scan ~250k objects for ~1.2 s after the
-            # report is out. Frozen, they are left to the exit. (Callers passing argv — tests,
-            # embedders — keep their collector as it was.)
-            gc.freeze()
+    except SystemExit as exc:  # raised inside a command: its code is the exit code
+        code = _exit_code(exc)
+    except KeyboardInterrupt:
+        sys.stderr.write("redline: interrupted\n")
+        code = EXIT_INTERRUPTED
+    except BaseException as exc:
+        if not _whole_process and not isinstance(exc, Exception):
+            raise  # a caller's own control flow (a test's outcome, GeneratorExit)
+        # Anything else is a bug (or input nothing foresaw): one line and exit 2 — never a
+        # traceback, and never 1, which says "findings at or above --fail-on".
+        sys.stderr.write(
+            f"redline: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
+            "(a bug in Redline: please report it)\n"
+        )
+        code = EXIT_ERROR
+    if _whole_process:
+        _before_exit(code)
+    return code
+
+
+def _before_exit(code: int) -> None:
+    """The process ends next (the console script or `python -m`); its code is `code`."""
+    loader = sys.modules.get("redline.agent.litellm_loader")
+    if loader is not None and loader.import_in_progress():
+        # An early exit (a bad ref, an estimate) while a daemon thread still imports litellm:
+        # the interpreter's shutdown can deadlock on the import lock it holds. Everything is
+        # written by now (report, task record, the error line): leave at once.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    # With litellm loaded, the interpreter's final collections scan ~250k objects for ~1.2 s
+    # after the report is out. Frozen, they are left to the exit. (Callers passing argv —
+    # tests, embedders — keep their collector as it was.)
+    gc.freeze()
+
+
+def _exit_code(exc: SystemExit) -> int:
+    """The exit code a SystemExit asks for (a message instead of a code: one line, exit 2)."""
+    if exc.code is None or isinstance(exc.code, int):
+        return exc.code or EXIT_OK
+    sys.stderr.write(f"redline: error: {_one_line(str(exc.code))}\n")
+    return EXIT_ERROR
+
+
+def _one_line(text: str) -> str:
+    from redline.git.process import strip_control
+    from redline.redaction import redact
+
+    line = strip_control(redact(text).strip().split("\n", 1)[0])
+    return line if len(line) <= 300 else line[:299] + "…"
 
 
 def _run_command(args: argparse.Namespace) -> int:

@@ -2,8 +2,9 @@
 
 Each layer is validated on its own before merging, so an error names the file (or variable)
 and the key that is wrong. Settings that decide where code is sent, what runs on this machine
-or how much a run may spend (`models.*`, `analyzers.custom`, `llm.max_requests`, `tools.*`) are
-never taken from the reviewed repository's files: the author of the change controls those files.
+or how much a run may spend (`models.*`, `analyzers.custom`, `llm.max_requests`,
+`llm.max_request_bytes`, `tools.*`) are never taken from the reviewed repository's files: the
+author of the change controls those files.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ _REPO_FORBIDDEN = {
     "models": "model, API base and keys come only from your own config or environment",
     "analyzers.custom": "commands to run come only from your own config",
     "llm.max_requests": "resource caps come only from your own config, environment or flags",
+    "llm.max_request_bytes": "resource caps come only from your own config, environment or flags",
     "tools": "resource caps come only from your own config, environment or flags",
     "debate": "debaters, their models and prompts come only from your own config",
     "store": "how long your review records are kept comes only from your own config",
@@ -45,6 +47,7 @@ ENV_KEYS: dict[str, str] = {
     "REDLINE_BANDIT": "analyzers.bandit",
     "REDLINE_BANDIT_SCOPE": "analyzers.bandit_scope",
     "REDLINE_MAX_REQUESTS": "llm.max_requests",
+    "REDLINE_MAX_REQUEST_BYTES": "llm.max_request_bytes",
     "REDLINE_MAX_WRITE_FILES": "tools.max_write_files",
     "REDLINE_MAX_WRITE_BYTES": "tools.max_write_total_bytes",
     "REDLINE_KEEP_RECORDS": "store.keep_records",
@@ -318,9 +321,11 @@ _USER_ONLY = """
 # budget_tokens = 400000
 # budget_usd = 0.50
 # temperature = 0.0
-# Model requests per run, retries included (default: 2 × the planned calls + 20).
+# Model requests per run, retries included (default: 2 × the planned calls + 20), and the
+# bytes one request may carry (a larger one is not sent; its file is reported not reviewed).
 # Like [tools], never read from a repository file.
 # max_requests = 200
+# max_request_bytes = 4194304
 
 [tools]
 # write_file (`redline ask`): at most this many reports, and this many bytes, per run.

@@ -156,6 +156,11 @@ class LLMSettings(_Strict):
     # included. None: derived from the plan (2 × planned calls + 20). Like the `[tools]` caps,
     # never taken from a repository file: the change under review decides how big the plan is.
     max_requests: int | None = Field(default=None, ge=1)
+    # The most bytes one model request may carry (its messages and tools as JSON): a larger
+    # one is not sent, and its unit is reported as not reviewed (agent/attempts.py). A
+    # backstop behind the per-file diff cap and the context budget; user settings only, like
+    # max_requests: a repository file must not lift it.
+    max_request_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
 
 
 class ToolSettings(_Strict):

@@ -6,7 +6,8 @@
 - a truncated answer (`finish_reason == "length"`) is asked again once with more room, and
   raises `LLMTruncated` if still cut: a caller never parses half an answer as a whole one;
 - the budget and the request cap checked before each attempt (`agent/spend_limits.py`), and
-  the request counted just before it leaves;
+  the request counted just before it leaves; a request over `llm.max_request_bytes` is not
+  sent at all (`RequestTooLarge`, here: every request passes `_call_once`);
 - the concurrency limit shared by everything using the client, halved on each 429 and raised
   again as calls succeed (`agent/limiter.py`);
 - tokens, cost and latency of every request in the `UsageLedger`, failed ones included.
@@ -17,6 +18,7 @@ never logged here, nor is the key.
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import time
@@ -66,6 +68,14 @@ class Call:
     placeholder: bool = False  # api_key is the stand-in for a keyless local server (keys.py)
     answer_no: int = 0  # 1 for the re-ask after a truncated answer
     streamed: bool = False  # set once any text reached `on_delta` in the current attempt
+
+
+def request_bytes(kwargs: dict[str, Any]) -> int:
+    """The bytes of what a request carries — its messages, tools and response format — as
+    the JSON body a provider is sent (UTF-8, compact)."""
+    body = {k: kwargs[k] for k in ("messages", "tools", "response_format") if k in kwargs}
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), default=str)
+    return len(text.encode("utf-8", errors="surrogatepass"))
 
 
 class Exhausted(Exception):
@@ -165,7 +175,7 @@ class Attempts:
                     call.model,
                     KIND_TEXT[failure.kind],
                     attempt + 1,
-                    attempts,
+                    limit + 1,
                     wait,
                     failure.detail,
                 )
@@ -198,6 +208,9 @@ class Attempts:
             kwargs["stream"] = True
             kwargs["stream_options"] = {"include_usage": True}
 
+        # The one place every request passes (retries, re-asks, fallbacks, every role): one
+        # over llm.max_request_bytes is not sent, whatever built it.
+        self.limits.check_request_size(request_bytes(kwargs))
         await self._limit.acquire()
         throttled = False
         try:

@@ -18,7 +18,9 @@ What it adds around `litellm.acompletion`, each job in its own module:
   `agent/model_info.py`), budgets checked before each call (`agent/spend_limits.py`);
 - a hard cap on the HTTP requests one client (one review or ask run) may send, retries and
   re-asks included (`max_requests`): past it nothing is sent and `RequestCapReached` is raised
-  (`agent/spend_limits.py`).
+  (`agent/spend_limits.py`); and on the bytes of any one request (`llm.max_request_bytes`,
+  checked in `agent/attempts.py` just before each request leaves): one over it is not sent and
+  `RequestTooLarge` is raised.
 
 litellm is imported on first use only (`agent/litellm_loader.py`: it costs seconds and ~200 MB,
 and the language server must start instantly); a model review starts that import in the
@@ -49,6 +51,7 @@ from redline.agent.outcomes import (
     LLMTruncated,
     ModelUnusable,
     RequestCapReached,
+    RequestTooLarge,
     ToolCall,
     final_error,
     parse_retry_after,
@@ -73,6 +76,7 @@ __all__ = [
     "LLMTruncated",
     "ModelUnusable",
     "RequestCapReached",
+    "RequestTooLarge",
     "ToolCall",
     "litellm_loaded",
     "load_litellm",
@@ -181,6 +185,11 @@ class LLMClient:
         return self._limits.requests_refused
 
     @property
+    def requests_too_large(self) -> int:
+        """Requests not sent because they were over `llm.max_request_bytes`."""
+        return self._limits.requests_too_large
+
+    @property
     def request_cap_reached(self) -> bool:
         """True once no further request may be sent."""
         return self._limits.request_cap_reached
@@ -205,7 +214,8 @@ class LLMClient:
 
         With `on_delta` the answer is streamed: the callback gets each content piece and the
         answer number (see `DeltaCallback`); the full `LLMResponse` is still returned.
-        Raises `LLMNotConfigured`, `BudgetExceeded`, `RequestCapReached`, `LLMTruncated`,
+        Raises `LLMNotConfigured`, `BudgetExceeded`, `RequestCapReached`, `RequestTooLarge`,
+        `LLMTruncated`,
         `LLMTimeout` or `LLMError`.
         """
         candidates = self._routes.targets(role)

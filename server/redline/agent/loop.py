@@ -22,6 +22,7 @@ from redline.agent.outcomes import DeltaCallback
 from redline.agent.session import Session
 from redline.agent.toolkit import ToolExecutor, ToolRegistry
 from redline.agent.usage import Usage
+from redline.json_bounds import loads as bounded_loads
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +156,7 @@ class Agent:
 def _canonical(arguments: str) -> str:
     """Arguments in a form where key order and spacing do not hide a repeat."""
     try:
-        return json.dumps(json.loads(arguments), sort_keys=True)
+        return json.dumps(bounded_loads(arguments), sort_keys=True)
     except (ValueError, TypeError):
         return arguments.strip()
 

@@ -90,6 +90,20 @@ class RequestCapReached(LLMError):
         self.cap = cap
 
 
+class RequestTooLarge(LLMError):
+    """One request is over `llm.max_request_bytes`; it was not sent."""
+
+    def __init__(self, size: int, cap: int) -> None:
+        super().__init__(
+            f"model request of {size:,} bytes is over the {cap:,}-byte limit "
+            "(llm.max_request_bytes); it was not sent",
+            "raise llm.max_request_bytes (user config or REDLINE_MAX_REQUEST_BYTES), or review "
+            "a smaller change",
+        )
+        self.size = size
+        self.cap = cap
+
+
 # -- responses ---------------------------------------------------------------------------------
 
 
@@ -167,6 +181,7 @@ KIND_TEXT = {
     "server": "failed with a server error",
     "connection": "could not be reached",
     "garbage": "returned a response that is not valid JSON",
+    "too_deep": "returned an answer nested too deep to read",
     "auth": "rejected the credentials",
     "no_key": "has no API key",
     "unknown_model": "is not known to the server",
@@ -242,9 +257,29 @@ def _unreachable_cause(exc: BaseException) -> str | None:
     return None
 
 
+def _recursion_in_chain(exc: BaseException) -> bool:
+    """Whether reading the answer ran out of stack: litellm decodes tool-call arguments with
+    json.loads as it builds its response object, so arguments nested 100,000 deep end there
+    in a RecursionError, reported as an "Invalid response object" 500 with its traceback."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, RecursionError):
+            return True
+        current = current.__cause__ or current.__context__
+    return "maximum recursion depth exceeded" in str(exc)
+
+
 def classify(exc: BaseException, litellm: Any, retry_after_cap: float) -> CallFailed:
     if isinstance(exc, CallFailed):
         return exc
+    if _recursion_in_chain(exc):
+        # Malformed output like any other: asked once more, then the call fails. Said in
+        # Redline's words: litellm's message holds a traceback.
+        return CallFailed(
+            "too_deep", "its answer nests too deep to decode", retryable=True, max_retries=1
+        )
     msg = short_text(str(exc))
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None

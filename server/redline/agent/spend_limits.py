@@ -1,14 +1,15 @@
 """What one client (one review or ask run) may still spend, checked before every request: the
 token and dollar budget (`llm.budget_tokens`, `llm.budget_usd`, against the client's
 `UsageLedger`) and the cap on HTTP requests (`max_requests`: every attempt counts — retries,
-fallbacks, truncation re-asks). Past either, nothing more is sent.
+fallbacks, truncation re-asks). Past either, nothing more is sent. And the size of each
+request (`llm.max_request_bytes`): one over it is not sent, the others go on.
 """
 
 from __future__ import annotations
 
 import threading
 
-from redline.agent.outcomes import BudgetExceeded, RequestCapReached
+from redline.agent.outcomes import BudgetExceeded, RequestCapReached, RequestTooLarge
 from redline.agent.usage import UsageLedger
 from redline.config_models import Settings
 
@@ -22,6 +23,8 @@ class SpendLimits:
         self.max_requests: int | None = settings.llm.max_requests
         self.requests_sent = 0  # HTTP requests that left (or were about to leave) the process
         self.requests_refused = 0  # calls refused because the cap was reached
+        self.max_request_bytes = settings.llm.max_request_bytes
+        self.requests_too_large = 0  # requests not sent for their size
         self._lock = threading.Lock()
 
     # -- budget --------------------------------------------------------------------------------
@@ -66,3 +69,12 @@ class SpendLimits:
         if self.max_requests is not None and self.requests_sent >= self.max_requests:
             self.requests_refused += 1
             raise RequestCapReached(self.max_requests)
+
+    # -- request size --------------------------------------------------------------------------
+
+    def check_request_size(self, size: int) -> None:
+        """Raise `RequestTooLarge` (counted) when a request of `size` bytes may not be sent."""
+        if size > self.max_request_bytes:
+            with self._lock:
+                self.requests_too_large += 1
+            raise RequestTooLarge(size, self.max_request_bytes)

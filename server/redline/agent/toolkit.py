@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from redline.agent.redact import redact
+from redline.json_bounds import loads as bounded_loads
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +149,8 @@ def _parse_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any]:
     if isinstance(arguments, dict):
         return arguments
     try:
-        value = json.loads(arguments)
-    except json.JSONDecodeError as e:
+        value = bounded_loads(arguments)  # nested too deep: a ValueError, never a RecursionError
+    except ValueError as e:
         raise ValueError(str(e)) from None
     if value is None:
         return {}

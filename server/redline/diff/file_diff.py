@@ -82,6 +82,9 @@ class FileDiff:
     binary: bool = False
     submodule: bool = False
     combined: bool = False  # a merge's combined diff (`diff --cc`), not split into hunks
+    # (section bytes, cap) when the section was over the per-file cap and cut to its header
+    # while the diff was read (git/section_cap.py): nothing of its content is here.
+    cut: tuple[int, int] | None = None
     error: str | None = None
 
     @property

@@ -79,6 +79,14 @@ def units_or_fallback(
         return [_fallback_unit(fd, settings, seen, reason)], False
 
 
+def cut_reason(size: int, cap: int) -> str:
+    """Why a file whose diff section was cut while it was read is not reviewed."""
+    return (
+        f"diff too large: {size:,} bytes, over the per-file limit of {cap:,} "
+        "(2 × review.max_file_bytes); not read"
+    )
+
+
 def _fallback_unit(
     fd: FileDiff, settings: ReviewSettings, seen: dict[str, int], reason: str
 ) -> ReviewUnit:
@@ -136,6 +144,9 @@ def _file_units(
 ) -> list[ReviewUnit]:
     """fd's units. With content=False the new version is not looked at: the units lack the
     tags it decides (add_content_tags adds them), and function metrics are not computed."""
+    if fd.cut:  # cut while it was read: only its header is known, and nothing is read
+        ctx = _FileContext.of(fd)
+        return [_whole_file_unit(fd, ctx, settings, seen, skip_reason=cut_reason(*fd.cut))]
     if fd.binary and content and not fd.is_deleted and not fd.submodule:
         fd = text_new_side(fd, read_new, settings) or fd
     ctx = _FileContext.of(fd)

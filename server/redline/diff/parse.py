@@ -11,7 +11,9 @@ directly, in one linear pass over the lines:
 - hunk bodies are read by the counts in the `@@` line, never by guessing from the text, so a
   removed line that reads "-- x" or "diff --git" cannot be mistaken for a header;
 - lines are split on "\\n" only: "\\r", form feeds and U+2028 are content, not line ends;
-- a section that still fails comes back with `error` set, and the other sections are unaffected.
+- a section that still fails comes back with `error` set, and the other sections are unaffected;
+- a section cut while it was read (over the per-file cap, git/section_cap.py) keeps only its
+  header and a marker line, and comes back with `cut` set.
 
 The types it fills are in file_diff.py; the file names in section headers (C-quoting, prefixes)
 are read by header_paths.py.
@@ -32,6 +34,7 @@ from redline.diff.header_paths import (
     split_pair,
     strip_prefix,
 )
+from redline.git.section_cap import read_marker
 
 _HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _SUBMODULE_LOG = re.compile(r"Submodule (.+) ([0-9a-f]{4,}\.\.\.?[0-9a-f]{4,})(?: \(.*\))?:?$")
@@ -163,6 +166,11 @@ def _header_line(line: str, fd: FileDiff) -> bool:
         fd.binary = True
         fd.is_new |= line.startswith("Binary files /dev/null and ")
         fd.is_deleted |= line.endswith(" and /dev/null differ")
+    elif line.startswith("\\ "):
+        # Redline's own marker of a section cut while it was read; git writes no "\\ " line
+        # in a header, so nothing else is taken for one.
+        fd.cut = read_marker(line)
+        return fd.cut is not None
     elif not line.startswith(
         ("old mode ", "new mode ", "similarity index ", "dissimilarity index ")
     ):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from redline.errors import GitCommandError, RepositoryError
-from redline.git.difftext import stats_from_diff, stats_suffix
+from redline.git.difftext import stats_suffix
 from redline.git.forge import (
     PrRef,
     check_against_origin,
@@ -33,8 +33,10 @@ from redline.git.forge import (
     str_field,
 )
 from redline.git.names import short
-from redline.git.process import decode, strip_control
+from redline.git.process import strip_control
 from redline.git.repo import Repo, Resolved
+from redline.git.section_cap import section_cap
+from redline.git.stream import capped_diff
 from redline.shorten import shorten
 
 __all__ = ["UNAVAILABLE_REV", "PrRef", "parse_pr_arg", "parse_remote_url", "resolve_pr"]
@@ -106,7 +108,10 @@ def _fetch_command(n: int) -> str:
 def _via_gh(repo: Repo, number: int) -> Resolved:
     n = str(number)
     data = gh_pr_view(repo, number)
-    diff_text = decode(repo.runner.gh(repo.root, *gh_diff_argv(number)))
+    # Read whole (gh does not stream), then cut per file like a streamed diff.
+    diff_text, stats = capped_diff(
+        repo.runner.gh(repo.root, *gh_diff_argv(number)), section_cap(repo.max_file_bytes)
+    )
 
     head_oid = oid_field(data, "headRefOid")
     base_oid = oid_field(data, "baseRefOid")
@@ -121,14 +126,15 @@ def _via_gh(repo: Repo, number: int) -> Resolved:
     title = shorten(strip_control(str_field(data, "title")), 72)
     head_name = strip_control(str_field(data, "headRefName")) or "?"
     base_name = strip_control(str_field(data, "baseRefName")) or "?"
-    stats = stats_from_diff(diff_text)
     label = f'PR #{n} "{title}" ({head_name} → {base_name})' + stats_suffix(stats, diff_text)
     return Resolved(label, diff_text, old_rev, new_rev, stats)
 
 
 def _via_glab(repo: Repo, number: int) -> Resolved:
     data = glab_mr_view(repo, number)
-    diff_text = decode(repo.runner.glab(repo.root, *glab_diff_argv(number)))
+    diff_text, stats = capped_diff(
+        repo.runner.glab(repo.root, *glab_diff_argv(number)), section_cap(repo.max_file_bytes)
+    )
     base_oid, head_oid, start_oid = gitlab_diff_refs(data)
     head_local = head_oid is not None and repo.try_commit(head_oid) is not None
     new_rev = head_oid if head_oid and head_local else UNAVAILABLE_REV
@@ -143,7 +149,6 @@ def _via_glab(repo: Repo, number: int) -> Resolved:
     title = shorten(strip_control(str_field(data, "title")), 72)
     source = strip_control(str_field(data, "source_branch")) or "?"
     target = strip_control(str_field(data, "target_branch")) or "?"
-    stats = stats_from_diff(diff_text)
     label = f'MR !{number} "{title}" ({source} → {target})' + stats_suffix(stats, diff_text)
     return Resolved(label, diff_text, old_rev, new_rev, stats)
 

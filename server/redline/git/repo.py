@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Final
 
 from redline.errors import FileTooLargeError, RepositoryError
-from redline.git.difftext import DIFF_OPTIONS, stats_from_diff
+from redline.git.difftext import DIFF_OPTIONS
 from redline.git.names import check_rel_path, is_oid, is_valid_revision, short, validate_revision
 from redline.git.process import decode, split_nul, strip_control
 from redline.git.runner import EMPTY_TREE, GitRunner
+from redline.git.section_cap import section_cap
 from redline.git.stream import DiffConsumer, DiffStream, ReadAhead
 from redline.git.worktree import read_worktree_file
 from redline.model import DiffStats
@@ -193,19 +194,20 @@ class Repo:
         """Unified diff text and its totals for `git diff [--cached] revs…`.
 
         The totals are counted from the text (they equal `--numstat`'s): a second `git diff
-        --numstat` would cost as much as the diff itself.
+        --numstat` would cost as much as the diff itself. A file's section over
+        section_cap(max_file_bytes) is cut to its header and a marker (git/section_cap.py);
+        its changed lines still count.
         """
         mode = ("--cached",) if cached else ()
         tail = ("--end-of-options", *revs, "--")
         argv = ("diff", *DIFF_OPTIONS, *mode, *tail)
-        if self.consumer is None:
-            text = decode(self.git(*argv, index_file=index_file))
-            return text, stats_from_diff(text)
         # Two revisions: the new side is a commit (one: the work tree; --cached: the index).
         new_commit = revs[1] if len(revs) == 2 and not cached else None
-        if new_commit is not None:
+        if new_commit is not None and self.consumer is not None:
             self.read_ahead = ReadAhead(self, new_commit, self.max_file_bytes)
-        stream = DiffStream(self.consumer, self.read_ahead)
+        # Always streamed: a file's section over the cap is cut while git writes it, so it is
+        # never held whole, with or without a consumer.
+        stream = DiffStream(self.consumer, self.read_ahead, section_cap(self.max_file_bytes))
         try:
             self.runner.git(self.root, *argv, index_file=index_file, on_stdout=stream.take)
             stream.flush()

@@ -14,9 +14,10 @@ import threading
 from typing import TYPE_CHECKING, Final, Protocol
 
 from redline.errors import RedlineError
-from redline.git.difftext import diff_counts, stats_from_diff
+from redline.git.difftext import diff_counts
 from redline.git.names import is_oid
 from redline.git.process import decode
+from redline.git.section_cap import HEADER_MAX, SectionCut
 from redline.model import DiffStats
 
 if TYPE_CHECKING:
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 
     from redline.git.runner import GitRunner
 
+# What starts every file section but the first: a cut is made after its newline.
+_NEXT: Final = b"\ndiff "
 # A blob id as a diff's `index` line may abbreviate it.
 _ABBREV_RE: Final = re.compile(r"[0-9a-f]{4,64}")
 
@@ -51,7 +54,9 @@ class DiffConsumer(Protocol):
 
 
 class DiffStream:
-    """Cuts git's diff output into runs of complete file sections for a DiffConsumer.
+    """Cuts git's diff output into runs of complete file sections for a DiffConsumer, and
+    cuts any one section over `max_section_bytes` down to its header (git/section_cap.py)
+    while it streams past: such a section is never held whole.
 
     A cut is made only before a line starting with "diff ": in git's output no other line can
     (hunk body lines start with ' ', '+', '-' or '\\'; names with a newline are C-quoted), and
@@ -60,34 +65,104 @@ class DiffStream:
     one by one gives the same text as decoding the whole output.
     """
 
-    def __init__(self, consumer: DiffConsumer, read_ahead: ReadAhead | None) -> None:
+    def __init__(
+        self,
+        consumer: DiffConsumer | None,
+        read_ahead: ReadAhead | None,
+        max_section_bytes: int | None = None,
+    ) -> None:
         self._consumer = consumer
         self._read_ahead = read_ahead
+        self._cap = max_section_bytes
+        # Past this, the section still arriving is cut as it comes (never below HEADER_MAX:
+        # its header is taken from what is held).
+        self._hold = None if max_section_bytes is None else max(max_section_bytes, HEADER_MAX)
         self._pending = bytearray()
+        self._cutting: SectionCut | None = None  # the section being dropped as it arrives
+        self._tail = b""  # while cutting: the last bytes seen, where a "\ndiff " may start
         self._texts: list[str] = []
         # stats_from_diff's counts, summed run by run (None once a run does not start with
         # "diff --git ", which the sum does not cover; then the whole text is counted).
         self._counts: list[int] | None = [0, 0, 0]
+        self._cut_lines = [0, 0]  # the changed lines of the sections cut (not in the text)
 
     def take(self, chunk: bytes) -> None:
+        if self._cutting is not None:
+            chunk = self._skip(chunk)
+            if not chunk:
+                return
         self._pending += chunk
         cut = self._pending.rfind(b"\ndiff ")
         if cut != -1:
-            self._send(bytes(self._pending[: cut + 1]))
+            self._send_run(bytes(self._pending[: cut + 1]))
             del self._pending[: cut + 1]
+        if self._hold is not None and len(self._pending) > self._hold:
+            # The section still arriving is over the cap: keep its header, drop the rest.
+            self._cutting = SectionCut(bytes(self._pending))
+            self._tail = bytes(self._pending[-(len(_NEXT) - 1) :])
+            self._pending.clear()
+
+    def _skip(self, chunk: bytes) -> bytes:
+        """Drop chunk's bytes of the section being cut; return what follows it (the start of
+        the next section), if it is in this chunk."""
+        assert self._cutting is not None
+        seen = self._tail + chunk
+        end = seen.find(_NEXT)
+        if end == -1:
+            self._cutting.more(chunk)
+            self._tail = seen[-(len(_NEXT) - 1) :]
+            return b""
+        start = end + 1  # of the next section, in `seen`
+        own = start - len(self._tail)  # chunk's bytes that are still the cut section's
+        if own >= 0:
+            self._cutting.more(chunk[:own])
+        else:  # the tail's last bytes, counted already, began the next section
+            self._cutting.size += own
+        self._end_cut()
+        return seen[start:]
+
+    def _end_cut(self) -> None:
+        assert self._cutting is not None and self._cap is not None
+        cutting, self._cutting, self._tail = self._cutting, None, b""
+        self._cut_lines[0] += cutting.added
+        self._cut_lines[1] += cutting.removed
+        self._send(cutting.stub(self._cap))
 
     def flush(self) -> None:
+        if self._cutting is not None:
+            self._end_cut()
         if self._pending:
-            self._send(bytes(self._pending))
+            self._send_run(bytes(self._pending))
             self._pending.clear()
+
+    def _send_run(self, data: bytes) -> None:
+        """Send a run of complete sections, each over the cap replaced by its stub."""
+        if self._cap is None or len(data) <= self._cap:
+            self._send(data)
+            return
+        parts: list[bytes] = []
+        start = 0
+        while start < len(data):
+            end = data.find(_NEXT, start)
+            end = len(data) if end == -1 else end + 1
+            if end - start > self._cap:
+                cutting = SectionCut(data[start:end])
+                self._cut_lines[0] += cutting.added
+                self._cut_lines[1] += cutting.removed
+                parts.append(cutting.stub(self._cap))
+            else:
+                parts.append(data[start:end])
+            start = end
+        self._send(b"".join(parts))
 
     def _send(self, data: bytes) -> None:
         text = decode(data)
         self._texts.append(text)
-        wanted = self._consumer.feed(text)
-        if wanted and self._read_ahead is not None:
-            self._read_ahead.want(wanted)
-        self._consumer.digest()
+        if self._consumer is not None:
+            wanted = self._consumer.feed(text)
+            if wanted and self._read_ahead is not None:
+                self._read_ahead.want(wanted)
+            self._consumer.digest()
         # Counted now, while git is still writing, rather than all at once after it is done.
         if self._counts is not None:
             if len(self._texts) > 1 and not text.startswith("diff --git "):
@@ -95,15 +170,33 @@ class DiffStream:
             else:
                 self._counts = [a + b for a, b in zip(self._counts, diff_counts(text), strict=True)]
 
+    @property
+    def held(self) -> int:
+        """Bytes received and not handed on yet: with a cap, at most max(cap, HEADER_MAX)
+        and one chunk, whatever a section's size."""
+        return len(self._pending)
+
     def text(self) -> str:
         return "".join(self._texts)
 
     def stats(self) -> DiffStats:
-        """stats_from_diff(self.text())."""
+        """stats_from_diff(self.text()), plus the changed lines of the sections cut."""
         if self._counts is None:
-            return stats_from_diff(self.text())
-        files, added, removed = self._counts
-        return DiffStats(files=files, added=added, removed=removed)
+            files, added, removed = diff_counts(self.text())
+        else:
+            files, added, removed = self._counts
+        return DiffStats(
+            files=files, added=added + self._cut_lines[0], removed=removed + self._cut_lines[1]
+        )
+
+
+def capped_diff(data: bytes, max_section_bytes: int) -> tuple[str, DiffStats]:
+    """A whole diff read at once (a forge's, for a pull request): its text with every section
+    over the cap cut as a streamed one is, and its totals."""
+    stream = DiffStream(None, None, max_section_bytes)
+    stream.take(data)
+    stream.flush()
+    return stream.text(), stream.stats()
 
 
 class ReadAhead:
@@ -240,4 +333,4 @@ class CatFileStream:
         del buf[:pos]
 
 
-__all__ = ["CatFileStream", "DiffConsumer", "DiffStream", "ReadAhead"]
+__all__ = ["CatFileStream", "DiffConsumer", "DiffStream", "ReadAhead", "capped_diff"]

@@ -8,6 +8,8 @@ import contextlib
 import json
 from typing import Any, Protocol
 
+from redline.json_bounds import loads as bounded_loads
+
 
 class Redactor(Protocol):
     """What these functions need of `redactor.Redactor` (which calls them: no import back)."""
@@ -69,7 +71,7 @@ def _redact_tool_call(redactor: Redactor, call: Any) -> Any:
     if redacted != args:
         # Redact the decoded values, so the arguments stay valid JSON whatever was masked.
         with contextlib.suppress(ValueError):
-            redacted = json.dumps(redact_data(redactor, json.loads(args)), ensure_ascii=False)
+            redacted = json.dumps(redact_data(redactor, bounded_loads(args)), ensure_ascii=False)
     return {**call, "function": {**fn, "arguments": redacted}}
 
 

@@ -23,6 +23,7 @@ from redline.git.names import check_rel_path
 from redline.git.process import strip_control
 from redline.git.repo import Repo
 from redline.git.runner import GitRunner
+from redline.json_bounds import loads as bounded_loads
 from redline.model import DiffStats
 from redline.progress import CancelToken, Progress, Stage
 from redline.review.assemble import (
@@ -114,7 +115,7 @@ def _loose_arguments(arguments: str | dict[str, Any] | None) -> dict[str, Any]:
     if isinstance(arguments, dict):
         return arguments
     try:
-        value = json.loads(arguments or "{}")
+        value = bounded_loads(arguments or "{}")
     except (ValueError, TypeError):
         return {"raw": str(arguments)[:MAX_RECORDED_ARGUMENT_CHARS]}
     return value if isinstance(value, dict) else {"raw": str(arguments)}

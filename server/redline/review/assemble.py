@@ -146,12 +146,17 @@ def shown_findings(findings: list[Finding], floor: Severity, notes: list[str]) -
 
 def fill_usage(client: LLMClient, coverage: Coverage) -> None:
     """Models, calls, tokens and cost of the run into the coverage (cost None when a model
-    had no price), and a note when the request cap held calls back."""
+    had no price), and a note when the request caps (count, size) held calls back."""
     if client.requests_refused:
         coverage.notes.append(
             f"model request cap ({client.max_requests}) reached: {client.requests_refused} "
             f"model calls were not sent after {client.requests_sent} requests (raise "
             "llm.max_requests to allow more)"
+        )
+    if client.requests_too_large:
+        coverage.notes.append(
+            f"{client.requests_too_large} model requests were not sent: each was over "
+            f"llm.max_request_bytes ({client.settings.llm.max_request_bytes:,} bytes)"
         )
     ledger = client.ledger
     coverage.models = sorted(set(coverage.models) | set(ledger.models))

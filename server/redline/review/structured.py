@@ -5,11 +5,12 @@ ignored, braces and all). Malformed output — not JSON, or not the schema, unkn
 keys included — is re-asked once with the validation error; a second failure raises
 `InvalidModelOutput`, which callers report ("not reviewed: invalid model output") rather than
 dropping silently. Truncated answers never reach the parser: the client raises LLMTruncated.
+A value nested deeper than json_bounds.MAX_DEPTH is malformed output too (the decoder would
+recurse past the interpreter's limit): it is measured before it is decoded.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, TypeVar
 
@@ -17,12 +18,12 @@ from pydantic import BaseModel, ValidationError
 
 from redline.agent.llm import LLMClient, LLMResponse
 from redline.errors import RedlineError
+from redline.json_bounds import JSONTooDeep, raw_decode
 
 T = TypeVar("T", bound=BaseModel)
 
 # A fenced block's body, closed or not (a fence is where a model puts the answer it means).
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
-_DECODER = json.JSONDecoder()
 
 
 class InvalidModelOutput(RedlineError):
@@ -43,15 +44,20 @@ def extract_json(text: str | None) -> Any:
         # The answer the model meant: a decode error here is the error to report, not a
         # reason to pick a nested object out of it.
         try:
-            return _DECODER.raw_decode(first)[0]
-        except json.JSONDecodeError as exc:
+            return raw_decode(first)[0]
+        except JSONTooDeep as exc:
+            raise ValueError(f"the answer is not usable JSON: {exc}") from None
+        except ValueError as exc:
             raise ValueError(f"the answer is not valid JSON ({exc})") from None
     # Prose first: the first "{" where a whole object decodes (a "{x}" in prose does not).
     start = stripped.find("{")
     while start >= 0:
         try:
-            return _DECODER.raw_decode(stripped, start)[0]
-        except json.JSONDecodeError:
+            return raw_decode(stripped, start)[0]
+        except JSONTooDeep as exc:
+            # Every "{" after this one is inside it: as deep or nearly, and as unusable.
+            raise ValueError(f"the answer is not usable JSON: {exc}") from None
+        except ValueError:
             start = stripped.find("{", start + 1)
     raise ValueError("the answer has no JSON object")
 

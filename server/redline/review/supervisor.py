@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from redline.agent.llm import LLMClient, LLMError, RequestCapReached
+from redline.agent.llm import LLMClient, LLMError, RequestCapReached, RequestTooLarge
 from redline.context.instructions import Instructions
 from redline.context.provider import ContextProvider
 from redline.encoding import decode_text
@@ -115,8 +115,8 @@ async def _plan(inputs: StageInputs, plans_in: list[UnitPlan], notes: list[str])
     except InvalidModelOutput as exc:
         notes.append(f"planner answer unusable ({exc.message}); the rule plan was used")
         return [fuse_plan(u, known.get(u.unit_id)) for u in units]
-    except RequestCapReached as exc:
-        # Not the model's fault: the reviewers meet the same cap and list their files.
+    except (RequestCapReached, RequestTooLarge) as exc:
+        # Not the model's fault: the reviewers meet the same caps and list their files.
         notes.append(f"planner not asked ({exc.message}); the rule plan was used")
         return [fuse_plan(u, known.get(u.unit_id)) for u in units]
     except LLMError as exc:
@@ -303,9 +303,9 @@ async def run_model_stage(
     for path, review in result.files.items():
         if not review.ok:
             notes.append(f"{path}: not reviewed by the model: {review.reason}")
-    # Files left unreviewed by the request cap are listed one by one, not turned into "the
-    # model is unavailable".
-    capped = inputs.client.requests_refused > 0
+    # Files left unreviewed by the request caps (count, size) are listed one by one, not
+    # turned into "the model is unavailable".
+    capped = inputs.client.requests_refused > 0 or inputs.client.requests_too_large > 0
     if all(not r.ok for r in result.files.values()) and result.files and not capped:
         model = inputs.client.models_for("reviewer")[0][0]
         reasons = sorted({r.reason or "" for r in result.files.values()})
