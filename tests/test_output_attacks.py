@@ -19,8 +19,6 @@ from typing import Any
 
 import pytest
 
-from forge_bed import Forge, github_forge
-from gitrepo import GitRepo
 from markdown_oracle import (
     fence_infos,
     live_constructs,
@@ -32,15 +30,18 @@ from output_bed import (
     ESCAPES,
     HOSTILE,
     HOSTILE_NAME,
-    HostileScript,
     MENTIONS,
     OSC52,
+    HostileScript,
     cli_env,
     hostile_repo,
     model_args,
     redline,
 )
 from output_bed import hostile_llm as hostile_llm
+
+from forge_bed import Forge, github_forge
+from gitrepo import GitRepo
 from scripted_llm import ScriptedLLM
 
 SLUG = "acme/widgets"
@@ -160,7 +161,9 @@ def _github(tmp_path: Path) -> tuple[GitRepo, Forge]:
 
 
 def _gitlab(tmp_path: Path) -> tuple[GitRepo, Forge]:
-    repo = hostile_repo(tmp_path / "repo", origin=f"https://gitlab.example.com/{GITLAB_PROJECT}.git")
+    repo = hostile_repo(
+        tmp_path / "repo", origin=f"https://gitlab.example.com/{GITLAB_PROJECT}.git"
+    )
     return repo, gitlab_forge(tmp_path / "forge", repo, valid={"app.py": list(range(1, 7))})
 
 
@@ -189,9 +192,7 @@ def _forge_env(tmp_path: Path, forge: Forge) -> dict[str, str]:
 def _posted_bodies(forge: Forge) -> tuple[str, list[str]]:
     state = forge.state()
     [summary] = [c["body"] for c in state["issue_comments"]]
-    inline = [
-        c["body"] if "body" in c else c["notes"][0]["body"] for c in state["review_comments"]
-    ]
+    inline = [c["body"] if "body" in c else c["notes"][0]["body"] for c in state["review_comments"]]
     return summary, inline
 
 
@@ -292,7 +293,8 @@ def _dry_run_bodies(stderr: str) -> list[str]:
 def test_a_model_suggestion_block_never_becomes_one(tmp_path: Path) -> None:
     # A finding whose improved code is not an applicable fix, and a comment that carries a
     # suggestion block of its own: neither may reach the forge as a one-click commit.
-    planted = dict(HOSTILE, title="Plain title", comment="Apply this:\n\n```suggestion\nrm -rf /\n```\n")
+    comment = "Apply this:\n\n```suggestion\nrm -rf /\n```\n"
+    planted = dict(HOSTILE, title="Plain title", comment=comment)
     repo, forge = _github(tmp_path)
     with ScriptedLLM(handler=HostileScript(findings={"app.py": [planted]})) as llm:
         run = redline(
