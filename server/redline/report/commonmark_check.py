@@ -9,11 +9,19 @@ or a block the text leaves open (a fence or HTML block would swallow whatever Re
 after it: a line appended after a blank line must come out as a paragraph of its own). The
 sanitizer falls back to showing the text as code when this finds anything, so a gap between its
 rules and a real parser shows plain text rather than acting.
+
+Text with none of the characters any of these constructs needs (a backtick or tilde for a
+fence, `<` for HTML and autolinks, `[` for links and images, `&` and `\\` for entities and
+escapes that could spell a sigil, a `/` starting a line) and no live reference as written is
+not parsed: its text tokens are pieces of it, so nothing in it can act. Checks are cached: one
+finding's text is checked for the report, the summary, its inline comment and its hover.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from functools import lru_cache
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -24,10 +32,20 @@ _MD = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]
 _SAFE_SCHEMES = ("http://", "https://", "mailto:")
 # Appended after a blank line: it must parse as a top-level paragraph of its own.
 _CANARY = "redline-canary-e1f0"
+# What every construct the check looks for needs, at least one of.
+_MARKUP = re.compile(r"[`~<\[&\\]|^/", re.MULTILINE)
 
 
+def _plain(text: str) -> bool:
+    """Nothing in `text` could act, without parsing it."""
+    return _MARKUP.search(text) is None and live_reference(text) is None
+
+
+@lru_cache(maxsize=4096)
 def block_problem(markdown: str) -> str | None:
     """What in `markdown` (a block of text placed between Redline's own) would act, or None."""
+    if _plain(markdown):
+        return None
     tokens = _MD.parse(f"{markdown}\n\n{_CANARY}\n")
     tail = [(t.type, t.level, t.content) for t in tokens[-3:]]
     if tail != [("paragraph_open", 0, ""), ("inline", 1, _CANARY), ("paragraph_close", 0, "")]:
@@ -43,8 +61,11 @@ def block_problem(markdown: str) -> str | None:
     return _inline_problem(tokens)
 
 
+@lru_cache(maxsize=4096)
 def inline_problem(text: str) -> str | None:
     """What in one line of inline Markdown (a title, a table cell) would act, or None."""
+    if _plain(text):
+        return None
     return _inline_problem(_MD.parseInline(text))
 
 

@@ -20,6 +20,7 @@ as code instead.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from redline.report.commonmark_check import block_problem, inline_problem
 from redline.report.markup import fenced, inline_code
@@ -37,6 +38,9 @@ _CODE_SPAN = re.compile(
 # An info string a forge reads as a suggestion block (GitHub ```suggestion, GitLab
 # ```suggestion:-0+2): only Redline's own applicable fixes may be one.
 _SUGGESTION = re.compile(r"^\s*suggestion", re.IGNORECASE)
+# What at least one rule of `_clean` needs: "<" (HTML, autolinks), "[" (links, images,
+# definitions, `[name:`), a sigil, `GH-`, or "/" (quick actions).
+_CLEAN_NEEDED = re.compile(r"[<\[@#!~%$&/]|GH-", re.IGNORECASE)
 # A line (of prose) starting with `/`: GitLab runs it as a quick action (/merge, /approve).
 _SLASH_LINE = re.compile(r"^([ \t]*)/", re.MULTILINE)
 _HTML_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
@@ -72,6 +76,7 @@ _KEPT_LINK = re.compile(
 _REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:[ \t]*<?(\S*?)>?(?:[ \t]+.*)?$", re.MULTILINE)
 
 
+@lru_cache(maxsize=4096)  # pure; a finding's text is shown in the report, summary and hover
 def sanitize_markdown(text: str) -> str:
     """The same Markdown, inert: no images, raw HTML, links to anything but http(s)/mailto,
     live mentions or references, suggestion blocks, quick actions or fence left open; shown as
@@ -84,6 +89,7 @@ def sanitize_markdown(text: str) -> str:
     return fenced(text)
 
 
+@lru_cache(maxsize=4096)
 def sanitize_inline(text: str) -> str:
     """For one-line fields (titles): line breaks folded into spaces, then sanitized as inline
     Markdown; shown as a code span when the parser still finds something that would act."""
@@ -142,8 +148,8 @@ def _prose(text: str) -> str:
 
 
 def _clean(text: str) -> str:
-    if not text:
-        return text
+    if _CLEAN_NEEDED.search(text) is None:
+        return text  # none of the rules below can apply
     text = _HTML_COMMENT.sub("", text)
     text = _HTML_DECLARATION.sub("", text)
     text = _HTML_TAG.sub(lambda m: "" if m.group(1).lower() in _HTML_ELEMENTS else m.group(0), text)
