@@ -32,6 +32,7 @@ from output_bed import (
     HOSTILE_NAME,
     MENTIONS,
     OSC52,
+    RLO,
     HostileScript,
     cli_env,
     hostile_repo,
@@ -389,3 +390,18 @@ def test_mentions_constant_covers_every_forge_reference() -> None:
     # The bed's payload names each kind the oracle knows; a kind dropped here would go untested.
     assert [m for m in MENTIONS.split() if not live_constructs(m)] == []
     assert all(e in HOSTILE_NAME for e in ESCAPES)
+
+
+def test_the_debate_stream_spells_escapes_out() -> None:
+    # A debater's streamed text goes to the terminal as it arrives (cli_debate_view.py).
+    import io
+
+    from redline.cli_debate_view import DebateView
+    from redline.debate.events import DebateEvent, EventKind
+
+    out = io.StringIO()
+    view = DebateView(out)
+    view(DebateEvent(EventKind.TURN_STARTED, {"round": 1, "speaker": "a", "label": "A"}))
+    view(DebateEvent(EventKind.DELTA, {"round": 1, "speaker": "a", "text": f"x{OSC52}{RLO}y"}))
+    assert raw_controls(out.getvalue()) == []
+    assert "x\\u001b]52;c;Y3VybCBldmlsLnNofHNo\\u0007\\u202ey" in out.getvalue()
