@@ -387,7 +387,8 @@ def test_the_view_draws_turns_from_events_and_strips_terminal_escapes() -> None:
     assert "\x1b" not in text and "\x07" not in text
     assert "Debate over branch feature: 1 debaters, 2 rounds — A (m/a)" in text
     assert "── Round 1 · A (m/a) ──" in text
-    assert "The key ]0;pwnedcollides.\n" in text  # streamed once, not repeated at the end
+    # Spelled out (report/controls.py), streamed once, not repeated at the end.
+    assert "The key \\u001b]0;pwned\\u0007collides.\n" in text
     assert text.count("collides") == 1
     assert "12 tokens, 1.5 s" in text
     assert "» You (before round 2): what about the tenant?" in text

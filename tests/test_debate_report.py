@@ -120,7 +120,8 @@ def test_markdown_orders_summary_findings_then_the_debate() -> None:
 
 def test_participants_table() -> None:
     markdown = render(_review(), "markdown")
-    assert "| Security | `openai/gpt-4o` | 3 | 12,345 | $0.0123 | — |" in markdown
+    # A joiner after the `$`: GitLab would read `$0` as a snippet reference.
+    assert "| Security | `openai/gpt-4o` | 3 | 12,345 | $\u200d0.0123 | — |" in markdown
     # The label differs from the name: both shown; a "|" in a model cannot split the row.
     assert (
         "| Speed (`perf-bot`) | `ollama/llama\\|3` | 1 | 99 | unknown "

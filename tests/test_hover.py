@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from redline.lsp.hover import fence, hover_markdown
+from redline.lsp.hover import hover_markdown
 from redline.model import Category, Finding, Severity, Verification, finding_id
+from redline.report.markup import fenced
 
 
 def make(**kw: object) -> Finding:
@@ -73,7 +74,7 @@ def test_code_cannot_break_out_of_its_fence() -> None:
     code = 'doc = """\n```\n<img src=x>\n````\n"""'
     text = hover_markdown(make(improved_code=code))
     assert "`````python\n" + code + "\n`````" in text  # longer than the 4-backtick run
-    assert fence("a ` b", None) == "```\na ` b\n```"
+    assert fenced("a ` b") == "```\na ` b\n```"
 
 
 def test_unclosed_fence_in_the_comment_is_closed_before_the_suggestion() -> None:

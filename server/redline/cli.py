@@ -157,7 +157,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
         # Still a report: CI reads --output (or a piped SARIF) whether or not anything changed.
         review = empty_review(plan)
         code = report_and_exit_code(review, settings, args)
-        return post_if_asked(args, review, "review", plan.scope, code)
+        return post_if_asked(args, review, "review", plan.scope, code, settings)
     if args.estimate:
         from redline.review.estimate import estimate_model, render_estimate
 
@@ -170,7 +170,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
 
     review = run_review(plan, settings, progress, store=TaskStore.for_settings(settings))
     code = report_and_exit_code(review, settings, args)
-    return post_if_asked(args, review, "review", plan.scope, code)
+    return post_if_asked(args, review, "review", plan.scope, code, settings)
 
 
 @contextlib.contextmanager

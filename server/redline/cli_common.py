@@ -192,6 +192,11 @@ def repo_root(path: Path) -> Path:
 
 
 def write_report(text: str, output: Path | None) -> None:
+    """Every report the CLI prints or writes (any format, estimates, history): the last
+    choke point, where no control character from a file name or a model's text gets past."""
+    from redline.report.controls import escape_controls
+
+    text = escape_controls(text)
     if output is None:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()
@@ -239,7 +244,7 @@ def report_and_exit_code(
     exit 3 when a configured model could not be used (the one line on stderr), 2 when the
     {what} failed, 1 when a finding is at or above --fail-on (naming where that came from)."""
     from redline.redaction import redact, redact_data
-    from redline.report import render
+    from redline.report import escape_controls, render
     from redline.report.baseline import Baseline, compare
 
     shown = Review.model_validate(redact_data(review.model_dump(mode="json")))
@@ -263,10 +268,11 @@ def report_and_exit_code(
         write_report(render(shown, args.format or "markdown", comparison), args.output)
     if review.model_error is not None:
         # Before --fail-on: the analyzers' findings alone say nothing about the change's worst.
-        sys.stderr.write(f"redline: error: {shown.model_error}\n")
+        sys.stderr.write(f"redline: error: {escape_controls(shown.model_error or '')}\n")
         return EXIT_MODEL
     if review.failure is not None:
-        sys.stderr.write(f"redline: error: the {what} failed: {shown.failure}\n")
+        failure = escape_controls(shown.failure or "")
+        sys.stderr.write(f"redline: error: the {what} failed: {failure}\n")
         return EXIT_ERROR
     fail_on = settings.review.fail_on
     # With a baseline, only new findings fail: CI gates on what this change brought in.

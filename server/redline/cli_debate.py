@@ -118,7 +118,7 @@ def cmd_debate(args: argparse.Namespace) -> int:
         sys.stderr.write("redline: interrupted\n")
         return EXIT_INTERRUPTED
     code = report_and_exit_code(review, settings, args, what="debate")
-    return post_if_asked(args, review, "debate", None, code)
+    return post_if_asked(args, review, "debate", None, code, settings)
 
 
 async def _debate(

@@ -10,24 +10,23 @@ erased through `before_write` first, so the two never draw over each other.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any, TextIO
 
 from redline.debate.events import DebateEvent
 from redline.redaction import redact
+from redline.report.controls import escape_controls
 
 WIDTH = 72
 
-# Model output is shown raw on the user's terminal: an escape sequence in it (asked for by a
-# hostile diff, say) could move the cursor, retitle the window or worse. Keep text and
-# newlines, drop the other control characters.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
 
 def clean(text: str) -> str:
-    """Text safe to write to a terminal, secrets redacted (the report is redacted too)."""
-    return _CONTROL.sub("", redact(text.replace("\r\n", "\n")))
+    """Text safe to write to a terminal, secrets redacted (the report is redacted too).
+
+    Model output is streamed to the user's terminal: an escape sequence in it (asked for by a
+    hostile diff, say) could move the cursor, retitle the window or set the clipboard. The
+    report's rule (report/controls.py) spells every control character out."""
+    return escape_controls(redact(text))
 
 
 def rule(title: str = "", char: str = "─") -> str:

@@ -84,16 +84,15 @@ def cmd_history(args: argparse.Namespace) -> int:
     repo = _repository(args)
     rows = store.list(limit=args.limit, repo=repo)
     if args.format != "markdown":
-        sys.stdout.write(
-            json.dumps([_entry(row) for row in rows], indent=2, ensure_ascii=False) + "\n"
-        )
+        write_report(json.dumps([_entry(row) for row in rows], indent=2, ensure_ascii=False), None)
         return EXIT_OK
     if not rows:
         where = f" for {repo}" if repo is not None else ""
         more = " (`redline history --all` lists every repository)" if repo is not None else ""
         sys.stderr.write(f"redline: no reviews recorded{where} in {store.root}{more}\n")
         return EXIT_OK
-    sys.stdout.write("".join(_line(row) for row in rows))
+    # Scope labels name branches and pull requests: attacker text, through the choke point.
+    write_report("".join(_line(row) for row in rows), None)
     return EXIT_OK
 
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from redline.cli_common import EXIT_ERROR, EXIT_MODEL, scope_request
+from redline.config_models import Settings
 from redline.errors import RedlineError, UsageError
 from redline.git.scopes import ScopeDiff
 from redline.model import Review
@@ -55,7 +56,12 @@ def _show(text: str) -> None:
 
 
 def post_if_asked(
-    args: argparse.Namespace, review: Review, kind: Kind, scope: ScopeDiff | None, code: int
+    args: argparse.Namespace,
+    review: Review,
+    kind: Kind,
+    scope: ScopeDiff | None,
+    code: int,
+    settings: Settings,
 ) -> int:
     """Post after the report is written; the exit code, 2 when posting failed."""
     if not args.post:
@@ -64,6 +70,7 @@ def post_if_asked(
     from redline.publish.common import PostOptions
     from redline.publish.post import PostRequest, post_review
     from redline.redaction import redact
+    from redline.report.controls import escape_controls
 
     try:
         if scope is None:  # the debate keeps no diff: read the request's again
@@ -73,12 +80,17 @@ def post_if_asked(
             pr_arg=str(scope.request.arg),
             diff_text=scope.diff_text,
             reviewed_head=scope.new_rev,
-            options=PostOptions(inline=args.inline, dry_run=args.dry_run),
+            options=PostOptions(
+                inline=args.inline,
+                dry_run=args.dry_run,
+                max_writes=settings.publish.max_writes,
+            ),
         )
         lines = post_review(review, kind, request, show=_show)
     except RedlineError as exc:
-        sys.stderr.write(f"redline: error: posting to the pull request: {redact(str(exc))}\n")
+        message = escape_controls(redact(str(exc)))
+        sys.stderr.write(f"redline: error: posting to the pull request: {message}\n")
         return code if code in (EXIT_ERROR, EXIT_MODEL) else EXIT_ERROR
     for line in lines:
-        sys.stderr.write(f"redline: {redact(line)}\n")
+        sys.stderr.write(f"redline: {escape_controls(redact(line))}\n")
     return code

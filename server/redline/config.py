@@ -3,8 +3,8 @@
 Each layer is validated on its own before merging, so an error names the file (or variable)
 and the key that is wrong. Settings that decide where code is sent, what runs on this machine
 or how much a run may spend (`models.*`, `analyzers.custom`, `llm.max_requests`,
-`llm.max_request_bytes`, `tools.*`) are never taken from the reviewed repository's files: the
-author of the change controls those files.
+`llm.max_request_bytes`, `tools.*`, `publish.*`) are never taken from the reviewed repository's
+files: the author of the change controls those files.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ _REPO_FORBIDDEN = {
     "tools": "resource caps come only from your own config, environment or flags",
     "debate": "debaters, their models and prompts come only from your own config",
     "store": "how long your review records are kept comes only from your own config",
+    "publish": "resource caps come only from your own config, environment or flags",
 }
 
 # Environment variables → dotted keys. Explicit, so `config show` can name the variable.
@@ -52,6 +53,7 @@ ENV_KEYS: dict[str, str] = {
     "REDLINE_MAX_WRITE_BYTES": "tools.max_write_total_bytes",
     "REDLINE_KEEP_RECORDS": "store.keep_records",
     "REDLINE_KEEP_DAYS": "store.keep_days",
+    "REDLINE_MAX_POST_WRITES": "publish.max_writes",
 }
 
 SECRET_KEYS = {"models.api_key"}
@@ -357,6 +359,11 @@ _USER_ONLY = """
 # `redline history --prune` applies this now.
 # keep_records = 200
 # keep_days = 30
+
+[publish]
+# `--post`: API writes (comments, reviews, edits) per run, at most; the summary comment lists
+# the findings the cap kept from being posted inline. Never read from a repository file.
+# max_writes = 50
 """
 
 # What a repository file may set: the settings that decide where code goes, what runs and how

@@ -233,6 +233,17 @@ class StoreSettings(_Strict):
     keep_days: float = Field(default=30.0, ge=0)
 
 
+DEFAULT_MAX_WRITES = 50
+
+
+class PublishSettings(_Strict):
+    """`--post`: API writes (comments, reviews, edits) one run may make, at most; what the cap
+    leaves out is listed in the summary comment. Only ever read from the user's file, the
+    environment or flags: the change under review decides how many findings there are."""
+
+    max_writes: int = Field(default=DEFAULT_MAX_WRITES, ge=1, le=10_000)
+
+
 class Settings(_Strict):
     review: ReviewSettings = Field(default_factory=ReviewSettings)
     analyzers: AnalyzerSettings = Field(default_factory=AnalyzerSettings)
@@ -241,3 +252,4 @@ class Settings(_Strict):
     tools: ToolSettings = Field(default_factory=ToolSettings)
     debate: DebateSettings = Field(default_factory=DebateSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    publish: PublishSettings = Field(default_factory=PublishSettings)

@@ -2,8 +2,8 @@
 
 Everything a model wrote (title, comment, evidence) goes through `report.sanitize`, and the
 assembled text is sanitized once more, so no image, raw HTML or `command:` link reaches the
-editor even if a piece slipped through. Code is shown in a fence longer than any backtick run
-in it, so code cannot close the fence and turn into Markdown.
+editor even if a piece slipped through. Code is shown in the report's fence (report/markup.py),
+longer than any backtick run in it, so code cannot close the fence and turn into Markdown.
 """
 
 from __future__ import annotations
@@ -12,50 +12,15 @@ import re
 
 from redline.diff.functions import language_for
 from redline.model import Finding
+from redline.report.markup import fenced
 from redline.report.sanitize import sanitize_inline, sanitize_markdown
 
-_BACKTICKS = re.compile(r"`+")
 _ID = re.compile(r"RL-[0-9a-f]{12}")
-_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _VERDICTS = {
     "CORRECT": "verified correct",
     "PARTIALLY_CORRECT": "verified, partially correct",
     "INCORRECT": "verifier disagreed",
 }
-
-
-def fence(code: str, language: str | None = None) -> str:
-    """`code` in a backtick fence longer than any backtick run inside it."""
-    longest = max((len(m) for m in _BACKTICKS.findall(code)), default=0)
-    ticks = "`" * max(3, longest + 1)
-    body = code if code.endswith("\n") else code + "\n"
-    return f"{ticks}{_info(language)}\n{body}{ticks}"
-
-
-def _info(language: str | None) -> str:
-    # An info string is shown to nobody but picks the highlighter; keep it a plain word.
-    return language if language and re.fullmatch(r"[A-Za-z0-9_+-]+", language) else ""
-
-
-def _close_open_fence(markdown: str) -> str:
-    """Close a fence the model left open, so it cannot swallow the sections after it."""
-    open_fence: str | None = None
-    for line in markdown.splitlines():
-        match = _FENCE_LINE.match(line)
-        if not match:
-            continue
-        marker = match.group(1)
-        if open_fence is None:
-            open_fence = marker
-        elif (
-            marker[0] == open_fence[0]
-            and len(marker) >= len(open_fence)
-            and not match.group(2).strip()
-        ):
-            open_fence = None
-    if open_fence is None:
-        return markdown
-    return markdown.rstrip("\n") + "\n" + open_fence + "\n"
 
 
 def _sources(sources: list[str]) -> str:
@@ -84,13 +49,14 @@ def hover_markdown(finding: Finding, stale: bool = False) -> str:
         if evidence:
             line += f" — {evidence}"
         parts.append(line)
-    comment = _close_open_fence(sanitize_markdown(finding.comment.strip()))
+    # Sanitized, a fence the model left open is closed where its comment ends.
+    comment = sanitize_markdown(finding.comment.strip())
     if comment:
         parts.append(comment)
     if finding.improved_code is not None:
         if finding.improved_code.strip():
             parts.append("Suggested code:")
-            parts.append(fence(finding.improved_code, language_for(finding.file)))
+            parts.append(fenced(finding.improved_code, language_for(finding.file) or ""))
         else:
             parts.append("Suggested fix: delete these lines.")
     if _ID.fullmatch(finding.id):

@@ -20,7 +20,7 @@ from redline.report.markdown import (
     language_for,
     summary_line,
 )
-from redline.report.markup import fenced, inline_code, table_cell
+from redline.report.markup import fenced, inline_code, suggestion_fence, table_cell
 from redline.report.sanitize import sanitize_inline, sanitize_markdown
 
 Forge = Literal["github", "gitlab"]
@@ -46,6 +46,9 @@ def summary_body(
     detailed = [f for f in findings if f.id not in inline_ids and f.id not in earlier_ids]
 
     head = _head(review, kind)
+    if placement is not None and placement.capped:
+        # In the head: cutting details for length never hides that comments were held back.
+        head += f"\n> {capped_note(len(placement.capped), placement.cap)}\n"
     tail: list[str] = []
     coverage_section(review, tail)
     tail[0] = "### Coverage"  # under the comment's own "## Redline …" heading
@@ -78,6 +81,11 @@ def _head(review: Review, kind: Kind) -> str:
     if review.debate is not None:
         debate_summary(review.debate, out)
     return "\n".join(out)
+
+
+def capped_note(count: int, cap: int) -> str:
+    findings = f"{count} finding{'s' if count != 1 else ''}"
+    return f"{findings} not posted inline: write cap of {cap} reached (`publish.max_writes`)"
 
 
 def _row(finding: Finding, inline_ids: set[str], earlier_ids: set[str]) -> str:
@@ -118,14 +126,18 @@ def _assemble(
             out.append(f"\n… and {total_rows - len(rows)} more findings (see the full report).")
         out.append("")
     if total_details:
-        title = "Not on a line of the diff" if placement is not None else "Details"
-        out += [f"### {title}", ""]
+        title = "Details"
         if placement is not None:
+            title = "Not posted inline" if placement.capped else "Not on a line of the diff"
+        out += [f"### {title}", ""]
+        if placement is not None and placement.outside:
             out += [
                 "These findings are on lines the pull request's diff does not show, so they "
                 "cannot be inline comments.",
                 "",
             ]
+        if placement is not None and placement.capped:
+            out += [capped_note(len(placement.capped), placement.cap) + ".", ""]
         out += details
         if len(details) < total_details:
             out += [f"… and {total_details - len(details)} more (see the full report).", ""]
@@ -146,7 +158,7 @@ def inline_body(comment: InlineComment, forge: Forge) -> str:
         info = "suggestion"
         if forge == "gitlab":
             info = f"suggestion:-{comment.last - comment.first}+0"
-        out += [_suggestion(finding.improved_code, info), ""]
+        out += [suggestion_fence(finding.improved_code.removesuffix("\n"), info), ""]
     elif finding.improved_code is not None:
         out += [
             "Suggested code:",
@@ -154,18 +166,10 @@ def inline_body(comment: InlineComment, forge: Forge) -> str:
             fenced(finding.improved_code, language_for(finding.file)),
             "",
         ]
-    sources = ", ".join(finding.sources) or "unknown"
+    sources = sanitize_inline(", ".join(finding.sources)) or "unknown"
     out += [
         f"*{finding.category.value} · confidence {finding.confidence:.2f} · from {sources}*",
         "",
         finding_marker(finding.id),
     ]
     return "\n".join(out) + "\n"
-
-
-def _suggestion(code: str, info: str) -> str:
-    """A suggestion block; an empty one deletes the commented lines."""
-    code = code.removesuffix("\n")
-    if code == "":
-        return f"```{info}\n```"
-    return fenced(code, info)

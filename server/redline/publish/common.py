@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from redline.config_models import DEFAULT_MAX_WRITES
 from redline.errors import RedlineError
 from redline.model import Finding
 from redline.publish.transport import ApiCall, ApiResponse, Transport
@@ -22,6 +23,7 @@ class PostError(RedlineError):
 class PostOptions:
     inline: bool = False
     dry_run: bool = False
+    max_writes: int = DEFAULT_MAX_WRITES  # publish.max_writes: API writes per run, at most
 
 
 @dataclass
@@ -34,6 +36,8 @@ class PostOutcome:
     moved: list[Finding] = field(default_factory=list)  # refused inline: in the summary
     outside: list[Finding] = field(default_factory=list)  # not in the diff: in the summary
     already: list[Finding] = field(default_factory=list)  # an earlier run posted them
+    capped: list[Finding] = field(default_factory=list)  # the write cap stopped them: summary
+    cap: int = 0
     notes: list[str] = field(default_factory=list)
 
     def lines(self, where: str, dry_run: bool) -> list[str]:
@@ -42,7 +46,7 @@ class PostOutcome:
         out = [f"{verb} the summary comment on {where} ({done}{self.summary})"]
         if self.summary_url:
             out[0] += f": {self.summary_url}"
-        if self.inline or self.already or self.outside or self.moved:
+        if self.inline or self.already or self.outside or self.moved or self.capped:
             count = len(self.inline)
             sent = " would be sent" if dry_run else ""
             parts = [f"{count} inline comment{'s' if count != 1 else ''}{sent}"]
@@ -52,6 +56,11 @@ class PostOutcome:
                 parts.append(f"{len(self.outside)} not on a line of the diff (in the summary)")
             if self.moved:
                 parts.append(f"{len(self.moved)} refused by the forge (in the summary)")
+            if self.capped:
+                parts.append(
+                    f"{len(self.capped)} not posted inline: write cap of {self.cap} reached "
+                    "(in the summary)"
+                )
             out.append(", ".join(parts))
         return out + self.notes
 

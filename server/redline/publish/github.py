@@ -4,7 +4,9 @@ The summary is an issue comment, found again by its marker among the posting acc
 comments and edited in place (PATCH) rather than added twice. Inline comments go in one PR
 review (event COMMENT) pinned to the reviewed head commit; GitHub refuses a whole review when
 one comment is on a line outside the diff (422), so then each comment is posted alone and the
-refused ones join the summary. Comments whose finding an earlier run posted are not sent again.
+refused ones join the summary, until the write cap (publish/guards.py) leaves one write, kept for
+the summary, which lists the rest. Comments whose finding an earlier run posted are not sent
+again.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from redline.publish.common import (
     read_error_handler,
 )
 from redline.publish.diff_map import DiffMap
+from redline.publish.guards import WriteCap
 from redline.publish.markers import Kind, posted_finding, summary_kind
 from redline.publish.placement import InlineComment, Placement, place
 from redline.publish.transport import ApiCall, Transport
@@ -41,7 +44,7 @@ def post_to_github(
     reviewed_head: str | None,
     diff: DiffMap,
     options: PostOptions,
-    transport: Transport,
+    transport: WriteCap,
     environ: Mapping[str, str],
 ) -> PostOutcome:
     outcome = PostOutcome()
@@ -72,10 +75,11 @@ def post_to_github(
                 head_sha = "<head commit>"
             if not head_sha:
                 raise PostError(f"{slug}#{number}: GitHub did not say the PR's head commit")
-            _post_inline(transport, slug, number, head_sha, placement, outcome)
+            _post_inline(transport, slug, number, head_sha, placement, outcome, options)
         outcome.inline = [c.finding for c in placement.inline]
         outcome.outside = [f for f in placement.outside if f not in outcome.moved]
         outcome.already = list(placement.already)
+        outcome.capped, outcome.cap = list(placement.capped), placement.cap
 
     existing = own_summary.get("id") if own_summary is not None else None
     post_summary(
@@ -136,13 +140,18 @@ def _comment_payload(comment: InlineComment) -> dict[str, Any]:
 
 
 def _post_inline(
-    transport: Transport,
+    transport: WriteCap,
     slug: str,
     number: int,
     head_sha: str,
     placement: Placement,
     outcome: PostOutcome,
+    options: PostOptions,
 ) -> None:
+    # One write is kept for the summary, which lists whatever the cap left out.
+    if transport.left < 2:
+        placement.cap_at(list(placement.inline), options.max_writes)
+        return
     count = len(placement.inline)
     review = {
         "commit_id": head_sha,
@@ -157,7 +166,11 @@ def _post_inline(
     if response.status != 422:
         checked(response, "posting the review comments")
     # One refused comment sinks the whole review: post them one by one, keep what GitHub takes.
-    for comment in list(placement.inline):
+    pending = list(placement.inline)
+    for at, comment in enumerate(pending):
+        if transport.left < 2:
+            placement.cap_at(pending[at:], options.max_writes)
+            return
         single = {"commit_id": head_sha, **_comment_payload(comment)}
         answer = transport.send(ApiCall("POST", f"repos/{slug}/pulls/{number}/comments", single))
         if answer.status == 422:

@@ -3,7 +3,9 @@
 The summary is an MR note, found again by its marker among the posting account's own notes and
 edited in place (PUT). Each inline comment is a discussion with a position object: GitLab needs
 the MR's base, head and start SHAs (its `diff_refs`) and, for a context line, the line's number
-on both sides. A position GitLab refuses (400/422) sends that finding to the summary.
+on both sides. A position GitLab refuses (400/422) sends that finding to the summary; so does
+each finding left when the write cap (publish/guards.py) has one write left, kept for the
+summary.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from redline.publish.common import (
     read_error_handler,
 )
 from redline.publish.diff_map import DiffMap
+from redline.publish.guards import WriteCap
 from redline.publish.markers import Kind, posted_finding, summary_kind
 from redline.publish.placement import InlineComment, Placement, place
 from redline.publish.transport import ApiCall, Transport
@@ -43,7 +46,7 @@ def post_to_gitlab(
     reviewed_head: str | None,
     diff: DiffMap,
     options: PostOptions,
-    transport: Transport,
+    transport: WriteCap,
 ) -> PostOutcome:
     outcome = PostOutcome()
     fail = read_error_handler(outcome, options)
@@ -71,7 +74,11 @@ def post_to_gitlab(
                 refs = {k: f"<{k}>" for k in _REF_KEYS}
             if len(refs) != 3:
                 raise PostError(f"{path}!{iid}: GitLab did not give the merge request's diff_refs")
-            for comment in list(placement.inline):
+            pending = list(placement.inline)
+            for at, comment in enumerate(pending):
+                if transport.left < 2:  # one write is kept for the summary
+                    placement.cap_at(pending[at:], options.max_writes)
+                    break
                 discussion = {
                     "body": inline_body(comment, "gitlab"),
                     "position": _position(comment, diff, refs),
@@ -85,6 +92,7 @@ def post_to_gitlab(
         outcome.inline = [c.finding for c in placement.inline]
         outcome.outside = [f for f in placement.outside if f not in outcome.moved]
         outcome.already = list(placement.already)
+        outcome.capped, outcome.cap = list(placement.capped), placement.cap
 
     existing = own_summary.get("id") if own_summary is not None else None
     post_summary(

@@ -32,11 +32,21 @@ class Placement:
     inline: list[InlineComment] = field(default_factory=list)
     outside: list[Finding] = field(default_factory=list)  # not in the diff: the summary
     already: list[Finding] = field(default_factory=list)  # posted by an earlier run
+    capped: list[Finding] = field(default_factory=list)  # the write cap left no write for them
+    cap: int = 0  # the cap that was reached (publish.max_writes), when `capped` is not empty
 
     def move_to_summary(self, comment: InlineComment) -> None:
         """A comment the forge refused after all (a 422): its finding goes to the summary."""
         self.inline.remove(comment)
         self.outside.append(comment.finding)
+
+    def cap_at(self, comments: list[InlineComment], cap: int) -> None:
+        """The write cap is reached: `comments` are not posted, their findings go to the
+        summary, which says so."""
+        for comment in comments:
+            self.inline.remove(comment)
+            self.capped.append(comment.finding)
+        self.cap = cap
 
 
 def place(findings: list[Finding], diff: DiffMap, posted: set[str]) -> Placement:

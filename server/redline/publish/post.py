@@ -3,6 +3,8 @@
 The entry point the CLI calls after the report is written. The review is redacted here — the
 one choke point every posted text passes — and the target is the request the review scope
 named, checked against the repository's origin (git/forge.py), so posting goes nowhere else.
+Every write then passes publish/guards.py: control characters spelled out, at most
+`publish.max_writes` writes.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from redline.publish.common import PostOptions, PostOutcome
 from redline.publish.diff_map import diff_map
 from redline.publish.github import post_to_github
 from redline.publish.gitlab import post_to_gitlab
+from redline.publish.guards import InertBodies, WriteCap
 from redline.publish.markers import Kind
 from redline.publish.transport import CliTransport, DryRun, Transport
 from redline.redaction import redact_data
@@ -55,20 +58,23 @@ def post_review(
     if request.options.dry_run:
         available = runner.gh_path if tool == "gh" else runner.glab_path
         transport = DryRun(transport if available else None, show or print)
+    # Every write: its text without control characters (the dry run prints that too), and no
+    # more writes than the user's cap.
+    capped = WriteCap(InertBodies(transport), request.options.max_writes)
     diff = diff_map(request.diff_text)
     # The commit the findings' lines refer to (None when the PR's commits are not local).
     reviewed = request.reviewed_head if is_oid(request.reviewed_head or "") else None
     outcome: PostOutcome
     if project.kind == "github":
         outcome = post_to_github(
-            shown, kind, project.path, ref.number, reviewed, diff, request.options, transport,
+            shown, kind, project.path, ref.number, reviewed, diff, request.options, capped,
             os.environ,
         )  # fmt: skip
         where = f"{project.path}#{ref.number}"
     else:
         outcome = post_to_gitlab(
             shown, kind, project.path, ref.number, reviewed,
-            diff, request.options, transport,
+            diff, request.options, capped,
         )  # fmt: skip
         where = f"{project.path}!{ref.number}"
     return outcome.lines(where, request.options.dry_run)

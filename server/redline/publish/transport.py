@@ -18,6 +18,7 @@ from typing import Any, Final, Literal, Protocol
 
 from redline.git.process import ProcessResult, decode
 from redline.git.runner import GitRunner
+from redline.report.controls import escape_controls
 
 Method = Literal["GET", "POST", "PATCH", "PUT"]
 _STATUS_RE: Final = re.compile(r"HTTP/[0-9.]+ ([0-9]{3})")
@@ -114,6 +115,6 @@ class DryRun:
             return self.reads.send(call)
         self.shown.append(call)
         body = "" if call.body is None else json.dumps(call.body, indent=2, ensure_ascii=False)
-        self.show(f"{call.method} {call.endpoint}\n{body}\n")
+        self.show(escape_controls(f"{call.method} {call.endpoint}\n{body}\n"))
         self._next_id += 1
         return ApiResponse(201, {"id": -self._next_id, "html_url": "", "web_url": ""})

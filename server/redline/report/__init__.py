@@ -2,6 +2,9 @@
 
 `render(review, fmt)` with fmt in FORMATS; the per-format functions are public too, and
 `sanitize_markdown` is what any surface showing model text (reports, LSP hovers) must apply.
+Every format leaves `render` through `escape_controls` (report/controls.py): no control
+character reaches a terminal or file, and in JSON and SARIF the escape is JSON's own, so a
+parser reads back the same data.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from collections.abc import Callable
 
 from redline.model import Review
 from redline.report.baseline import Comparison
+from redline.report.controls import escape_controls
 from redline.report.json_report import render_json, render_json_simple
 from redline.report.markdown import render_markdown
 from redline.report.sanitize import sanitize_markdown
@@ -41,11 +45,12 @@ def render(review: Review, fmt: str, baseline: Comparison | None = None) -> str:
         renderer = _RENDERERS[fmt]
     except KeyError:
         raise ValueError(f"unknown report format {fmt!r}; expected one of {FORMATS}") from None
-    return renderer(review, baseline)
+    return escape_controls(renderer(review, baseline))
 
 
 __all__ = [
     "FORMATS",
+    "escape_controls",
     "render",
     "render_json",
     "render_json_simple",

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from redline.model import AnalyzerRun, AnchorState, Finding, FixState, Review, Severity
 from redline.report.baseline import Comparison
 from redline.report.debate_markdown import debate_sections, debate_summary
+from redline.report.markup import dollars
 from redline.report.markup import fenced as fenced
 from redline.report.markup import inline_code as inline_code
 from redline.report.sanitize import sanitize_inline, sanitize_markdown
@@ -178,12 +179,13 @@ def finding_section(finding: Finding, out: list[str], baseline: Comparison | Non
     comment = sanitize_markdown(finding.comment).strip()
     if comment:
         out += [comment, ""]
-    sources = ", ".join(finding.sources) if finding.sources else "unknown"
+    # Sources and rule ids come from analyzers too (a custom one reads the repository's config).
+    sources = sanitize_inline(", ".join(finding.sources)) if finding.sources else "unknown"
     meta = f"*{finding.category.value} · confidence {finding.confidence:.2f} · from {sources}"
     if finding.rule_id:
-        meta += f" · rule {finding.rule_id}"
+        meta += f" · rule {sanitize_inline(finding.rule_id)}"
     if finding.verification is not None:
-        meta += f" · verified: {finding.verification.verdict}"
+        meta += f" · verified: {sanitize_inline(finding.verification.verdict)}"
     if baseline is not None:
         meta += f" · {baseline.state(finding.id)} since the baseline"
     out += [meta + "*", ""]
@@ -259,7 +261,7 @@ def _file_list(paths: Iterable[str]) -> str:
 
 
 def _analyzer(run: AnalyzerRun) -> str:
-    name = run.name + (f" {run.version}" if run.version else "")
+    name = sanitize_inline(run.name + (f" {run.version}" if run.version else ""))
     text = f"{name}: {run.status}"
     if run.status in ("ok", "partial"):
         files = f"{run.files} file{'s' if run.files != 1 else ''}"
@@ -272,5 +274,5 @@ def _analyzer(run: AnalyzerRun) -> str:
 def _cost(review: Review) -> str:
     cost = review.coverage.cost_usd
     if cost is None:
-        return "unknown" if review.coverage.tokens > 0 else "$0"
-    return f"${cost:.4f}"
+        return "unknown" if review.coverage.tokens > 0 else dollars(0)
+    return dollars(cost, 4)

@@ -6,18 +6,18 @@ where they are shared: the prose parts a model wrote, the debate's sections and 
 section are the Markdown report's own text, drawn by rich's Markdown renderer. Only a terminal
 ever sees this; pipes, files and `--format markdown` get the Markdown unchanged.
 
-Model text and code are untrusted: control characters are dropped before anything reaches the
-terminal (an escape sequence in a diff must not move the cursor or retitle the window), rich
+Model text, file names and code are untrusted: every string of the review is passed through
+`escape_controls` once, before anything is drawn (an escape sequence in a diff must not move the
+cursor, retitle the window or set the clipboard; it is shown spelled out, `\u001b`), rich
 markup and emoji codes are off, and links in model prose are shown with their target rather
 than hidden behind their text.
 """
 
 from __future__ import annotations
 
-import re
 import socket
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 from urllib.parse import quote
 
 from rich.console import Console, Group, RenderableType
@@ -27,6 +27,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from redline.model import AnchorState, Finding, Review, Severity
+from redline.report.controls import escape_controls
 from redline.report.debate_markdown import debate_sections, debate_summary
 from redline.report.markdown import coverage_section, not_applicable_label
 from redline.report.sanitize import sanitize_markdown
@@ -47,13 +48,26 @@ _ORDER = sorted(Severity, key=lambda s: -s.rank)
 _CODE_THEME = "monokai"
 _INDENT = (0, 0, 0, 2)  # a finding's body sits under its heading
 
-# Keep text, tabs and newlines; drop every other C0/C1 control (ESC included).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
 
 def terminal_safe(text: str) -> str:
-    """`text` without the control characters a terminal would act on."""
-    return _CONTROL.sub("", text.replace("\r\n", "\n"))
+    """`text` with the control characters a terminal would act on spelled out."""
+    return escape_controls(text)
+
+
+def inert_review(review: Review) -> Review:
+    """The review with every string in it (titles, comments, code, file names, notes) passed
+    through `escape_controls`: the terminal report's one choke point."""
+    return Review.model_validate(_escaped(review.model_dump(mode="json")))
+
+
+def _escaped(data: Any) -> Any:
+    if isinstance(data, str):
+        return escape_controls(data)
+    if isinstance(data, list):
+        return [_escaped(item) for item in data]
+    if isinstance(data, dict):
+        return {key: _escaped(value) for key, value in data.items()}
+    return data
 
 
 def console_for(stream: TextIO, color: str = "auto", *, force_terminal: bool = False) -> Console:
@@ -79,13 +93,14 @@ def print_terminal(review: Review, console: Console) -> None:
 
 
 def report_renderable(review: Review) -> RenderableType:
+    review = inert_review(review)
     debate = review.debate
     what = "debate" if debate is not None else "review"
     label = (
         review.scope_label.removeprefix("debate: ") if debate is not None else review.scope_label
     )
     parts: list[RenderableType] = [
-        Text(f"Redline {what}: {terminal_safe(label)}", style="bold underline"),
+        Text(f"Redline {what}: {label}", style="bold underline"),
         _summary_line(review),
     ]
     if not review.coverage.models:
@@ -135,7 +150,7 @@ def _heading(text: str, style: str = "bold") -> Text:
 def _markdown(text: str) -> Markdown:
     # hyperlinks=False: a link shows its target, so model prose cannot disguise where it goes.
     return Markdown(
-        terminal_safe(sanitize_markdown(text)).strip(),
+        sanitize_markdown(text).strip(),
         code_theme=_CODE_THEME,
         hyperlinks=False,
         inline_code_theme=_CODE_THEME,
@@ -144,9 +159,7 @@ def _markdown(text: str) -> Markdown:
 
 def _summary_line(review: Review) -> Text:
     if review.failure is not None:
-        return Text.assemble(
-            ("Review failed: ", "bold red"), terminal_safe(review.failure).rstrip(".") + "."
-        )
+        return Text.assemble(("Review failed: ", "bold red"), review.failure.rstrip(".") + ".")
     stats = review.stats
     line = Text.assemble(
         (f"{stats.files} file{'s' if stats.files != 1 else ''} changed, ", "bold"),
@@ -191,7 +204,7 @@ def file_link(repo: Path, path: str, line: int | None) -> str:
 
 
 def _location(finding: Finding, repo: Path) -> Text:
-    shown = terminal_safe(finding.file)
+    shown = finding.file
     if finding.line is not None:
         shown += f":{finding.line}"
     text = Text()
@@ -206,7 +219,7 @@ def _location(finding: Finding, repo: Path) -> Text:
 def _finding(finding: Finding, repo: Path) -> RenderableType:
     heading = _location(finding, repo)
     heading.append(" — ")
-    heading.append(terminal_safe(finding.title), style="bold")
+    heading.append(finding.title, style="bold")
     body: list[RenderableType] = []
     comment = finding.comment.strip()
     if comment:
@@ -217,7 +230,7 @@ def _finding(finding: Finding, repo: Path) -> RenderableType:
         meta += f" · rule {finding.rule_id}"
     if finding.verification is not None:
         meta += f" · verified: {finding.verification.verdict}"
-    body.append(Text(terminal_safe(meta), style="dim italic"))
+    body.append(Text(meta, style="dim italic"))
     body += _code(finding)
     return Group(heading, Padding(Group(*body), _INDENT))
 
@@ -248,7 +261,6 @@ def _code(finding: Finding) -> list[RenderableType]:
 
 
 def _syntax(code: str, path: str, first_line: int | None = None) -> Syntax:
-    code = terminal_safe(code)
     return Syntax(
         code,
         Syntax.guess_lexer(path, code),
