@@ -34,18 +34,28 @@ RISKY_APP = (
 )
 RISKY_RULES = {"S602", "S307"}
 
-# Every loosening a change could make to its own review through the repository's files.
-LOOSENINGS: dict[str, dict[str, str]] = {
-    "exclude everything": {".redline.toml": '[review]\nexclude = ["*"]\n'},
-    "exclude through a dotted key": {".redline.toml": '"review.exclude" = ["*"]\n'},
-    "exclude in pyproject.toml": {"pyproject.toml": '[tool.redline.review]\nexclude = ["*.py"]\n'},
-    "analyzers off": {".redline.toml": "[analyzers]\nruff = false\nbandit = false\n"},
-    "ruff rules narrowed": {
-        ".redline.toml": '[analyzers]\nruff_select = ["E9"]\nbandit = false\n'
-    },
-    "size limit of one byte": {".redline.toml": "[review]\nmax_file_bytes = 1\n"},
-    "analyzer timeout": {".redline.toml": "[analyzers]\ntimeout = 0.001\n"},
-    "severity floor raised": {".redline.toml": '[review]\nmin_severity = "critical"\n'},
+# Every loosening a change could make to its own review through the repository's files, and
+# the severity its report gives the edit: High where the edit would loosen later reviews once
+# merged (an allowed key), Medium where it sets what a repository may not set (ignored, so it
+# changes nothing, but someone tried).
+LOOSENINGS: dict[str, tuple[dict[str, str], str]] = {
+    "exclude everything": ({".redline.toml": '[review]\nexclude = ["*"]\n'}, "High"),
+    "exclude through a dotted key": ({".redline.toml": '"review.exclude" = ["*"]\n'}, "Medium"),
+    "exclude in pyproject.toml": (
+        {"pyproject.toml": '[tool.redline.review]\nexclude = ["*.py"]\n'},
+        "High",
+    ),
+    "analyzers off": ({".redline.toml": "[analyzers]\nruff = false\nbandit = false\n"}, "Medium"),
+    "ruff rules narrowed": (
+        {".redline.toml": '[analyzers]\nruff_select = ["E9"]\nbandit = false\n'},
+        "Medium",
+    ),
+    "size limit of one byte": ({".redline.toml": "[review]\nmax_file_bytes = 1\n"}, "Medium"),
+    "analyzer timeout": ({".redline.toml": "[analyzers]\ntimeout = 0.001\n"}, "Medium"),
+    "severity floor raised": (
+        {".redline.toml": '[review]\nmin_severity = "critical"\n'},
+        "High",
+    ),
 }
 
 SCOPES: dict[str, list[str]] = {
@@ -115,7 +125,7 @@ def _settings_findings(report: dict[str, Any], name: str) -> list[dict[str, Any]
 
 def _assert_still_fails(code: int, report: dict[str, Any], err: str) -> None:
     assert code == 1, err
-    assert RISKY_RULES <= _rules(report), report["findings"]
+    assert _rules(report) >= RISKY_RULES, report["findings"]
     assert "failing:" in err
 
 
@@ -127,17 +137,18 @@ def test_a_change_that_loosens_its_own_review_still_fails_and_is_reported(
     tmp_path: Path, loosening: str
 ) -> None:
     repo = _repo(tmp_path)
-    files = LOOSENINGS[loosening]
+    files, severity = LOOSENINGS[loosening]
     _change(repo, files)
     code, report, err = _review(repo, _env(tmp_path), *SCOPES["branch"])
     _assert_still_fails(code, report, err)
-    # The edit to the settings is a finding of its own, on the settings file, that fails
-    # --fail-on high by itself: a loosening needs a person's eyes.
+    # The edit to the settings is a finding of its own, on the edited line of the settings
+    # file; a loosening fails --fail-on high by itself.
     (name,) = files
     changed = _settings_findings(report, name)
     assert changed, report["findings"]
-    assert any(f["severity"] in ("High", "Critical") for f in changed), changed
+    assert {f["severity"] for f in changed} == {severity}, changed
     assert all(f["category"] == "Security" and f["line"] for f in changed), changed
+    assert all(f["sources"] == ["redline:settings"] for f in changed), changed
     # The report says which settings the review used: the base's.
     assert any("repository settings" in n for n in report["coverage"]["notes"])
 
@@ -297,7 +308,7 @@ def test_a_change_cannot_raise_the_token_budget(tmp_path: Path) -> None:
     repo = _caps_change(tmp_path, "[llm]\nbudget_tokens = 100000000\n")
     script = ReviewScript()
     with ScriptedLLM(handler=script) as llm:
-        code, report, err = _model_review(
+        _, report, err = _model_review(
             repo, tmp_path, llm,
             CAPS_USER + "[llm]\nmax_retries = 0\ntimeout = 20\nbudget_tokens = 1\n",
             "openai/scripted",
@@ -311,7 +322,7 @@ def test_a_change_cannot_raise_the_dollar_budget(tmp_path: Path) -> None:
     repo = _caps_change(tmp_path, "[llm]\nbudget_usd = 1000.0\n")
     script = ReviewScript()
     with ScriptedLLM(handler=script) as llm:
-        code, report, err = _model_review(
+        _, report, err = _model_review(
             repo, tmp_path, llm,
             CAPS_USER + "[llm]\nmax_retries = 0\ntimeout = 20\nbudget_usd = 0.0000001\n",
             "openai/gpt-4o-mini",  # a model with a price, answered by the scripted server

@@ -1,9 +1,16 @@
 """Settings: defaults < user file < repository file < environment < flags.
 
 Each layer is validated on its own before merging, so an error names the file (or variable)
-and the key that is wrong. Settings that decide where code is sent, what runs on this machine
-or how much a run may spend (`models.*`, `analyzers.custom`, `llm.max_requests`, `tools.*`) are
-never taken from the reviewed repository's files: the author of the change controls those files.
+and the key that is wrong. The repository layer is an allowlist (config_repo.REPO_SETTINGS):
+a repository's file may add excludes and ruff rules and make the gate and the severity floor
+stricter, nothing else; every other key it sets is ignored with a warning. Settings that decide
+where code is sent, what runs on this machine or how much a run may read, spend or retry are
+the user's alone: the author of the change controls the repository's files.
+
+`load_user_settings` gives the user's layers; a review adds the repository layer of its base
+revision (`LoadedSettings.with_repository`, from review/ground.py), never the work tree's for
+a review of commits. `load_settings(repo)` adds the work tree's (what `config show` and a review
+of uncommitted changes use).
 """
 
 from __future__ import annotations
@@ -18,20 +25,12 @@ from typing import Any
 from platformdirs import user_config_path
 from pydantic import ValidationError
 
+from redline import config_repo
 from redline.config_models import Settings
+from redline.config_repo import REPO_FILE, RepoLayer
 from redline.errors import ConfigError
 
-REPO_FILE = ".redline.toml"
-
-# Keys a repository file may not set, with the reason shown to the user.
-_REPO_FORBIDDEN = {
-    "models": "model, API base and keys come only from your own config or environment",
-    "analyzers.custom": "commands to run come only from your own config",
-    "llm.max_requests": "resource caps come only from your own config, environment or flags",
-    "tools": "resource caps come only from your own config, environment or flags",
-    "debate": "debaters, their models and prompts come only from your own config",
-    "store": "how long your review records are kept comes only from your own config",
-}
+__all__ = ["REPO_FILE", "LoadedSettings", "load_settings", "load_user_settings"]
 
 # Environment variables → dotted keys. Explicit, so `config show` can name the variable.
 ENV_KEYS: dict[str, str] = {
@@ -61,12 +60,37 @@ def user_config_file() -> Path:
     return user_config_path("redline", appauthor=False, roaming=False) / "config.toml"
 
 
+@dataclass(frozen=True)
+class UserLayers:
+    """The user's layers of one load, kept so a repository layer can be put in its place
+    later: below it the defaults and the user file, above it the environment and flags."""
+
+    below: Mapping[str, Any] = field(default_factory=dict)
+    below_sources: Mapping[str, str] = field(default_factory=dict)
+    above: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
+    files: tuple[Path, ...] = ()
+
+
 @dataclass
 class LoadedSettings:
     settings: Settings
     sources: dict[str, str]  # dotted key → where its value came from
     warnings: list[str] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    layers: UserLayers = field(default_factory=UserLayers, repr=False)
+    repository: RepoLayer | None = None  # the repository layer merged in, if any
+
+    @classmethod
+    def of(cls, settings: Settings) -> LoadedSettings:
+        """Settings made in code (tests, embedders): all of it counts as the user's own."""
+        flat = _flatten(settings.model_dump())
+        given = {k: "given" for k in flat}
+        return cls(settings, dict(given), layers=UserLayers(flat, given))
+
+    def with_repository(self, layer: RepoLayer | None) -> LoadedSettings:
+        """The user's layers with `layer` merged in its place (user file < repository <
+        environment < flags), key by key as config_repo.merge_value says."""
+        return _merge(self.layers, layer)
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -112,22 +136,6 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
 
 
-def _repo_layer(repo: Path) -> tuple[dict[str, Any], Path | None]:
-    dedicated = repo / REPO_FILE
-    if dedicated.is_file():
-        return _read_toml(dedicated), dedicated
-    pyproject = repo / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            data = _read_toml(pyproject)
-        except ConfigError:
-            return {}, None  # a broken pyproject is the project's business, not a config error
-        section = data.get("tool", {}).get("redline")
-        if isinstance(section, dict):
-            return section, pyproject
-    return {}, None
-
-
 def _env_layer(environ: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
     out: dict[str, tuple[Any, str]] = {}
     for var, key in ENV_KEYS.items():
@@ -141,17 +149,16 @@ def _env_layer(environ: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
     return out
 
 
-def load_settings(
-    repo: Path | None,
+def load_user_settings(
     flags: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
     user_file: Path | None = None,
 ) -> LoadedSettings:
-    """Merge every layer; `flags` holds dotted keys for options the user passed explicitly."""
+    """The user's layers — defaults, the user file, REDLINE_* variables, then `flags` (dotted
+    keys for options the user passed explicitly) — without any repository's file."""
     environ = os.environ if environ is None else environ
-    merged: dict[str, Any] = {}
-    sources: dict[str, str] = {k: "default" for k in _flatten(Settings().model_dump())}
-    warnings: list[str] = []
+    below: dict[str, Any] = _flatten(Settings().model_dump())
+    sources: dict[str, str] = {k: "default" for k in below}
     files: list[Path] = []
 
     user_path = user_file or user_config_file()
@@ -165,40 +172,67 @@ def load_settings(
     if user_path.is_file():
         flat = _flatten(_read_toml(user_path))
         _validate_layer(flat, str(user_path))
-        merged.update(flat)
+        below.update(flat)
         sources.update({k: f"user file {user_path}" for k in flat})
         files.append(user_path)
+        # As the model reads them ("low" → Severity.LOW): the repository layer merges with these.
+        below = _flatten(Settings.model_validate(_unflatten(below)).model_dump())
 
-    if repo is not None:
-        data, path = _repo_layer(repo)
-        if path is not None:
-            flat = _flatten(data)
-            for key in list(flat):
-                for forbidden, why in _REPO_FORBIDDEN.items():
-                    if key == forbidden or key.startswith(forbidden + "."):
-                        warnings.append(f"{path}: ignored {key}: {why}")
-                        del flat[key]
-                        break
-            _validate_layer(flat, str(path))
-            merged.update(flat)
-            sources.update({k: f"repository file {path}" for k in flat})
-            files.append(path)
-
-    env = _env_layer(environ)
-    for key, (value, origin) in env.items():
+    above: dict[str, tuple[Any, str]] = {}
+    for key, (value, origin) in _env_layer(environ).items():
         _validate_layer({key: value}, origin)
-        merged[key] = value
-        sources[key] = origin
-
+        above[key] = (value, origin)
     for key, value in (flags or {}).items():
         if value is None:
             continue
-        _validate_layer({key: value}, f"flag --{key.split('.')[-1].replace('_', '-')}")
-        merged[key] = value
-        sources[key] = f"flag --{key.split('.')[-1].replace('_', '-')}"
+        origin = f"flag --{key.split('.')[-1].replace('_', '-')}"
+        _validate_layer({key: value}, origin)
+        above[key] = (value, origin)
+    return _merge(UserLayers(below, sources, above, tuple(files)), None)
 
+
+def _merge(layers: UserLayers, layer: RepoLayer | None) -> LoadedSettings:
+    merged = dict(layers.below)
+    sources = dict(layers.below_sources)
+    warnings: list[str] = []
+    files = list(layers.files)
+    if layer is not None:
+        for key, value in layer.values.items():
+            result, note = config_repo.merge_value(key, merged.get(key), value)
+            if result != merged.get(key):
+                previous = sources.get(key, "default")
+                added = config_repo.REPO_SETTINGS[key].merge is config_repo.Merge.ADD
+                sources[key] = f"{previous} + {layer.origin}" if added else layer.origin
+                merged[key] = result
+            if note:
+                warnings.append(f"{layer.origin}: {note}")
+        warnings.extend(layer.warnings)
+    for key, (value, origin) in layers.above.items():
+        merged[key] = value
+        sources[key] = origin
     settings = Settings.model_validate(_unflatten(merged))
-    return LoadedSettings(settings=settings, sources=sources, warnings=warnings, files=files)
+    return LoadedSettings(settings, sources, warnings, files, layers, layer)
+
+
+def load_settings(
+    repo: Path | None,
+    flags: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    user_file: Path | None = None,
+) -> LoadedSettings:
+    """The user's layers and, with `repo`, the repository layer of its work tree (what a
+    review of uncommitted changes uses, and `config show`). A review of commits uses its base
+    revision's instead (review/ground.py)."""
+    loaded = load_user_settings(flags, environ, user_file)
+    if repo is None:
+        return loaded
+    layer = config_repo.read_layer(
+        config_repo.worktree_reader(repo), lambda name: f"repository file {repo / name}"
+    )
+    merged = loaded.with_repository(layer)
+    if layer is not None:
+        merged.files.append(repo / layer.file)
+    return merged
 
 
 def idle_settings(loaded: LoadedSettings) -> list[str]:
@@ -354,9 +388,29 @@ _USER_ONLY = """
 # keep_days = 30
 """
 
-# What a repository file may set: the settings that decide where code goes, what runs and how
-# much a run may spend are left out (they would be ignored with a warning).
-REPO_TEMPLATE = _HEADER + _REVIEW + _ANALYZERS
+# What a repository file may set (config_repo.REPO_SETTINGS, nothing else: any other key would
+# be ignored with a warning). tests/test_config.py checks the two lists agree.
+_REPO = """
+# What a repository may set: excludes and ruff rules are added to each user's own; the gate and
+# the severity floor apply where they are stricter than the user's. A review of commits (branch,
+# commit, range, PR) reads this file from its base revision, so a change to it applies once
+# merged, and the review of the change reports it. Everything else is each user's own setting.
+
+[review]
+# Exit with code 1 when a finding at or above this severity is found (critical|high|medium|low).
+# fail_on = "high"
+# Show findings from this severity up (a user's lower floor wins).
+# min_severity = "info"
+# Glob patterns of files not to review (generated code, fixtures, vendored trees).
+# exclude = ["docs/generated/*"]
+
+[analyzers]
+# Ruff rules to run in addition to each user's selection (the repository's own ruff config is
+# not used).
+# ruff_select = ["PL", "SIM"]
+"""
+
+REPO_TEMPLATE = _HEADER + _REPO
 USER_TEMPLATE = _HEADER + _REVIEW + _ANALYZERS + _CUSTOM + _USER_ONLY
 
 

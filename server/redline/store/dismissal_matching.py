@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from redline.analyzers.rules import family
+from redline.files import DISMISSED_FILE
 from redline.model import Finding, finding_id, occurrence_id
-from redline.store.dismissals import DismissalError, DismissalStore, Dismissed
+from redline.store.dismissals import DismissalError, DismissalStore, Dismissed, parse_dismissed
 
 _ID = r"RL-[0-9A-Fa-f]{12}"
 # A comment opener, then the marker later on the same line. `.*?` stays on the line.
@@ -139,29 +141,82 @@ def _decode(content: str | bytes | None) -> str:
     return content
 
 
+@dataclass(frozen=True)
+class DismissalSource:
+    """Where the dismissals a review honours come from when that is not the work tree: a
+    review of commits honours those of its base revision only (review/ground.py), so the change
+    under review cannot dismiss its own findings — neither in dismissed.toml nor with a marker."""
+
+    label: str  # "the base 1a2b3c4", for the notes
+    stored: Callable[[], bytes | None]  # its .redline/dismissed.toml, None when it has none
+    read_text: ReadText  # a file's text there (for inline markers), None when absent
+
+
 def filter_dismissed(
-    findings: list[Finding], repo_root: Path, read_text: ReadText
+    findings: list[Finding],
+    repo_root: Path,
+    read_text: ReadText,
+    source: DismissalSource | None = None,
 ) -> tuple[list[Finding], list[str]]:
     """Findings without the dismissed ones, and the coverage notes to add. A broken
     dismissed.toml never fails the review: its error becomes a note and inline markers still
-    apply."""
+    apply.
+
+    Without `source`, the work tree's dismissed.toml and the markers in `read_text` (the new
+    side) apply. With it, only `source`'s do; what the work tree and the new side would have
+    dismissed besides is named as not honoured."""
     notes: list[str] = []
-    try:
-        stored = DismissalStore(repo_root).dismissed()
-    except DismissalError as exc:
-        notes.append(f"dismissals not applied: {exc.message}")
-        stored = Dismissed()
-    kept, dismissed = split_dismissed(findings, stored, read_text)
+    stored = _work_tree_dismissed(repo_root, notes if source is None else [])
+    honoured_store = stored
+    if source is None:
+        kept, dismissed = split_dismissed(findings, stored, read_text)
+    else:
+        honoured_store = _source_dismissed(source, notes)
+        kept, dismissed = split_dismissed(findings, honoured_store, source.read_text)
+        _, proposed = split_dismissed(findings, stored, read_text)
+        honoured = {id(f) for f in dismissed}
+        refused = [f for f in proposed if id(f) not in honoured]
+        for f in refused[:20]:
+            how = "dismissed.toml" if stored.covers(f) else "inline marker"
+            where = f"{f.file}:{f.line}" if f.line else f.file
+            notes.append(
+                f"dismissal not honoured ({how}): {f.id} {where} — {f.title}: this review "
+                f"honours the dismissals of {source.label} only; one the change adds applies "
+                "once it is merged"
+            )
+        if len(refused) > 20:
+            notes.append(f"… and {len(refused) - 20} more dismissals not honoured")
     if dismissed:
+        where_from = "" if source is None else f" of {source.label}"
         notes.append(
-            f"{len(dismissed)} findings dismissed (.redline/dismissed.toml or inline markers)"
+            f"{len(dismissed)} findings dismissed (.redline/dismissed.toml or inline "
+            f"markers{where_from})"
         )
         # Named, not just counted: an inline marker can come from the author of the change under
         # review, so what was hidden must stay auditable in the report.
         for f in dismissed[:20]:
-            how = "dismissed.toml" if stored.covers(f) else "inline marker"
+            how = "dismissed.toml" if honoured_store.covers(f) else "inline marker"
             where = f"{f.file}:{f.line}" if f.line else f.file
             notes.append(f"dismissed ({how}): {f.id} {where} — {f.title}")
         if len(dismissed) > 20:
             notes.append(f"… and {len(dismissed) - 20} more dismissed findings")
     return kept, notes
+
+
+def _work_tree_dismissed(repo_root: Path, notes: list[str]) -> Dismissed:
+    try:
+        return DismissalStore(repo_root).dismissed()
+    except DismissalError as exc:
+        notes.append(f"dismissals not applied: {exc.message}")
+        return Dismissed()
+
+
+def _source_dismissed(source: DismissalSource, notes: list[str]) -> Dismissed:
+    data = source.stored()
+    if data is None:
+        return Dismissed()
+    try:
+        return parse_dismissed(data, f"{DISMISSED_FILE} at {source.label}")
+    except DismissalError as exc:
+        notes.append(f"dismissals not applied: {exc.message}")
+        return Dismissed()
