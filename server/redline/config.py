@@ -270,6 +270,12 @@ def describe(loaded: LoadedSettings) -> str:
         lines.append(f"{key:<{width}} = {value!r:<30} # {loaded.sources.get(key, 'default')}")
     for w in loaded.warnings:
         lines.append(f"# warning: {w}")
+    if loaded.repository is not None:
+        lines.append(
+            f"# {loaded.repository.file} as the work tree has it: what a review of uncommitted "
+            "or staged changes uses. A review of commits (branch, commit, since, range, PR) "
+            "reads it from its base revision instead."
+        )
     return "\n".join(lines) + "\n"
 
 
