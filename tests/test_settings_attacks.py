@@ -365,3 +365,60 @@ def test_the_repositorys_instructions_come_from_the_base(tmp_path: Path) -> None
     ]
     assert not any("PLANTED" in g for g in guidance), guidance
     assert any("PLANTED" in t for t in texts)  # the diff itself was shown
+
+
+# -- the other entry points: the language server's engine, the debate -----------------------
+
+
+def test_the_language_servers_review_reads_the_settings_of_its_base(tmp_path: Path) -> None:
+    from redline.lsp.engine import review_sync
+    from redline.lsp.settings import LspSettings
+    from redline.progress import CancelToken, NullProgress
+    from redline.requests import ReviewRequest, ScopeKind, ScopeRequest
+
+    repo = _repo(tmp_path)
+    _change(repo, {".redline.toml": '[review]\nexclude = ["*"]\n'})
+    outcome = review_sync(
+        repo.root,
+        ReviewRequest(ScopeRequest(ScopeKind.BRANCH, "main")),
+        LspSettings(),
+        NullProgress(),
+        CancelToken(),
+        "task-1",
+        lambda *_: None,
+    )
+    findings = outcome.review.findings
+    assert {f.rule_id for f in findings if f.file == "app.py"} >= RISKY_RULES
+    assert [f.severity.value for f in findings if f.file == ".redline.toml"] == ["High"]
+
+
+def test_a_debate_reads_the_settings_of_its_base(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from debate_bed import DebateScript, debate_settings
+    from model_env import isolate_model_env
+    from redline.agent.llm import LLMClient
+    from redline.debate.run import run_debate
+    from redline.requests import DebateRequest, ScopeKind, ScopeRequest
+
+    isolate_model_env(monkeypatch, tmp_path)
+    repo = _repo(tmp_path)
+    _change(repo, {".redline.toml": '[review]\nexclude = ["*"]\n'})
+    script = DebateScript(lambda name, rnd, body: "PASS")
+    with ScriptedLLM(handler=script) as llm:
+        settings = debate_settings(llm, rounds=1)
+        review = asyncio.run(
+            run_debate(
+                DebateRequest(ScopeRequest(ScopeKind.BRANCH, "main")),
+                repo.root,
+                settings,
+                client=LLMClient(settings, backoff_base=0.0),
+            )
+        )
+        turns = [str(r["messages"]) for r in llm.requests]
+    # The debaters were shown app.py's change: the change's exclude did not apply to itself.
+    assert any("shell=True" in t for t in turns)
+    assert "app.py" in review.coverage.reviewed_files
+    assert [f.severity.value for f in review.findings if f.file == ".redline.toml"] == ["High"]

@@ -51,11 +51,17 @@ class _Side:
 def settings_findings(scope: ScopeDiff, ground: Ground, changed: Iterable[str]) -> list[Finding]:
     """Findings for the edits the change makes to the repository's settings; `changed` is
     every path the change touches."""
-    if not set(changed) & set(SETTINGS_FILES):
+    touched = set(changed) & set(SETTINGS_FILES)
+    if not touched:
         return []
     own = ground.kind == "worktree"
     if scope.new_rev == UNAVAILABLE_REV or scope.old_rev == UNAVAILABLE_REV:
-        return [_not_compared(scope, own)]
+        # Only the forge's diff text: a pyproject.toml edit counts when it names Redline.
+        if REPO_FILE in touched:
+            return [_not_compared(REPO_FILE, own)]
+        if "redline" in _section(scope.diff_text, PYPROJECT).lower():
+            return [_not_compared(PYPROJECT, own)]
+        return []
     old = _side(_old_reader(scope), ground.origin)
     new = _side(_new_reader(scope, ground), lambda name: f"repository file {name} (this change)")
     if old.layer is None and new.layer is None and new.error is None:
@@ -167,11 +173,10 @@ def _setting_finding(file: str, text: str, key: str, old: Any, new: Any) -> Find
         return _finding(
             file, text, key, Severity.HIGH,
             f"This change loosens the review settings: {what}",
-            f"{key} goes from {_shown(key, old)} to {_shown(key, new)} in {file}: later reviews "
-            f"of this repository see less ({REPO_SETTINGS[key].why}). This review read the "
-            "settings of its base, so the change itself was reviewed without the edit; once it "
-            "is merged, every later change is. Make sure this is intended, and keep it as "
-            "narrow as it can be.",
+            f"{key} goes from {_shown(key, old)} to {_shown(key, new)} in {file}: once this "
+            "change is merged, every later review of this repository sees less. This review "
+            "read the settings of its base, so the change itself was reviewed without the "
+            "edit. Make sure the loosening is intended, and keep it as narrow as it can be.",
             key,
         )  # fmt: skip
     return _finding(
@@ -236,9 +241,9 @@ def _as_own(finding: Finding) -> Finding:
     return finding.model_copy(update={"severity": severity, "comment": comment})
 
 
-def _not_compared(scope: ScopeDiff, own: bool) -> Finding:
+def _not_compared(file: str, own: bool) -> Finding:
     finding = _finding(
-        REPO_FILE, "", None, Severity.HIGH,
+        file, "", None, Severity.HIGH,
         "This change edits the review settings, which could not be compared",
         "The change touches the repository's review settings, but its base or head commit is "
         "not in the local repository, so the edit could not be read. This review used only "
@@ -246,6 +251,18 @@ def _not_compared(scope: ScopeDiff, own: bool) -> Finding:
         "not-compared",
     )  # fmt: skip
     return _as_own(finding) if own else finding
+
+
+def _section(diff_text: str, path: str) -> str:
+    """The part of a diff that changes `path` ("" when none does)."""
+    out: list[str] = []
+    inside = False
+    for line in diff_text.splitlines():
+        if line.startswith("diff --git "):
+            inside = line.endswith(f" b/{path}")
+        if inside:
+            out.append(line)
+    return "\n".join(out)
 
 
 _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
