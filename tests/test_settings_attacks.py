@@ -422,3 +422,18 @@ def test_a_debate_reads_the_settings_of_its_base(
     assert any("shell=True" in t for t in turns)
     assert "app.py" in review.coverage.reviewed_files
     assert [f.severity.value for f in review.findings if f.file == ".redline.toml"] == ["High"]
+
+
+def test_a_marker_already_on_the_base_still_applies(tmp_path: Path) -> None:
+    ids = _finding_ids(tmp_path)
+    marker = f"# redline: ignore[{ids['S307']}] eval of our own constants, reviewed\n"
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("app.py", marker + BASE_APP)
+    repo.commit("base")
+    repo.checkout("-b", "feature")
+    repo.write("app.py", marker + RISKY_APP)
+    repo.commit("risky change")
+    code, report, err = _review(repo, _env(tmp_path), "--branch", "main")
+    assert code == 1, err  # the shell=True finding is not dismissed
+    assert _rules(report) == {"S602"}
+    assert any("dismissed (inline marker)" in n for n in report["coverage"]["notes"])

@@ -71,10 +71,15 @@ def apply_dismissals(
 
 
 def split_dismissed(
-    findings: Iterable[Finding], stored: Dismissed, read_text: ReadText
+    findings: Iterable[Finding],
+    stored: Dismissed,
+    read_text: ReadText,
+    *,
+    markers_in: Callable[[str], set[str]] | None = None,
 ) -> tuple[list[Finding], list[Finding]]:
     """(kept, dismissed) for findings numbered together (`model.number_occurrences`), by
-    `stored` and the inline markers in each file's text."""
+    `stored` and the inline markers in each file's text (`markers_in(path)`, when given: the
+    ids a file's honoured markers name)."""
     items = list(findings)
     per_file: dict[str, int] = {}
     for finding in items:
@@ -82,7 +87,11 @@ def split_dismissed(
     markers: dict[str, set[str]] = {}
     for finding in items:
         if finding.file not in markers:
-            markers[finding.file] = set(inline_ignores(_decode(read_text(finding.file))))
+            markers[finding.file] = (
+                markers_in(finding.file)
+                if markers_in is not None
+                else set(inline_ignores(_decode(read_text(finding.file))))
+            )
     # A marker on the finding's own line changed the code its id is a fingerprint of (and so
     # maybe its occurrence number): it is matched against the ids the finding had without it,
     # and then serves that finding only, not an identical line that now inherits the id.
@@ -172,7 +181,9 @@ def filter_dismissed(
         kept, dismissed = split_dismissed(findings, stored, read_text)
     else:
         honoured_store = _source_dismissed(source, notes)
-        kept, dismissed = split_dismissed(findings, honoured_store, source.read_text)
+        kept, dismissed = split_dismissed(
+            findings, honoured_store, read_text, markers_in=_kept_base_markers(source, read_text)
+        )
         _, proposed = split_dismissed(findings, stored, read_text)
         honoured = {id(f) for f in dismissed}
         refused = [f for f in proposed if id(f) not in honoured]
@@ -201,6 +212,20 @@ def filter_dismissed(
         if len(dismissed) > 20:
             notes.append(f"… and {len(dismissed) - 20} more dismissed findings")
     return kept, notes
+
+
+def _kept_base_markers(source: DismissalSource, read_text: ReadText) -> Callable[[str], set[str]]:
+    """The markers of a file that count in a review with `source`: those its version there
+    holds and the change keeps. The base version is read only for a file whose new text has a
+    marker at all (most have none)."""
+
+    def markers_in(path: str) -> set[str]:
+        new = set(inline_ignores(_decode(read_text(path))))
+        if not new:
+            return set()
+        return new & set(inline_ignores(_decode(source.read_text(path))))
+
+    return markers_in
 
 
 def _work_tree_dismissed(repo_root: Path, notes: list[str]) -> Dismissed:
