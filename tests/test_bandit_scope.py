@@ -144,13 +144,14 @@ def test_a_review_runs_bandit_on_the_file_that_needs_it_and_its_report_says_so(
 ) -> None:
     # Through the CLI: the pipeline hands the units' security_sensitive tags to the analyzers.
     repo = GitRepo(tmp_path / "r")
-    repo.write(".redline.toml", f'[analyzers]\nbandit_scope = "{scope}"\n')
+    repo.write("README.md", "base\n")
     repo.commit("base")
     repo.write("db/dump.py", DUMP)
     repo.write("util.py", PLAIN)
     proc = subprocess.run(
         [str(REDLINE), "review", "--repo", str(repo.root), "--format", "json"],
-        env=client_env(tmp_path),
+        # Which files bandit runs on is the user's setting (a repository file may not set it).
+        env=client_env(tmp_path, REDLINE_BANDIT_SCOPE=scope),
         capture_output=True,
         timeout=120,
         check=False,

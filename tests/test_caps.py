@@ -321,7 +321,9 @@ def test_review_of_a_wide_change_stops_at_the_user_request_cap(
         out, err = capsys.readouterr()
         sent = len(llm.requests)
     assert code == 0, err
-    assert "ignored llm.max_requests" in err  # the repository's 100000 is not used
+    # The change's own 100000 is not used (the review reads the settings of its base), and
+    # the attempt is a finding on the line that makes it.
+    assert "ignored llm.max_requests" not in err
     assert sent <= cap
     assert sent == cap  # every request up to the cap succeeded: none was wasted
 
@@ -341,6 +343,8 @@ def test_review_of_a_wide_change_stops_at_the_user_request_cap(
     assert len(capped) == FILES + 1 - len(reviewed)  # .redline.toml is in the change too
     assert any(f"model request cap ({cap}) reached" in n for n in coverage["notes"])
     assert coverage["model_calls"] == cap
+    (edit,) = [f for f in result["findings"] if f["file"] == ".redline.toml"]
+    assert "llm.max_requests" in edit["title"] and edit["severity"] == "Medium"
 
 
 def test_default_request_cap_is_derived_from_the_plan(repo: GitRepo) -> None:
@@ -425,17 +429,24 @@ def test_repository_file_cannot_raise_or_set_the_caps(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / ".redline.toml").write_text(
-        "[llm]\nmax_requests = 100000\nmax_retries = 2\n"
+        "[llm]\nmax_requests = 100000\nmax_retries = 10\n"
         "[tools]\nmax_write_files = 100000\nmax_write_total_bytes = 999999999\n"
+        '[review]\nexclude = ["gen/*"]\n'
     )
     loaded = load_settings(repo, environ={}, user_file=user)
     s = loaded.settings
     assert s.llm.max_requests == 40 and "user file" in loaded.sources["llm.max_requests"]
     assert s.tools.max_write_files == 5
     assert s.tools.max_write_total_bytes == 10 * MIB
-    assert s.llm.max_retries == 2  # the rest of [llm] still applies from a repository file
-    for key in ("llm.max_requests", "tools.max_write_files", "tools.max_write_total_bytes"):
-        assert any(f"ignored {key}: resource caps" in w for w in loaded.warnings), key
+    assert s.llm.max_retries == 3  # retries are the user's too (11 requests instead of 4)
+    assert s.review.exclude == ["gen/*"]  # the rest of the file still applies
+    for key in (
+        "llm.max_requests",
+        "llm.max_retries",
+        "tools.max_write_files",
+        "tools.max_write_total_bytes",
+    ):
+        assert any(f"ignored {key}: " in w and "your user file" in w for w in loaded.warnings)
     limits = ToolLimits.from_settings(s)
     assert (limits.max_write_files, limits.max_write_total_bytes) == (5, 10 * MIB)
 

@@ -110,14 +110,33 @@ def test_config_validate_speaks_to_a_person_and_to_a_program(
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout == f"Checked:\n  {user}\nEnvironment: REDLINE_MODEL\nValid.\n"
 
+    # Keys a repository file may not set (or that are no setting at all) are ignored, each
+    # named with the file: valid, with warnings.
     (repo.root / ".redline.toml").write_text("[review]\nmax_file_bytes = -3\nbogus = 1\n")
+    warned = redline(env, "config", "validate", "--repo", str(repo.root))
+    assert warned.returncode == 0, warned.stdout
+    lines = warned.stdout.splitlines()
+    assert lines[:3] == ["Checked:", f"  {user}", f"  {repo.root / '.redline.toml'}"]
+    assert lines[-1] == "Valid."
+    assert any(
+        line.startswith("warning: repository file ")
+        and ".redline.toml" in line
+        and "ignored review.max_file_bytes" in line
+        for line in lines
+    ), lines
+    assert any("ignored review.bogus: not a setting" in line for line in lines)
+
+    # A value a repository may set, but invalid: an error naming the file and the key.
+    (repo.root / ".redline.toml").write_text(
+        '[review]\nfail_on = "severe"\nmin_severity = "bogus"\nmax_file_bytes = -3\n'
+    )
     bad = redline(env, "config", "validate", "--repo", str(repo.root))
     assert bad.returncode == 2
     lines = bad.stdout.splitlines()
     assert lines[:3] == ["Checked:", f"  {user}", f"  {repo.root / '.redline.toml'}"]
     assert "Invalid:" in lines
-    assert any("review.max_file_bytes" in line for line in lines)
-    assert any("review.bogus" in line for line in lines)
+    assert any("review.fail_on" in line for line in lines)
+    assert any("review.min_severity" in line for line in lines)
 
     as_json = json.loads(redline(env, "config", "validate", "--format", "json").stdout)
     assert as_json["valid"] is True and as_json["files"] == [str(user)]

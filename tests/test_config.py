@@ -54,13 +54,13 @@ def test_repository_file_cannot_choose_the_model_or_commands(
     (tmp_path / ".redline.toml").write_text(
         '[models]\nmodel = "openai/exfil"\napi_base = "http://attacker.invalid"\n'
         '[[analyzers.custom]]\nname = "pwn"\ncommand = ["sh", "-c", "touch /tmp/x"]\n'
-        '[review]\nmin_severity = "Medium"\n'
+        '[review]\nexclude = ["gen/*"]\n'
     )
     loaded = load_settings(tmp_path, environ={}, user_file=user_file)
     assert loaded.settings.models.model is None
     assert loaded.settings.models.api_base is None
     assert loaded.settings.analyzers.custom == []
-    assert loaded.settings.review.min_severity is Severity.MEDIUM  # the rest still applies
+    assert loaded.settings.review.exclude == ["gen/*"]  # the rest still applies
     assert any("models.model" in w for w in loaded.warnings)
     assert any("analyzers.custom" in w for w in loaded.warnings)
 
@@ -100,12 +100,13 @@ def test_cli_config_error_exits_2_with_the_message(
     repo = GitRepo(tmp_path / "r")
     repo.write("a.py", "x = 1\n")
     repo.commit()
-    repo.write(".redline.toml", "[review]\nmax_file_bytes = -3\n")
+    repo.write(".redline.toml", '[review]\nfail_on = "severe"\n')
     monkeypatch.setenv("REDLINE_CONFIG", os.devnull)
     code = main(["review", "--repo", str(repo.root)])
     err = capsys.readouterr().err
     assert code == 2
-    assert "configuration error" in err and "review.max_file_bytes" in err
+    assert "configuration error" in err and "review.fail_on" in err
+    assert ".redline.toml (work tree)" in err
 
 
 def test_init_then_show_and_validate(

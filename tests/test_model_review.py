@@ -14,10 +14,10 @@ from model_env import FAST_RETRIES, isolate_model_env
 from redline.cli import main
 from redline.store import TaskStore
 
+from model_review_bed import demo, review  # demo: scripts/demo.py
 from model_review_bed import demo_repo as demo_repo
 from model_review_bed import isolated_model_env as isolated_model_env
 from model_review_bed import llm as llm
-from model_review_bed import review
 from model_review_bed import script as script
 from review_script import ReviewScript, role_of
 from scripted_llm import Reply, ScriptedLLM
@@ -195,7 +195,13 @@ def test_estimate_with_a_model_plans_calls_and_tokens_without_calling_it(
 def test_repository_instructions_are_read_and_reported(
     demo_repo: Path, llm: ScriptedLLM, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # The guidance of the branch's base: a review of commits reads it there (review/ground.py).
+    demo._git(demo_repo, "checkout", "-q", "main")
     (demo_repo / "AGENTS.md").write_text("Prefer pathlib.\n" + "x" * 20000 + "\n")
+    demo._git(demo_repo, "add", "AGENTS.md")
+    demo._git(demo_repo, "commit", "-q", "-m", "Guidance")
+    demo._git(demo_repo, "checkout", "-q", "feature/export")
+    demo._git(demo_repo, "rebase", "-q", "main")
     code, out, _ = review(capsys, demo_repo, llm.base_url)
     assert code == 0
     assert "Repository instructions read: `AGENTS.md`" in out

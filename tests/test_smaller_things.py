@@ -39,10 +39,12 @@ LATIN1 = (
 )
 
 
-def run_review(repo: GitRepo, tmp_path: Path, *extra: str) -> str:
+def run_review(
+    repo: GitRepo, tmp_path: Path, *extra: str, env: dict[str, str] | None = None
+) -> str:
     proc = subprocess.run(
         [str(REDLINE), "review", "--repo", str(repo.root), *extra],
-        env=client_env(tmp_path),
+        env=client_env(tmp_path, **(env or {})),
         capture_output=True,
         timeout=120,
         check=False,
@@ -51,8 +53,8 @@ def run_review(repo: GitRepo, tmp_path: Path, *extra: str) -> str:
     return proc.stdout.decode("utf-8")
 
 
-def review_json(repo: GitRepo, tmp_path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(run_review(repo, tmp_path, "--format", "json"))
+def review_json(repo: GitRepo, tmp_path: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(run_review(repo, tmp_path, "--format", "json", env=env))
     return data
 
 
@@ -87,15 +89,14 @@ def test_latin1_file_keeps_its_ruff_findings_on_the_right_lines(tmp_path: Path) 
 def test_a_file_no_analyzer_can_read_is_named_in_the_coverage(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "r")
     repo.write("README.md", "base\n")
-    # bandit on every file: by default it would leave these two to ruff (nothing in them is
-    # one of the checks only bandit has).
-    repo.write(".redline.toml", '[analyzers]\nbandit_scope = "all"\n')
     repo.commit("base")
     # Not UTF-8 and no coding line: neither ruff nor bandit (Python's parser) can read it.
     repo.write("app/broken.py", b'VALUE = "\xff\xfe"\ntry:\n    pass\nexcept:\n    pass\n')
     repo.write("app/fine.py", "try:\n    pass\nexcept:\n    pass\n")
 
-    review = review_json(repo, tmp_path)
+    # bandit on every file: by default it would leave these two to ruff (nothing in them is
+    # one of the checks only bandit has). Which analyzers run where is the user's setting.
+    review = review_json(repo, tmp_path, env={"REDLINE_BANDIT_SCOPE": "all"})
     ruff, bandit = analyzer(review, "ruff"), analyzer(review, "bandit")
     assert ruff["status"] == "partial"
     assert ruff["message"].startswith("ruff could not read app/broken.py: ")

@@ -35,6 +35,7 @@ from redline.cli_common import (
     repo_root,
     report_and_exit_code,
     scope_request,
+    settings_in_use,
     write_report,
 )
 from redline.cli_config import add_config_parser, add_init_parser, cmd_config, cmd_init
@@ -134,7 +135,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
 
     check_post_flags(args)
     repo = repo_root(args.repo)
-    settings = cli_settings(repo, args, offline_warnings=True)
+    loaded = cli_settings(repo, args, offline_warnings=True)
+    settings = loaded.settings  # the user's own: the repository's are merged in by the plan
     if not args.estimate:
         _preload_redaction(offline=settings.models.model is None)
     progress = StderrProgress(quiet=args.quiet, color=args.color)
@@ -148,8 +150,11 @@ def _cmd_review(args: argparse.Namespace) -> int:
 
     with _frozen_after():
         plan = plan_review(
-            repo, scope_request(args), settings, progress, function_metrics=args.estimate or None
+            repo, scope_request(args), loaded, progress, function_metrics=args.estimate or None
         )
+    # From here on: with the repository's settings of the review's ground (its base revision
+    # for a review of commits, review/ground.py).
+    settings = settings_in_use(plan.loaded, args)
     if plan.empty:
         progress.report(ProgressEvent(Stage.DONE, f"nothing to review: {plan.scope.label}"))
         if args.estimate:
@@ -216,19 +221,28 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
     from redline.agent.litellm_loader import start_background_import
     from redline.progress import StderrProgress
-    from redline.review.ask import ASK_NEEDS_MODEL, ROLE, run_ask
+    from redline.review.ask import ASK_NEEDS_MODEL, ROLE, ask_settings, run_ask
     from redline.store import TaskStore
 
     repo = repo_root(args.repo)
-    settings = cli_settings(repo, args)
-    if settings.models.for_role(ROLE)[0] is None:
+    user = cli_settings(repo, args)
+    if user.settings.models.for_role(ROLE)[0] is None:
         # Unlike review, there is no offline fallback: the model is what reads the request.
         raise UsageError(ASK_NEEDS_MODEL)
     start_background_import()  # overlaps the agent's set-up
     progress = StderrProgress(quiet=args.quiet, color=args.color)
     request = AskRequest(args.request).check()
+    loaded, ground = ask_settings(repo, user)
+    settings = settings_in_use(loaded, args)
     review = asyncio.run(
-        run_ask(request, repo, settings, progress=progress, store=TaskStore.for_settings(settings))
+        run_ask(
+            request,
+            repo,
+            settings,
+            ground=ground,
+            progress=progress,
+            store=TaskStore.for_settings(settings),
+        )
     )
     return report_and_exit_code(review, settings, args)
 

@@ -211,10 +211,11 @@ def write_report(text: str, output: Path | None) -> None:
 
 def cli_settings(
     repo: Path, args: argparse.Namespace, *, offline_warnings: bool = False, **extra: Any
-) -> Settings:
-    """Merged settings for a review, ask or debate, with the flags the user passed (`extra`:
-    more dotted keys a command sets); warnings (keys a repository file may not set, and with
-    `offline_warnings` settings a review without a model ignores) go to stderr. A --baseline
+) -> config.LoadedSettings:
+    """The user's settings for a review, ask or debate, with the flags the user passed
+    (`extra`: more dotted keys a command sets); with `offline_warnings`, settings a review
+    without a model ignores are said on stderr. No repository file is read here: a review
+    merges in its ground's (review/ground.py; `settings_in_use` then says so). A --baseline
     file is read here too, so a bad one stops the command before any work is spent."""
     if getattr(args, "baseline", None) is not None:
         from redline.report.baseline import read_baseline
@@ -227,12 +228,20 @@ def cli_settings(
         "llm.max_requests": args.max_requests,
         **extra,
     }
-    loaded = config.load_settings(repo, flags)
-    warnings = loaded.warnings + (config.idle_settings(loaded) if offline_warnings else [])
-    for warning in warnings:
+    loaded = config.load_user_settings(flags)
+    for warning in loaded.warnings + (config.idle_settings(loaded) if offline_warnings else []):
         sys.stderr.write(f"redline: warning: {warning}\n")
-    # Kept with the invocation's arguments, for `report_and_exit_code` to say where the
-    # --fail-on threshold came from (a flag, the environment, a repository file).
+    args.settings_sources = loaded.sources
+    return loaded
+
+
+def settings_in_use(loaded: config.LoadedSettings, args: argparse.Namespace) -> Settings:
+    """The settings a review runs with once its repository layer is merged in: its warnings
+    (keys a repository file may not set, ...) go to stderr once, and its sources are kept with
+    the invocation's arguments, for `report_and_exit_code` to say where the --fail-on
+    threshold came from (a flag, the environment, a repository file)."""
+    for warning in loaded.warnings:
+        sys.stderr.write(f"redline: warning: {warning}\n")
     args.settings_sources = loaded.sources
     return loaded.settings
 

@@ -29,13 +29,14 @@ from redline.cli_common import (
     repo_root,
     report_and_exit_code,
     scope_request,
+    settings_in_use,
     write_report,
 )
 from redline.cli_post import add_post_flags, check_post_flags, post_if_asked
 from redline.requests import MAX_ROUNDS, DebateRequest
 
 if TYPE_CHECKING:
-    from redline.config_models import Settings
+    from redline.config import LoadedSettings
     from redline.debate.events import DebateControl, DebateEvent
     from redline.model import Review
     from redline.progress import ProgressEvent
@@ -106,14 +107,15 @@ def cmd_debate(args: argparse.Namespace) -> int:
     if args.interactive and not args.estimate:
         require_terminal(sys.stdin)
     repo = repo_root(args.repo)
-    settings = cli_settings(repo, args)
+    loaded = cli_settings(repo, args)  # the user's; the debate's plan adds the repository's
+    settings = loaded.settings
     build_roster(settings)  # no model → UsageError (roster.NEEDS_MODEL) before anything runs
     if args.estimate:
         # No background import here: the estimate ends before its warm-up would, and a daemon
         # thread still importing at interpreter exit can hang the exit on the import lock.
-        return _estimate(request, repo, settings, args)
+        return _estimate(request, repo, loaded, args)
     start_background_import()  # litellm's import overlaps collecting the change
-    review = asyncio.run(_debate(request, repo, settings, args))
+    review = asyncio.run(_debate(request, repo, loaded, args))
     if review is None:
         sys.stderr.write("redline: interrupted\n")
         return EXIT_INTERRUPTED
@@ -122,7 +124,7 @@ def cmd_debate(args: argparse.Namespace) -> int:
 
 
 async def _debate(
-    request: DebateRequest, repo: Path, settings: Settings, args: argparse.Namespace
+    request: DebateRequest, repo: Path, loaded: LoadedSettings, args: argparse.Namespace
 ) -> Review | None:
     """The debate with Ctrl+C handled on the loop; None when the user aborted it."""
     from redline.cli_debate_input import TerminalPrompter
@@ -142,9 +144,9 @@ async def _debate(
         run_debate(
             request,
             repo,
-            settings,
+            loaded,
             progress=progress,
-            store=TaskStore.for_settings(settings),
+            store=TaskStore.for_settings(loaded.settings),
             on_event=_safe(on_event),
             control=control,
         )
@@ -203,7 +205,7 @@ def _sigint_handled(control: DebateControl, task: asyncio.Future[Any]) -> Any:
 
 
 def _estimate(
-    request: DebateRequest, repo: Path, settings: Settings, args: argparse.Namespace
+    request: DebateRequest, repo: Path, loaded: LoadedSettings, args: argparse.Namespace
 ) -> int:
     from redline.debate.change import change_text
     from redline.debate.estimate import estimate_debate
@@ -212,7 +214,8 @@ def _estimate(
     from redline.review.pipeline import plan_review
 
     progress = _Progress(args.quiet, args.color)
-    plan: Plan = plan_review(repo, request.scope, settings, progress, function_metrics=False)
+    plan: Plan = plan_review(repo, request.scope, loaded, progress, function_metrics=False)
+    settings = settings_in_use(plan.loaded, args)
     if plan.empty:
         progress.report(ProgressEvent(Stage.DONE, f"nothing to debate: {plan.scope.label}"))
         return EXIT_OK

@@ -100,7 +100,9 @@ def _targets(args: argparse.Namespace, repo: Path | None) -> list[Target]:
             "models.api_base": args.api_base,
             "llm.max_requests": args.max_requests,
         }
-        loaded = config.load_settings(repo, flags)
+        # The user's own: each case's review merges in the repository settings of its base
+        # (the clone of HEAD), like any review of commits (review/ground.py).
+        loaded = config.load_user_settings(flags)
         if not warned:
             for warning in loaded.warnings:
                 sys.stderr.write(f"redline: warning: {warning}\n")

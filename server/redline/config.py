@@ -1,10 +1,16 @@
 """Settings: defaults < user file < repository file < environment < flags.
 
 Each layer is validated on its own before merging, so an error names the file (or variable)
-and the key that is wrong. Settings that decide where code is sent, what runs on this machine
-or how much a run may spend (`models.*`, `analyzers.custom`, `llm.max_requests`,
-`llm.max_request_bytes`, `tools.*`, `publish.*`) are never taken from the reviewed repository's
-files: the author of the change controls those files.
+and the key that is wrong. The repository layer is an allowlist (config_repo.REPO_SETTINGS):
+a repository's file may add excludes and ruff rules and make the gate and the severity floor
+stricter, nothing else; every other key it sets is ignored with a warning. Settings that decide
+where code is sent, what runs on this machine or how much a run may read, spend or retry are
+the user's alone: the author of the change controls the repository's files.
+
+`load_user_settings` gives the user's layers; a review adds the repository layer of its base
+revision (`LoadedSettings.with_repository`, from review/ground.py), never the work tree's for
+a review of commits. `load_settings(repo)` adds the work tree's (what `config show` and a review
+of uncommitted changes use).
 """
 
 from __future__ import annotations
@@ -19,22 +25,21 @@ from typing import Any
 from platformdirs import user_config_path
 from pydantic import ValidationError
 
+from redline import config_repo
 from redline.config_models import Settings
+from redline.config_repo import REPO_FILE, RepoLayer
+from redline.config_templates import REPO_TEMPLATE, USER_TEMPLATE, write_template
 from redline.errors import ConfigError
 
-REPO_FILE = ".redline.toml"
-
-# Keys a repository file may not set, with the reason shown to the user.
-_REPO_FORBIDDEN = {
-    "models": "model, API base and keys come only from your own config or environment",
-    "analyzers.custom": "commands to run come only from your own config",
-    "llm.max_requests": "resource caps come only from your own config, environment or flags",
-    "llm.max_request_bytes": "resource caps come only from your own config, environment or flags",
-    "tools": "resource caps come only from your own config, environment or flags",
-    "debate": "debaters, their models and prompts come only from your own config",
-    "store": "how long your review records are kept comes only from your own config",
-    "publish": "resource caps come only from your own config, environment or flags",
-}
+__all__ = [
+    "REPO_FILE",
+    "REPO_TEMPLATE",
+    "USER_TEMPLATE",
+    "LoadedSettings",
+    "load_settings",
+    "load_user_settings",
+    "write_template",
+]
 
 # Environment variables → dotted keys. Explicit, so `config show` can name the variable.
 ENV_KEYS: dict[str, str] = {
@@ -48,12 +53,10 @@ ENV_KEYS: dict[str, str] = {
     "REDLINE_BANDIT": "analyzers.bandit",
     "REDLINE_BANDIT_SCOPE": "analyzers.bandit_scope",
     "REDLINE_MAX_REQUESTS": "llm.max_requests",
-    "REDLINE_MAX_REQUEST_BYTES": "llm.max_request_bytes",
     "REDLINE_MAX_WRITE_FILES": "tools.max_write_files",
     "REDLINE_MAX_WRITE_BYTES": "tools.max_write_total_bytes",
     "REDLINE_KEEP_RECORDS": "store.keep_records",
     "REDLINE_KEEP_DAYS": "store.keep_days",
-    "REDLINE_MAX_POST_WRITES": "publish.max_writes",
 }
 
 SECRET_KEYS = {"models.api_key"}
@@ -66,12 +69,37 @@ def user_config_file() -> Path:
     return user_config_path("redline", appauthor=False, roaming=False) / "config.toml"
 
 
+@dataclass(frozen=True)
+class UserLayers:
+    """The user's layers of one load, kept so a repository layer can be put in its place
+    later: below it the defaults and the user file, above it the environment and flags."""
+
+    below: Mapping[str, Any] = field(default_factory=dict)
+    below_sources: Mapping[str, str] = field(default_factory=dict)
+    above: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
+    files: tuple[Path, ...] = ()
+
+
 @dataclass
 class LoadedSettings:
     settings: Settings
     sources: dict[str, str]  # dotted key → where its value came from
     warnings: list[str] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    layers: UserLayers = field(default_factory=UserLayers, repr=False)
+    repository: RepoLayer | None = None  # the repository layer merged in, if any
+
+    @classmethod
+    def of(cls, settings: Settings) -> LoadedSettings:
+        """Settings made in code (tests, embedders): all of it counts as the user's own."""
+        flat = _flatten(settings.model_dump())
+        given = {k: "given" for k in flat}
+        return cls(settings, dict(given), layers=UserLayers(flat, given))
+
+    def with_repository(self, layer: RepoLayer | None) -> LoadedSettings:
+        """The user's layers with `layer` merged in its place (user file < repository <
+        environment < flags), key by key as config_repo.merge_value says."""
+        return _merge(self.layers, layer)
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -117,22 +145,6 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
 
 
-def _repo_layer(repo: Path) -> tuple[dict[str, Any], Path | None]:
-    dedicated = repo / REPO_FILE
-    if dedicated.is_file():
-        return _read_toml(dedicated), dedicated
-    pyproject = repo / "pyproject.toml"
-    if pyproject.is_file():
-        try:
-            data = _read_toml(pyproject)
-        except ConfigError:
-            return {}, None  # a broken pyproject is the project's business, not a config error
-        section = data.get("tool", {}).get("redline")
-        if isinstance(section, dict):
-            return section, pyproject
-    return {}, None
-
-
 def _env_layer(environ: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
     out: dict[str, tuple[Any, str]] = {}
     for var, key in ENV_KEYS.items():
@@ -146,17 +158,16 @@ def _env_layer(environ: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
     return out
 
 
-def load_settings(
-    repo: Path | None,
+def load_user_settings(
     flags: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
     user_file: Path | None = None,
 ) -> LoadedSettings:
-    """Merge every layer; `flags` holds dotted keys for options the user passed explicitly."""
+    """The user's layers — defaults, the user file, REDLINE_* variables, then `flags` (dotted
+    keys for options the user passed explicitly) — without any repository's file."""
     environ = os.environ if environ is None else environ
-    merged: dict[str, Any] = {}
-    sources: dict[str, str] = {k: "default" for k in _flatten(Settings().model_dump())}
-    warnings: list[str] = []
+    below: dict[str, Any] = _flatten(Settings().model_dump())
+    sources: dict[str, str] = {k: "default" for k in below}
     files: list[Path] = []
 
     user_path = user_file or user_config_file()
@@ -170,40 +181,67 @@ def load_settings(
     if user_path.is_file():
         flat = _flatten(_read_toml(user_path))
         _validate_layer(flat, str(user_path))
-        merged.update(flat)
+        below.update(flat)
         sources.update({k: f"user file {user_path}" for k in flat})
         files.append(user_path)
+        # As the model reads them ("low" → Severity.LOW): the repository layer merges with these.
+        below = _flatten(Settings.model_validate(_unflatten(below)).model_dump())
 
-    if repo is not None:
-        data, path = _repo_layer(repo)
-        if path is not None:
-            flat = _flatten(data)
-            for key in list(flat):
-                for forbidden, why in _REPO_FORBIDDEN.items():
-                    if key == forbidden or key.startswith(forbidden + "."):
-                        warnings.append(f"{path}: ignored {key}: {why}")
-                        del flat[key]
-                        break
-            _validate_layer(flat, str(path))
-            merged.update(flat)
-            sources.update({k: f"repository file {path}" for k in flat})
-            files.append(path)
-
-    env = _env_layer(environ)
-    for key, (value, origin) in env.items():
+    above: dict[str, tuple[Any, str]] = {}
+    for key, (value, origin) in _env_layer(environ).items():
         _validate_layer({key: value}, origin)
-        merged[key] = value
-        sources[key] = origin
-
+        above[key] = (value, origin)
     for key, value in (flags or {}).items():
         if value is None:
             continue
-        _validate_layer({key: value}, f"flag --{key.split('.')[-1].replace('_', '-')}")
-        merged[key] = value
-        sources[key] = f"flag --{key.split('.')[-1].replace('_', '-')}"
+        origin = f"flag --{key.split('.')[-1].replace('_', '-')}"
+        _validate_layer({key: value}, origin)
+        above[key] = (value, origin)
+    return _merge(UserLayers(below, sources, above, tuple(files)), None)
 
+
+def _merge(layers: UserLayers, layer: RepoLayer | None) -> LoadedSettings:
+    merged = dict(layers.below)
+    sources = dict(layers.below_sources)
+    warnings: list[str] = []
+    files = list(layers.files)
+    if layer is not None:
+        for key, value in layer.values.items():
+            result, note = config_repo.merge_value(key, merged.get(key), value)
+            if result != merged.get(key):
+                previous = sources.get(key, "default")
+                added = config_repo.REPO_SETTINGS[key].merge is config_repo.Merge.ADD
+                sources[key] = f"{previous} + {layer.origin}" if added else layer.origin
+                merged[key] = result
+            if note:
+                warnings.append(f"{layer.origin}: {note}")
+        warnings.extend(layer.warnings)
+    for key, (value, origin) in layers.above.items():
+        merged[key] = value
+        sources[key] = origin
     settings = Settings.model_validate(_unflatten(merged))
-    return LoadedSettings(settings=settings, sources=sources, warnings=warnings, files=files)
+    return LoadedSettings(settings, sources, warnings, files, layers, layer)
+
+
+def load_settings(
+    repo: Path | None,
+    flags: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    user_file: Path | None = None,
+) -> LoadedSettings:
+    """The user's layers and, with `repo`, the repository layer of its work tree (what a
+    review of uncommitted changes uses, and `config show`). A review of commits uses its base
+    revision's instead (review/ground.py)."""
+    loaded = load_user_settings(flags, environ, user_file)
+    if repo is None:
+        return loaded
+    layer = config_repo.read_layer(
+        config_repo.worktree_reader(repo), lambda name: f"repository file {repo / name}"
+    )
+    merged = loaded.with_repository(layer)
+    if layer is not None:
+        merged.files.append(repo / layer.file)
+    return merged
 
 
 def idle_settings(loaded: LoadedSettings) -> list[str]:
@@ -241,141 +279,10 @@ def describe(loaded: LoadedSettings) -> str:
         lines.append(f"{key:<{width}} = {value!r:<30} # {loaded.sources.get(key, 'default')}")
     for w in loaded.warnings:
         lines.append(f"# warning: {w}")
+    if loaded.repository is not None:
+        lines.append(
+            f"# {loaded.repository.file} as the work tree has it: what a review of uncommitted "
+            "or staged changes uses. A review of commits (branch, commit, since, range, PR) "
+            "reads it from its base revision instead."
+        )
     return "\n".join(lines) + "\n"
-
-
-# `redline init` writes these. Every section the README's Configuration documents is here with
-# its defaults, commented out; tests/test_config.py checks the file parses, loads as the
-# defaults, and has every section the README shows.
-_HEADER = """\
-# Redline configuration.
-# Layers, lowest to highest: the user file (~/.config/redline/config.toml, or $REDLINE_CONFIG),
-# the repository's .redline.toml (or [tool.redline] in pyproject.toml), REDLINE_* environment
-# variables, flags. `redline config show` prints the merged result and where each value came
-# from; `redline config validate` checks the files.
-"""
-
-_REVIEW = """
-[review]
-# Exit with code 1 when a finding at or above this severity is found (critical|high|medium|low).
-# fail_on = "high"
-# Hide findings below this severity (critical, high, medium, low, info).
-# min_severity = "info"
-# Files larger than this many bytes are listed as skipped, not reviewed.
-# max_file_bytes = 1000000
-# A review unit with more changed lines than this is tagged `large`.
-# large_unit_lines = 400
-# Extra glob patterns to skip (generated code, fixtures, ...).
-# exclude = ["docs/generated/*"]
-# Context (surrounding code) a model is shown per review unit, in tokens.
-# context_tokens = 6000
-# Reuse model answers for unchanged code (answers are cached by content).
-# cache = true
-"""
-
-_ANALYZERS = """
-[analyzers]
-# ruff = true
-# bandit = true
-# Files bandit runs on (ruff's S rules check every file): "beyond_ruff" (files whose added lines
-# hold what bandit's checks that ruff lacks look for), "security_sensitive" (files with
-# security-relevant changes) or "all" (every changed Python file, slowest).
-# bandit_scope = "beyond_ruff"
-# Ruff rules to run (the reviewed repository's own ruff config is not used).
-# ruff_select = ["F", "E9", "E722", "B", "S", "PLE", "RUF006", "UP031"]
-# Seconds an analyzer may run.
-# timeout = 120
-"""
-
-_CUSTOM = """
-# Extra analyzers: any command that prints SARIF 2.1.0; "{files}" expands to the changed files.
-# Only honoured from this user file, never from a repository file.
-# [[analyzers.custom]]
-# name = "eslint"
-# command = ["npx", "eslint", "--format", "@microsoft/eslint-formatter-sarif", "{files}"]
-# globs = ["*.js", "*.ts"]
-"""
-
-_USER_ONLY = """
-[models]
-# Where code is sent. Only read from this user file, the environment or flags; never from the
-# reviewed repository. Any litellm model string: "gpt-4o-mini", "anthropic/claude-...",
-# "ollama/qwen2.5-coder", or "openai/<name>" with api_base for an OpenAI-compatible server.
-# Without a model, reviews run the static analyzers only.
-# model = "ollama/qwen2.5-coder"
-# api_base = "http://127.0.0.1:11434"
-# Models tried in turn when the model fails.
-# fallbacks = ["anthropic/claude-3-5-haiku-latest"]
-# The key is better kept in the environment (REDLINE_API_KEY or the provider's own variable).
-
-# A model per role (planner, reviewer, verifier, summarizer, ask, debater); unset fields fall
-# back to [models].
-# [models.roles.verifier]
-# model = "gpt-4o"
-
-[llm]
-# Seconds per model request, and retries of a failed one.
-# timeout = 120
-# max_retries = 3
-# Requests in flight at once; halved for the run on each 429, raised again as calls succeed.
-# max_concurrency = 16
-# A budget per run, in tokens or dollars; what was skipped is reported.
-# budget_tokens = 400000
-# budget_usd = 0.50
-# temperature = 0.0
-# Model requests per run, retries included (default: 2 × the planned calls + 20), and the
-# bytes one request may carry (a larger one is not sent; its file is reported not reviewed).
-# Like [tools], never read from a repository file.
-# max_requests = 200
-# max_request_bytes = 4194304
-
-[tools]
-# write_file (`redline ask`): at most this many reports, and this many bytes, per run.
-# max_write_files = 20
-# max_write_total_bytes = 10485760
-
-[debate]
-# `redline debate`: rounds of turns, model calls per turn (tool steps included), and the
-# transcript size beyond which older turns are summarized.
-# rounds = 3
-# turn_steps = 6
-# turn_tokens = 1500
-# transcript_tokens = 6000
-# change_tokens = 12000
-# Without [debate.reviewers], the built-in roles (security, performance, code-quality) debate
-# with the `debater` role's model. A debate needs at least two reviewers.
-# [debate.reviewers.security]
-# model = "anthropic/claude-3-5-sonnet-latest"
-# [debate.reviewers.perf]
-# model = "ollama/qwen2.5-coder"
-# api_base = "http://127.0.0.1:11434"
-# prompt_file = "~/.config/redline/perf-debater.md"
-# [debate.summarizer]
-# model = "gpt-4o"
-
-[store]
-# Review records (`redline history`): the newest keep_records, none older than keep_days,
-# whichever keeps fewer (0: no limit of that kind). A running review's record is never removed;
-# `redline history --prune` applies this now.
-# keep_records = 200
-# keep_days = 30
-
-[publish]
-# `--post`: API writes (comments, reviews, edits) per run, at most; the summary comment lists
-# the findings the cap kept from being posted inline. Never read from a repository file.
-# max_writes = 50
-"""
-
-# What a repository file may set: the settings that decide where code goes, what runs and how
-# much a run may spend are left out (they would be ignored with a warning).
-REPO_TEMPLATE = _HEADER + _REVIEW + _ANALYZERS
-USER_TEMPLATE = _HEADER + _REVIEW + _ANALYZERS + _CUSTOM + _USER_ONLY
-
-
-def write_template(path: Path, *, include_models: bool, force: bool = False) -> Path:
-    if path.exists() and not force:
-        raise ConfigError(f"{path} already exists (use --force to overwrite)")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = USER_TEMPLATE if include_models else REPO_TEMPLATE
-    path.write_text(text, encoding="utf-8")
-    return path

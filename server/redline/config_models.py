@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from redline.model import Severity
+
+_RUFF_SELECTOR = re.compile(r"[A-Z]{1,8}[0-9]{0,4}")
 
 
 class _Strict(BaseModel):
@@ -43,6 +46,16 @@ class AnalyzerSettings(_Strict):
     )
     custom: list[CustomAnalyzer] = Field(default_factory=list)
     timeout: float = Field(default=120.0, gt=0)
+
+    @field_validator("ruff_select")
+    @classmethod
+    def _ruff_selectors(cls, v: list[str]) -> list[str]:
+        # Rule codes and prefixes ("S", "PLE", "RUF006", "ALL"): anything else would make ruff
+        # refuse the whole run, and with it every rule.
+        bad = [s for s in v if not _RUFF_SELECTOR.fullmatch(s)]
+        if bad:
+            raise ValueError(f"not ruff rule selectors: {bad[:5]} (e.g. 'S', 'PLE', 'RUF006')")
+        return v
 
 
 class ReviewSettings(_Strict):

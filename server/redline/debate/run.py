@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from redline.agent.llm import LLMClient
+from redline.config import LoadedSettings
 from redline.config_models import Settings
 from redline.debate.change import change_text
 from redline.debate.conclude import Conclusion, conclude
@@ -61,7 +62,7 @@ def planned_calls(debaters: int, rounds: int) -> int:
 async def run_debate(
     request: DebateRequest,
     repo: Path,
-    settings: Settings,
+    settings: Settings | LoadedSettings,
     *,
     client: LLMClient | None = None,
     progress: Progress | None = None,
@@ -80,18 +81,22 @@ async def run_debate(
     cancel = cancel or CancelToken()
     control = control or DebateControl()
     request = request.check()
-    roster = build_roster(settings)
-    client = client or LLMClient(settings)
+    # The plan merges in the repository's settings of the review's base (review/ground.py);
+    # what comes before it (the debaters, the client) is the user's alone.
+    user = settings.settings if isinstance(settings, LoadedSettings) else settings
+    roster = build_roster(user)
+    client = client or LLMClient(user)
     roster.assign(client)
-    rounds = request.rounds or settings.debate.rounds
+    rounds = request.rounds or user.debate.rounds
     if client.max_requests is None:
-        planned = planned_calls(len(roster.debaters), rounds) * settings.debate.turn_steps
+        planned = planned_calls(len(roster.debaters), rounds) * user.debate.turn_steps
         client.max_requests = request_cap(planned, None)
     plan = plan_review(repo, request.scope, settings, progress, cancel=cancel, for_model=True)
+    effective = plan.settings
     root = plan.scope.repo_root
     task_id = task_id or new_task_id()
     label = f"debate: {plan.scope.label}"
-    change = change_text(plan, settings.debate.change_tokens)
+    change = change_text(plan, effective.debate.change_tokens)
     events = on_event or (lambda _event: None)
     events(
         DebateEvent(
@@ -105,7 +110,7 @@ async def run_debate(
             },
         )
     )
-    ctx = ToolContext.for_run(root, settings)
+    ctx = ToolContext.for_run(root, effective)
     content = {
         "repo": str(root),
         "scope": request.scope.kind.value,
@@ -119,7 +124,7 @@ async def run_debate(
     record = open_record(store, task_id, content)
     debate = Debate(
         request,
-        settings,
+        effective,
         roster,
         client,
         change,
@@ -206,9 +211,11 @@ async def _finish(
         scope=plan.scope.request.kind,
         scope_label=label,
         repo=debate.ctx.root,
-        findings=conclusion.findings if conclusion else [],
+        # The change's edits to the review settings, whatever the debaters concluded.
+        findings=[*(conclusion.findings if conclusion else []), *plan.settings_findings],
         coverage=coverage,
         read_text=read_text,
+        dismissals=plan.ground.dismissals(),
         stats=plan.scope.stats,
         summary=record.summary_markdown or None,
         attempts=1 if spoken else 0,

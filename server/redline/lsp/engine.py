@@ -75,6 +75,13 @@ def _import_litellm() -> None:
     load_and_warm()
 
 
+def _log_warnings(warnings: list[str]) -> None:
+    # Keys a repository file may not set, and the like: the server's log (the editor's output
+    # channel); the review's coverage notes say them too.
+    for warning in warnings:
+        log.warning("%s", warning)
+
+
 @dataclass
 class Outcome:
     root: Path  # the git working tree that was reviewed
@@ -106,9 +113,9 @@ def review_sync(
     from redline.store import TaskStore
 
     root = find_repo_root(folder)
-    loaded = config.load_settings(root, lsp_settings.engine_flags())
-    for warning in loaded.warnings:
-        log.warning("%s", warning)
+    # The user's settings; each run merges in the repository's of its ground (the base
+    # revision for a review of commits, review/ground.py), never the change's.
+    loaded = config.load_user_settings(lsp_settings.engine_flags())
     settings = loaded.settings
     # A model review imports litellm on its first call anyway; importing it here, from the
     # start of the review (in the background, overlapping the git, unit and analyzer work),
@@ -149,7 +156,7 @@ def review_sync(
             run_debate(
                 DebateRequest(_with_base(request.scope, lsp_settings), request.rounds),
                 root,
-                settings,
+                loaded,
                 progress=progress,
                 cancel=cancel,
                 store=store,
@@ -159,16 +166,19 @@ def review_sync(
             )
         )
     elif isinstance(request, AskRequest):
-        from redline.review.ask import run_ask
+        from redline.review.ask import ask_settings, run_ask
 
         progress.report(ProgressEvent(Stage.ASKING, "starting the agent"))
         if wants_model:
             load_frozen("litellm", _import_litellm)
+        asked, ground = ask_settings(root, loaded)
+        _log_warnings(asked.warnings)
         review = asyncio.run(
             run_ask(
                 request,
                 root,
-                settings,
+                asked.settings,
+                ground=ground,
                 progress=progress,
                 cancel=cancel,
                 store=store,
@@ -176,7 +186,8 @@ def review_sync(
         )
     else:
         scope = _with_base(request.scope, lsp_settings)
-        plan = plan_review(root, scope, settings, progress, cancel=cancel)
+        plan = plan_review(root, scope, loaded, progress, cancel=cancel)
+        _log_warnings(plan.loaded.warnings)
         cancel.check()
         if plan.empty:
             review = empty_review(task_id, plan)
@@ -185,7 +196,7 @@ def review_sync(
                 load_frozen("litellm", _import_litellm)
             review = run_review(
                 plan,
-                settings,
+                plan.settings,
                 progress,
                 cancel=cancel,
                 model_hooks={"on_file": on_file},

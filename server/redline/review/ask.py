@@ -22,6 +22,7 @@ from typing import Final
 from redline.agent.llm import LLMClient, LLMNotConfigured
 from redline.agent.loop import Agent, AgentResult
 from redline.agent.toolkit import ToolError
+from redline.config import LoadedSettings
 from redline.config_models import Settings
 from redline.git.process import strip_control
 from redline.model import Coverage, Finding, Review
@@ -47,6 +48,7 @@ from redline.review.assemble import (
     verify_or_keep,
 )
 from redline.review.estimate import request_cap
+from redline.review.ground import Ground, default_branch_ground
 from redline.review.pipeline import new_task_id
 from redline.review.prompts import load_prompt
 from redline.review.schemas import SubmittedReview
@@ -171,11 +173,20 @@ async def _run_agent(agent: Agent, request: str, accepted: list[SubmittedReview]
     return outcome
 
 
+def ask_settings(repo: Path, loaded: LoadedSettings) -> tuple[LoadedSettings, Ground]:
+    """An ask run's settings and ground. It has no scope, so no base revision: the
+    repository's settings and dismissals are those of its default branch (review/ground.py),
+    what the change the agent reviews would be merged into; never the work tree's."""
+    ground = default_branch_ground(repo)
+    return loaded.with_repository(ground.repo_layer()), ground
+
+
 async def run_ask(
     ask: AskRequest,
     repo: Path,
     settings: Settings,
     *,
+    ground: Ground | None = None,
     client: LLMClient | None = None,
     progress: Progress | None = None,
     cancel: CancelToken | None = None,
@@ -194,6 +205,7 @@ async def run_ask(
     if client.max_requests is None:
         client.max_requests = request_cap(ask_planned_calls(max_steps), None)
     ctx = ToolContext.for_run(repo, settings)
+    ground = ground or default_branch_ground(ctx.root, ctx.runner)
     label = scope_label(request)
     task_id = new_task_id()
     content = {
@@ -206,8 +218,9 @@ async def run_ask(
     record = open_record(store, task_id, content)
     with recorded_run(record), cancel.attached(asyncio.get_running_loop()):
         return await _ask(
-            request, ctx, label, task_id, settings, client, progress, cancel, record, max_steps
-        )
+            request, ctx, label, task_id, settings, client, progress, cancel, record, max_steps,
+            ground,
+        )  # fmt: skip
 
 
 def ask_planned_calls(max_steps: int) -> int:
@@ -227,6 +240,7 @@ async def _ask(
     cancel: CancelToken,
     record: TaskRecord | None,
     max_steps: int,
+    ground: Ground,
 ) -> Review:
     accepted: list[SubmittedReview] = []
     registry = build_tool_registry(ctx)
@@ -243,6 +257,7 @@ async def _ask(
 
     coverage = Coverage()
     coverage.notes.append(tools_note(calls.names, outcome.steps))
+    coverage.notes.append(f"repository settings and dismissals: those of {ground.label}")
     if outcome.nudged:
         coverage.notes.append(f"the agent was reminded once to call {SUBMIT_TOOL}")
     stop_note = None if submitted is not None else _stop_note(result, outcome.nudged)
@@ -309,6 +324,7 @@ async def _ask(
         findings=kept,
         coverage=coverage,
         read_text=read_text,
+        dismissals=ground.dismissals(),
         stats=stats,
         quality_score=quality,
         attempts=1 if outcome.steps else 0,

@@ -24,7 +24,7 @@ from redline.model import Coverage, Finding, Review, Severity, number_occurrence
 from redline.progress import Progress, ProgressEvent, Stage
 from redline.review.duplicates import merge_duplicates
 from redline.store import TaskRecord, TaskStore
-from redline.store.dismissal_matching import ReadText, filter_dismissed
+from redline.store.dismissal_matching import DismissalSource, ReadText, filter_dismissed
 
 if TYPE_CHECKING:
     # The model stages' types: imported where a model runs, not by an offline review.
@@ -175,11 +175,13 @@ def build_review(
     findings: list[Finding],
     coverage: Coverage,
     read_text: ReadText,
+    dismissals: DismissalSource | None = None,
     **extra: Any,
 ) -> Review:
     """The Review every entry point returns. Dismissed findings (`.redline/dismissed.toml`,
-    inline `redline: ignore[<id>]` markers, read through `read_text`) are left out and named in
-    the coverage; the rest is filtered by the severity floor and ordered for display. `extra`
+    inline `redline: ignore[<id>]` markers, read through `read_text`; with `dismissals`, only
+    those of that source — a review of commits: its base) are left out and named in the
+    coverage; the rest is filtered by the severity floor and ordered for display. `extra`
     carries what only some runs have (stats, summary, quality score, attempts, dropped).
 
     This is where finding ids become unique within the review: every finding is known here
@@ -187,7 +189,7 @@ def build_review(
     order (`model.number_occurrences`) before dismissals, reports and the task record see
     them."""
     findings = number_occurrences(findings)
-    kept, dismissal_notes = filter_dismissed(findings, repo, read_text)
+    kept, dismissal_notes = filter_dismissed(findings, repo, read_text, dismissals)
     coverage.notes.extend(dismissal_notes)
     shown = shown_findings(kept, settings.review.min_severity, coverage.notes)
     return Review(

@@ -71,7 +71,9 @@ async def run_model_review(
     provider = ContextProvider(
         scope, tool_ctx=tool_ctx, token_budget=settings.review.context_tokens
     )
-    instructions = load_instructions(scope.repo_root)
+    # The repository's guidance as the review's ground has it: the base's for a review of
+    # commits, so a change cannot write the guidance for its own review (review/ground.py).
+    instructions = load_instructions(scope.repo_root, read=plan.ground.instructions_reader())
     coverage.instructions_read = list(instructions.files_read)
     coverage.instructions_truncated = list(instructions.truncated)
     coverage.notes.extend(f"instructions: {note}" for note in instructions.notes)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from redline.analyzers import run_analyzers
+from redline.config import LoadedSettings
 from redline.config_models import Settings
 from redline.diff import apply_rules, review_index
 from redline.diff.units import UnitBuilder
@@ -46,7 +47,9 @@ from redline.review.assemble import (
     report_done,
 )
 from redline.review.deleted import deleted_findings, find_uses
+from redline.review.ground import Ground, ground_of
 from redline.review.plan import Plan
+from redline.review.settings_change import settings_findings
 from redline.store import TaskRecord, TaskStore
 from redline.store.dismissal_matching import filter_dismissed
 
@@ -68,7 +71,7 @@ class FileSet:
 def plan_review(
     repo: Path,
     request: ScopeRequest,
-    settings: Settings,
+    settings: Settings | LoadedSettings,
     progress: Progress | None = None,
     *,
     cancel: CancelToken | None = None,
@@ -79,33 +82,56 @@ def plan_review(
     use them (`function_metrics=None` decides from the settings) or when asked, as
     `--estimate` does to show the full plan. The security_sensitive tag is looked for when a
     model reads the units (`for_model=None`: one is configured), when function metrics are
-    asked for (the full plan), or when bandit_scope = "security_sensitive" picks files by it."""
+    asked for (the full plan), or when bandit_scope = "security_sensitive" picks files by it.
+
+    `settings` are the user's (a LoadedSettings keeps its layers apart; plain Settings all
+    count as the user's). The repository's own settings come from the review's ground — the
+    base revision for a review of commits (review/ground.py) — and are merged in once the
+    scope is known: `plan.settings` is what the rest of the review runs with. What the scope
+    needs before that (size limits, unit building) is the user's alone."""
     progress = progress or NullProgress()
     cancel = cancel or CancelToken()
+    loaded = settings if isinstance(settings, LoadedSettings) else LoadedSettings.of(settings)
+    user = loaded.settings
     if function_metrics is None:
-        function_metrics = settings.models.model is not None
+        function_metrics = user.models.model is not None
     if for_model is None:
-        for_model = settings.models.model is not None
-    security = (
-        for_model or function_metrics or settings.analyzers.bandit_scope == "security_sensitive"
-    )
+        for_model = user.models.model is not None
+    security = for_model or function_metrics or user.analyzers.bandit_scope == "security_sensitive"
     cancel.check()
     progress.report(ProgressEvent(Stage.COLLECTING, f"collecting the diff ({request.kind})"))
     with gc_paused():
         # The diff is parsed (and, without function metrics, split into units) while git is
         # still writing it, and the new versions of its files are read meanwhile: they overlap.
-        builder = UnitBuilder(settings.review, functions=function_metrics, security=security)
+        builder = UnitBuilder(user.review, functions=function_metrics, security=security)
         scope = resolve_scope(
-            repo, request, max_file_bytes=settings.review.max_file_bytes, consumer=builder
+            repo, request, max_file_bytes=user.review.max_file_bytes, consumer=builder
         )
         cancel.check()
+        ground = ground_of(scope)
+        loaded = loaded.with_repository(ground.repo_layer())
+        scope.notes.extend(repository_notes(ground, loaded))
         progress.report(
             ProgressEvent(Stage.SPLITTING, f"splitting {scope.stats.files} files into review units")
         )
         units = builder.finish(scope.diff_text, scope.read_new, prefetch=scope.prefetch_new)
-        units = apply_rules(units, settings.review)
+        units = apply_rules(units, loaded.settings.review)
         units = find_uses(units, scope)  # deleted files: the uses of their definitions left
-    return Plan(scope=scope, units=units)
+        touched = {u.file_path for u in units} | {u.old_path for u in units if u.old_path}
+        findings = settings_findings(scope, ground, touched)
+    return Plan(scope=scope, units=units, loaded=loaded, ground=ground, settings_findings=findings)
+
+
+def repository_notes(ground: Ground, loaded: LoadedSettings) -> list[str]:
+    """What the coverage says about the repository's settings this review used."""
+    layer = loaded.repository
+    if ground.kind == "none":
+        return [f"repository settings: none read ({ground.label}); your own settings apply"]
+    if layer is None:
+        return [f"repository settings: none at {ground.label}"]
+    notes = [f"repository settings: {layer.origin}: {layer.describe()}"]
+    notes += [f"repository settings: {w}" for w in loaded.warnings]
+    return notes
 
 
 def collect_files(plan: Plan, settings: Settings) -> FileSet:
@@ -274,7 +300,12 @@ def _run_review(
         # Dismissed findings must not flash in the editor before the final filter below.
         # Numbered as build_review will number them (the analyzers' findings alone: a model
         # finding in between can shift an occurrence; the final review's ids replace these).
-        early, _ = filter_dismissed(number_occurrences(findings), scope.repo_root, read_text)
+        early, _ = filter_dismissed(
+            number_occurrences([*findings, *plan.settings_findings]),
+            scope.repo_root,
+            read_text,
+            plan.ground.dismissals(),
+        )
         on_analyzers(at_or_above(early, settings.review.min_severity))
     outcome_model: ModelOutcome | None = None
     if settings.models.model:
@@ -301,6 +332,8 @@ def _run_review(
             "offline review: no model configured, so only the static analyzers ran"
         )
 
+    # After the model stages: no model answer can drop or merge away an edit to the settings.
+    findings = [*findings, *plan.settings_findings]
     extra: dict[str, Any] = {"stats": scope.stats}
     if outcome_model is not None:
         extra.update(
@@ -319,6 +352,7 @@ def _run_review(
         findings=findings,
         coverage=coverage,
         read_text=read_text,
+        dismissals=plan.ground.dismissals(),
         **extra,
     )
     done = f"review done: {len(review.findings)} findings"

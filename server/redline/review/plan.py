@@ -4,18 +4,32 @@ model stages read it)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from redline.config import LoadedSettings
+from redline.config_models import Settings
 from redline.git.scopes import ScopeDiff
-from redline.model import ReviewUnit
+from redline.model import Finding, ReviewUnit
+from redline.review.ground import Ground
 
 
 @dataclass
 class Plan:
-    """What the review will look at, decided without calling any analyzer or model."""
+    """What the review will look at, decided without calling any analyzer or model.
+
+    `settings` are the ones the review runs with: the caller's, with the repository layer of
+    the review's `ground` merged in (review/ground.py: the base revision for a review of
+    commits); `settings_findings` report the change's own edits to that layer."""
 
     scope: ScopeDiff
     units: list[ReviewUnit]
+    loaded: LoadedSettings
+    ground: Ground
+    settings_findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def settings(self) -> Settings:
+        return self.loaded.settings
 
     @property
     def reviewable(self) -> list[ReviewUnit]:

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from redline.analyzers.rules import family
+from redline.files import DISMISSED_FILE
 from redline.model import Finding, finding_id, occurrence_id
-from redline.store.dismissals import DismissalError, DismissalStore, Dismissed
+from redline.store.dismissals import DismissalError, DismissalStore, Dismissed, parse_dismissed
 
 _ID = r"RL-[0-9A-Fa-f]{12}"
 # A comment opener, then the marker later on the same line. `.*?` stays on the line.
@@ -69,10 +71,15 @@ def apply_dismissals(
 
 
 def split_dismissed(
-    findings: Iterable[Finding], stored: Dismissed, read_text: ReadText
+    findings: Iterable[Finding],
+    stored: Dismissed,
+    read_text: ReadText,
+    *,
+    markers_in: Callable[[str], set[str]] | None = None,
 ) -> tuple[list[Finding], list[Finding]]:
     """(kept, dismissed) for findings numbered together (`model.number_occurrences`), by
-    `stored` and the inline markers in each file's text."""
+    `stored` and the inline markers in each file's text (`markers_in(path)`, when given: the
+    ids a file's honoured markers name)."""
     items = list(findings)
     per_file: dict[str, int] = {}
     for finding in items:
@@ -80,7 +87,11 @@ def split_dismissed(
     markers: dict[str, set[str]] = {}
     for finding in items:
         if finding.file not in markers:
-            markers[finding.file] = set(inline_ignores(_decode(read_text(finding.file))))
+            markers[finding.file] = (
+                markers_in(finding.file)
+                if markers_in is not None
+                else set(inline_ignores(_decode(read_text(finding.file))))
+            )
     # A marker on the finding's own line changed the code its id is a fingerprint of (and so
     # maybe its occurrence number): it is matched against the ids the finding had without it,
     # and then serves that finding only, not an identical line that now inherits the id.
@@ -139,29 +150,98 @@ def _decode(content: str | bytes | None) -> str:
     return content
 
 
+@dataclass(frozen=True)
+class DismissalSource:
+    """Where the dismissals a review honours come from when that is not the work tree: a
+    review of commits honours those of its base revision only (review/ground.py), so the change
+    under review cannot dismiss its own findings — neither in dismissed.toml nor with a marker."""
+
+    label: str  # "the base 1a2b3c4", for the notes
+    stored: Callable[[], bytes | None]  # its .redline/dismissed.toml, None when it has none
+    read_text: ReadText  # a file's text there (for inline markers), None when absent
+
+
 def filter_dismissed(
-    findings: list[Finding], repo_root: Path, read_text: ReadText
+    findings: list[Finding],
+    repo_root: Path,
+    read_text: ReadText,
+    source: DismissalSource | None = None,
 ) -> tuple[list[Finding], list[str]]:
     """Findings without the dismissed ones, and the coverage notes to add. A broken
     dismissed.toml never fails the review: its error becomes a note and inline markers still
-    apply."""
+    apply.
+
+    Without `source`, the work tree's dismissed.toml and the markers in `read_text` (the new
+    side) apply. With it, only `source`'s do; what the work tree and the new side would have
+    dismissed besides is named as not honoured."""
     notes: list[str] = []
-    try:
-        stored = DismissalStore(repo_root).dismissed()
-    except DismissalError as exc:
-        notes.append(f"dismissals not applied: {exc.message}")
-        stored = Dismissed()
-    kept, dismissed = split_dismissed(findings, stored, read_text)
+    stored = _work_tree_dismissed(repo_root, notes if source is None else [])
+    honoured_store = stored
+    if source is None:
+        kept, dismissed = split_dismissed(findings, stored, read_text)
+    else:
+        honoured_store = _source_dismissed(source, notes)
+        kept, dismissed = split_dismissed(
+            findings, honoured_store, read_text, markers_in=_kept_base_markers(source, read_text)
+        )
+        _, proposed = split_dismissed(findings, stored, read_text)
+        honoured = {id(f) for f in dismissed}
+        refused = [f for f in proposed if id(f) not in honoured]
+        for f in refused[:20]:
+            how = "dismissed.toml" if stored.covers(f) else "inline marker"
+            where = f"{f.file}:{f.line}" if f.line else f.file
+            notes.append(
+                f"dismissal not honoured ({how}): {f.id} {where} — {f.title}: this review "
+                f"honours the dismissals of {source.label} only; one the change adds applies "
+                "once it is merged"
+            )
+        if len(refused) > 20:
+            notes.append(f"… and {len(refused) - 20} more dismissals not honoured")
     if dismissed:
+        where_from = "" if source is None else f" of {source.label}"
         notes.append(
-            f"{len(dismissed)} findings dismissed (.redline/dismissed.toml or inline markers)"
+            f"{len(dismissed)} findings dismissed (.redline/dismissed.toml or inline "
+            f"markers{where_from})"
         )
         # Named, not just counted: an inline marker can come from the author of the change under
         # review, so what was hidden must stay auditable in the report.
         for f in dismissed[:20]:
-            how = "dismissed.toml" if stored.covers(f) else "inline marker"
+            how = "dismissed.toml" if honoured_store.covers(f) else "inline marker"
             where = f"{f.file}:{f.line}" if f.line else f.file
             notes.append(f"dismissed ({how}): {f.id} {where} — {f.title}")
         if len(dismissed) > 20:
             notes.append(f"… and {len(dismissed) - 20} more dismissed findings")
     return kept, notes
+
+
+def _kept_base_markers(source: DismissalSource, read_text: ReadText) -> Callable[[str], set[str]]:
+    """The markers of a file that count in a review with `source`: those its version there
+    holds and the change keeps. The base version is read only for a file whose new text has a
+    marker at all (most have none)."""
+
+    def markers_in(path: str) -> set[str]:
+        new = set(inline_ignores(_decode(read_text(path))))
+        if not new:
+            return set()
+        return new & set(inline_ignores(_decode(source.read_text(path))))
+
+    return markers_in
+
+
+def _work_tree_dismissed(repo_root: Path, notes: list[str]) -> Dismissed:
+    try:
+        return DismissalStore(repo_root).dismissed()
+    except DismissalError as exc:
+        notes.append(f"dismissals not applied: {exc.message}")
+        return Dismissed()
+
+
+def _source_dismissed(source: DismissalSource, notes: list[str]) -> Dismissed:
+    data = source.stored()
+    if data is None:
+        return Dismissed()
+    try:
+        return parse_dismissed(data, f"{DISMISSED_FILE} at {source.label}")
+    except DismissalError as exc:
+        notes.append(f"dismissals not applied: {exc.message}")
+        return Dismissed()

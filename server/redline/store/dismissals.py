@@ -230,6 +230,12 @@ def _parse(data: bytes, path: Path) -> list[Dismissal]:
     return out
 
 
+def parse_dismissed(data: bytes, label: str) -> Dismissed:
+    """What a dismissed.toml's bytes dismiss (one version of it: a base revision's); raises
+    DismissalError naming `label` when they are not a valid file."""
+    return Dismissed.of(_parse(data, Path(label)))
+
+
 def _text(value: object) -> str:
     if value is None:
         return ""
