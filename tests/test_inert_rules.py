@@ -26,6 +26,28 @@ J = JOINER
 # -- sanitize.py ---------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    "link",
+    [
+        "[a](http://x.example/p)",
+        "[a](https://x.example/p)",
+        "[mail](mailto:someone@x.example)",
+        "<http://x.example/p>",
+    ],
+)
+def test_rule_links_to_http_https_and_mailto_are_kept(link: str) -> None:
+    assert sanitize_markdown(f"see {link} now") == f"see {link} now"
+
+
+def test_rule_an_html_comment_is_removed_whole_even_unclosed() -> None:
+    assert sanitize_markdown("x <!-- a > b --> y") == "x  y"
+    assert sanitize_markdown("x <!-- never closed\nmore") == "x "
+
+
+def test_rule_declarations_and_processing_instructions_are_removed() -> None:
+    assert sanitize_markdown("a <!DOCTYPE html> b <?php echo 1 ?> c") == "a  b  c"
+
+
 def test_rule_a_fence_left_open_is_closed_where_the_text_ends() -> None:
     assert sanitize_markdown("See:\n```python\nx = 1\n") == "See:\n```python\nx = 1\n```"
     assert sanitize_markdown("x\n~~~~\ny") == "x\n~~~~\ny\n~~~~"  # its own marker and length
