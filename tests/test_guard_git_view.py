@@ -682,3 +682,34 @@ def test_sweeping_only_asks_whether_a_process_lives_and_never_signals_it(
     finally:
         live.kill()
         live.wait()
+
+
+def test_closing_a_view_whose_directory_is_already_gone_is_quiet(committed: GitRepo) -> None:
+    view = _view(committed)
+    shutil.rmtree(view.root)
+    view.close()  # no error: the directory was removed by someone else (a sweep, a reboot)
+    assert not view.root.exists()
+
+
+def test_alternates_are_read_no_further_than_64_kib(committed: GitRepo) -> None:
+    info = committed.root / ".git" / "objects" / "info"
+    info.mkdir(exist_ok=True)
+    first = b"#" + b"x" * (64 * 1024 - 2) + b"\n"  # exactly 64 KiB, a comment
+    (info / "alternates").write_bytes(first + b"/beyond/the/limit\n")
+    view = _view(committed)
+    try:
+        assert view.notes == []  # the entry after 64 KiB is never read
+        assert (view.root / "mirror").is_dir()
+    finally:
+        view.close()
+
+
+def test_alternates_that_are_not_utf8_are_still_named(committed: GitRepo) -> None:
+    info = committed.root / ".git" / "objects" / "info"
+    info.mkdir(exist_ok=True)
+    (info / "alternates").write_bytes(b"/store-\xff\n")
+    view = _view(committed)
+    try:
+        assert view.notes[0].startswith("the repository borrows objects from '/store-\ufffd'")
+    finally:
+        view.close()
