@@ -28,6 +28,7 @@ import argparse
 import ast
 import contextlib
 import difflib
+import hashlib
 import json
 import os
 import random
@@ -202,7 +203,7 @@ def run_module(module: str, tests: list[str], jobs: int, sample: int | None = No
     (workspace / "pyproject.toml").write_text(_workspace_settings(module, tests))
     meta = workspace / "mutants" / f"{_package_path(module)}.meta"
     start = time.monotonic()
-    run: dict[str, object] = {"tests": tests}
+    run: dict[str, object] = {"tests": tests, "source": _source_hash(module)}
     with open(workspace / "mutmut.log", "wb") as out:
         names: list[str] = []
         if sample is not None:
@@ -218,6 +219,34 @@ def run_module(module: str, tests: list[str], jobs: int, sample: int | None = No
         rc = _mutmut(workspace, out, jobs, names)
     run.update(seconds=time.monotonic() - start, exit_code=rc)
     (workspace / "run.json").write_text(json.dumps(run))
+
+
+def rerun_survivors(module: str, tests: list[str], jobs: int) -> None:
+    """Test the last run's survivors again (after new tests were written), in its workspace.
+
+    Only for an unchanged module: mutmut's mutant names stand for changes to that code. The test
+    map is made anew, so new and changed tests count; killed mutants keep their result."""
+    workspace = WORK / _slug(module)
+    run = json.loads((workspace / "run.json").read_text())
+    if run.get("source") != _source_hash(module):
+        raise SystemExit(f"mutation: {module} changed since its last run; run it whole")
+    meta = workspace / "mutants" / f"{_package_path(module)}.meta"
+    codes = json.loads(meta.read_text())["exit_code_by_key"]
+    names = sorted(name for name, code in codes.items() if code in (0, *_NO_TESTS))
+    if not names:
+        return
+    (workspace / "pyproject.toml").write_text(_workspace_settings(module, tests))
+    (workspace / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
+    start = time.monotonic()
+    with open(workspace / "mutmut.log", "ab") as out:
+        rc = _mutmut(workspace, out, jobs, names)
+    run.update(seconds=run["seconds"] + time.monotonic() - start, exit_code=rc, tests=tests)
+    run["reruns"] = run.get("reruns", 0) + 1
+    (workspace / "run.json").write_text(json.dumps(run))
+
+
+def _source_hash(module: str) -> str:
+    return hashlib.sha256((ROOT / module).read_bytes()).hexdigest()
 
 
 def _mutmut(workspace: Path, out: IO[bytes], jobs: int, names: list[str]) -> int | None:
@@ -419,6 +448,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--sample", type=int, help="test only this many mutants per module, drawn at random"
     )
+    parser.add_argument(
+        "--survivors",
+        action="store_true",
+        help="test only the last run's survivors again (after writing tests; same module code)",
+    )
     args = parser.parse_args(argv)
     WORK = args.workdir.resolve()
     mapping = load_mapping()
@@ -429,7 +463,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for module in select(args.modules, mapping):
         if not args.report:
             print(f"mutation: {module} against {', '.join(mapping[module])}", flush=True)
-            run_module(module, mapping[module], args.jobs, args.sample)
+            if args.survivors:
+                rerun_survivors(module, mapping[module], args.jobs)
+            else:
+                run_module(module, mapping[module], args.jobs, args.sample)
         result = read_module(module, equivalents)
         if not args.report and not result.error:
             score = "-" if result.score is None else f"{100 * result.score:.1f}%"

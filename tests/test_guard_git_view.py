@@ -12,6 +12,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -645,3 +647,69 @@ def test_a_views_home_owned_by_someone_else_is_not_used(_private_views_home: Pat
     chosen = views_home()
     assert chosen != home and chosen.name.startswith("redline-views-") and chosen.is_dir()
     assert chosen.stat().st_uid == os.getuid()
+
+
+def test_a_fifo_as_alternates_does_not_hang_the_view(committed: GitRepo) -> None:
+    """A hostile repository's objects/info/alternates may be a FIFO nobody writes to: opening it
+    must not wait for a writer."""
+    info = committed.root / ".git" / "objects" / "info"
+    info.mkdir(exist_ok=True)
+    os.mkfifo(info / "alternates")
+    built: list[RepoView] = []
+    worker = threading.Thread(target=lambda: built.append(_view(committed)), daemon=True)
+    worker.start()
+    worker.join(20)
+    assert built, "building the view blocked on the FIFO"
+    try:
+        assert (built[0].root / "mirror").is_dir()
+        assert "GIT_OBJECT_DIRECTORY" not in built[0].env()
+    finally:
+        built[0].close()
+
+
+def test_sweeping_only_asks_whether_a_process_lives_and_never_signals_it(
+    _private_views_home: Path,
+) -> None:
+    home = _private_views_home / f"redline-views-{os.getuid()}"
+    home.mkdir(mode=0o700)
+    live = subprocess.Popen(["sleep", "30"])
+    try:
+        (home / f"view-{live.pid}-busy").mkdir()
+        views_home()
+        time.sleep(0.2)
+        assert live.poll() is None, "the live process was signalled"
+        assert (home / f"view-{live.pid}-busy").is_dir()
+    finally:
+        live.kill()
+        live.wait()
+
+
+def test_closing_a_view_whose_directory_is_already_gone_is_quiet(committed: GitRepo) -> None:
+    view = _view(committed)
+    shutil.rmtree(view.root)
+    view.close()  # no error: the directory was removed by someone else (a sweep, a reboot)
+    assert not view.root.exists()
+
+
+def test_alternates_are_read_no_further_than_64_kib(committed: GitRepo) -> None:
+    info = committed.root / ".git" / "objects" / "info"
+    info.mkdir(exist_ok=True)
+    first = b"#" + b"x" * (64 * 1024 - 2) + b"\n"  # exactly 64 KiB, a comment
+    (info / "alternates").write_bytes(first + b"/beyond/the/limit\n")
+    view = _view(committed)
+    try:
+        assert view.notes == []  # the entry after 64 KiB is never read
+        assert (view.root / "mirror").is_dir()
+    finally:
+        view.close()
+
+
+def test_alternates_that_are_not_utf8_are_still_named(committed: GitRepo) -> None:
+    info = committed.root / ".git" / "objects" / "info"
+    info.mkdir(exist_ok=True)
+    (info / "alternates").write_bytes(b"/store-\xff\n")
+    view = _view(committed)
+    try:
+        assert view.notes[0].startswith("the repository borrows objects from '/store-\ufffd'")
+    finally:
+        view.close()
