@@ -23,7 +23,7 @@ from redline.redaction.placeholder import KEY_FILE
 from redline.redaction.plugins import DetectSecrets
 from redline.redaction.provider_rules import MARKER
 
-from secret_corpus import CORPUS, KINDS, ORDINARY, Secret, rand, random_key
+from secret_corpus import CORPUS, KINDS, ORDINARY, Secret, fragments_in, rand, random_key
 
 KEY = b"k" * 32
 
@@ -47,6 +47,8 @@ def test_every_kind_is_masked(redactor: Redactor, secret: Secret) -> None:
     out = redactor.redact(secret.text)
     for needle in secret.needles:
         assert needle not in out, f"{secret.kind}: {needle!r} left in\n{out}"
+        # Masked whole: no part of it is left beside its placeholder either.
+        assert not fragments_in(needle, out), f"{secret.kind}: part of {needle!r} left\n{out}"
     assert PLACEHOLDER.search(out)
 
 

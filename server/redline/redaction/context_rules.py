@@ -40,6 +40,19 @@ def _not_templated(group: str) -> Callable[[re.Match[str]], bool]:
     return check
 
 
+def _url_token(m: re.Match[str]) -> bool:
+    """A random user name is a key (`https://<32 hex>@o1.ingest.sentry.io/2`); a name made of
+    words or an e-mail's local part is not."""
+    v = m.group("v")
+    if all(c in "0123456789abcdefABCDEF" for c in v):
+        return entropy(v) > 3.0
+    return looks_random(v, min_entropy=3.5)
+
+
+def _url_token_kind(m: re.Match[str]) -> str:
+    return "sentry-key" if "sentry" in m.group("host").lower() else "url-token"
+
+
 _SCHEMES: Final = wordset("bearer basic token digest bot apikey sso-key negotiate")
 
 
@@ -142,6 +155,15 @@ def context_rules() -> tuple[Rule, ...]:
             group="v",
             rank=CONTEXT,
             check=_not_templated("v"),
+        ),
+        # scheme://<token>@host: a key as the URL's user (Sentry DSNs, tokens in clone URLs).
+        Rule(
+            _url_token_kind,
+            _P(r"://(?P<v>[A-Za-z0-9_\-.~%]{16,256})@(?P<host>[A-Za-z0-9.\-]{1,253})"),
+            group="v",
+            rank=CONTEXT,
+            check=_url_token,
+            name="url-token",
         ),
         # .env / shell: NAME=<random-looking value> (quoted values are the entropy plugins' job).
         Rule(

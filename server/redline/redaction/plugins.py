@@ -110,8 +110,10 @@ class RegexPlugin:
             for m in pattern.finditer(text):
                 groups = [i for i in range(1, (pattern.groups or 0) + 1) if m.group(i)]
                 # As detect-secrets' findall: every non-empty group, else the whole match
-                # (minus the delimiters some patterns include: whitespace, quotes, = and :).
-                found = [m.span(i) for i in groups] or [_trim(text, *m.span())]
+                # (minus the delimiters some patterns include: whitespace, quotes, = and :),
+                # widened to the whole token it is part of: a fixed-length pattern (Discord's
+                # 27 characters of a 38-character HMAC, Stripe's 24) must not leave the rest.
+                found = [m.span(i) for i in groups] or [whole_token(text, *_trim(text, *m.span()))]
                 for start, end in found:
                     value = text[start:end]
                     if (
@@ -120,6 +122,24 @@ class RegexPlugin:
                         and (self.confirm is None or self.confirm(value))
                     ):
                         yield start, end
+
+
+_TOKEN_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_MAX_WIDEN: Final = 256
+
+
+def whole_token(text: str, start: int, end: int) -> tuple[int, int]:
+    """`start:end` widened over the letters, digits, `_` and `-` that touch it on either side
+    (at most 256 each way)."""
+    if end <= start:
+        return start, end
+    lo = max(0, start - _MAX_WIDEN)
+    while start > lo and text[start - 1] in _TOKEN_CHARS:
+        start -= 1
+    hi = min(len(text), end + _MAX_WIDEN)
+    while end < hi and text[end] in _TOKEN_CHARS:
+        end += 1
+    return start, end
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
