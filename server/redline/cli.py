@@ -244,7 +244,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _whole_process:
         gc.freeze()  # the imports' objects (modules, classes, pydantic schemas) outlive the run
     parser = build_parser()
-    args = parser.parse_args(argv)
+    from redline.redaction.stream import redacting_stderr
+
+    with redacting_stderr():  # argparse echoes arguments in its errors
+        args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return EXIT_OK
@@ -256,7 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return lsp_main()
     code = EXIT_ERROR
     try:
-        code = _run_command(args)
+        with redacting_stderr():  # whatever the command writes to stderr: see stream.py
+            code = _run_command(args)
         return code
     finally:
         if argv is None:
