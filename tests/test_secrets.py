@@ -303,6 +303,14 @@ def test_nothing_backtracks_for_seconds_on_hostile_text(redactor: Redactor) -> N
         "blob": '"' + rand(500_000) + '"',
         "urls": "://" + "a:" * 200_000,
         "quotes": "'a'" * 200_000,
+        # The second round's rules: netrc heads, joined literals, base32 near a context word.
+        "machines": "machine a login b " * 50_000,
+        "defaults": "default " * 100_000,
+        "joined literals": '"a" "b" + ' * 50_000,
+        "base32 line": "pat " + "abcdefgh234567" * 50_000,
+        "url users": ("://" + "a1B2" * 8) * 20_000,
+        "npm words": "npm_" * 100_000,
+        "config line": "SECRET_KEY=" + "x(" * 200_000,
     }
     for name, text in cases.items():
         start = time.perf_counter()

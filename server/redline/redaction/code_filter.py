@@ -72,6 +72,7 @@ _PROSE: Final = re.compile(r"[A-Za-z]{2,}[,.]? [A-Za-z]{2,}[,.]? [A-Za-z]{2,}") 
 # Another word after an unquoted value (not `name=`): a docstring or comment, not a setting.
 _PROSE_AFTER: Final = re.compile(r"[ \t]+[A-Za-z(](?![\w.\-]*=)")
 IDENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PATH: Final = re.compile(r"(?:~|\.{1,2})?/(?:[\w.\-]+/)*[\w.\-]+")
 _WORD_ONLY: Final = re.compile(r"[A-Za-z]+")
 _JOINED_WORDS: Final = re.compile(r"[a-z]+(?:[-_. ][a-z]+)+")  # "azure_ad_token", "any-value"
 _CLASS_NAME: Final = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z]\w*\[.*\](?: \| None)?")
@@ -168,8 +169,13 @@ def plausible(value: str, *, quoted: bool, line: str, name: str = "", op: str = 
         return password and sum(c.isdigit() for c in v) >= 4
     if v[0] in "([{$%@&*!<\\:~`" or any(c in v for c in "([{`"):
         return False  # a call, an index, a template, a reference
-    if DOTTED.fullmatch(v) or v.lower() in _TYPES or class_name(v):
+    if _PATH.fullmatch(v) and not looks_random(v, min_entropy=3.0):
+        return False  # private_key: /etc/ssl/private/key.pem
+    core = v.rstrip("!?") or v  # TypeScript's non-null assertion: `hashedPassword!`
+    if DOTTED.fullmatch(core) or v.lower() in _TYPES or class_name(v):
         return False  # self.password, os.environ, password: str, token: Token
+    if core != v and IDENT.fullmatch(core) and ("_" in core or not core[1:].islower()):
+        return False  # password: hashedPassword!, token: user_token?
     at = line.find(v)
     if at >= 0 and _PROSE_AFTER.match(line, at + len(v)):
         return False  # a docstring or comment: "token: the token to use"

@@ -26,6 +26,7 @@ from redline.redaction.code_filter import (
     wordset,
 )
 from redline.redaction.rule import CONTEXT, ENTROPY, KEYWORD, Rule
+from redline.redaction.spans import line_of
 
 
 def _not_templated(group: str) -> Callable[[re.Match[str]], bool]:
@@ -86,9 +87,7 @@ def _assigned(m: re.Match[str]) -> bool:
     if not secret_name(name):
         return False
     text = m.string
-    line_start = text.rfind("\n", 0, m.start()) + 1
-    line_end = text.find("\n", m.end())
-    line = text[line_start : len(text) if line_end < 0 else line_end]
+    line = line_of(text, m.start(), m.end())
     quoted = m.group("bare") is None
     if not quoted and m.end() < len(text) and text[m.end()] in "(.[":
         return False  # token = b64encode(...), secret = settings.x: code, not a literal
@@ -224,6 +223,7 @@ def context_rules() -> tuple[Rule, ...]:
             rank=CONTEXT,
             gated=True,
             check=_not_templated("v"),
+            name="auth-tuple",
         ),
         Rule(
             _kind_of_name,
@@ -232,5 +232,6 @@ def context_rules() -> tuple[Rule, ...]:
             rank=KEYWORD,
             gated=True,
             check=_assigned,
+            name="keyword-assignment",
         ),
     )

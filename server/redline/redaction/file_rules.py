@@ -24,20 +24,19 @@ from redline.redaction.code_filter import (
 )
 from redline.redaction.context_rules import keyword_kind
 from redline.redaction.rule import CONTEXT, KEYWORD, Rule
+from redline.redaction.spans import line_of
 
 _PASSWORD_WORDS: Final = frozenset(("password", "passwd", "pwd", "pass", "passphrase"))
 
 
 def _line(m: re.Match[str]) -> str:
-    text = m.string
-    start = text.rfind("\n", 0, m.start()) + 1
-    end = text.find("\n", m.end())
-    return text[start : len(text) if end < 0 else end]
+    return line_of(m.string, m.start(), m.end())
 
 
 def _literal(value: str) -> bool:
-    """Not an example, a template or a reference (`${DB_PASSWORD}`, `%(pw)s`, `<password>`)."""
-    return not (example_value(value) or value.startswith(("$", "{", "%")))
+    """Not an example, a template, a reference or a path (`${DB_PASSWORD}`, `%(pw)s`,
+    `<password>`, `/path/to/private/key`)."""
+    return not (example_value(value) or value.startswith(("$", "{", "%", "/", "./", "../", "~/")))
 
 
 # -- XML -----------------------------------------------------------------------------------------
@@ -75,24 +74,40 @@ def _netrc(m: re.Match[str]) -> bool:
     """A netrc entry names its login (`machine h login u password p`, on one line or several):
     prose that mentions a machine and a password does not."""
     fields = (m.group("before") or "") + (m.group("after") or "")
-    return re.search(r"(?<!\S)login[ \t]", fields) is not None and _literal(m.group("v"))
+    value = m.group("v")
+    # A backtick: prose quoting a netrc line as code (`machine h login u password p`).
+    return re.search(r"(?<!\S)login[ \t]", fields) is not None and _literal(value) and (
+        "`" not in value
+    )
 
 
 # -- libpq -----------------------------------------------------------------------------------------
 
-_LIBPQ_KEY: Final = re.compile(r"(?<![\w.])(?:host|hostaddr|dbname|user|port|sslmode)[ \t]*=")
+# Another `keyword=value` pair of a libpq connection string, separated by blanks: not a
+# keyword argument (`connect(user='app', password=pw)`), whose pairs end in a comma.
+_LIBPQ_PAIR: Final = re.compile(
+    r"(?<![\w.])(?:host|hostaddr|dbname|user|port|sslmode|connect_timeout|application_name)="
+    r"(?:'[^'\n]*'|[^\s,;'\"()\[\]{}]+)(?=\s|[\"']|$)"
+)
 
 
 def _libpq(m: re.Match[str]) -> bool:
-    """`password=…` among libpq's other keywords (`host=db password=p dbname=app`): a literal
-    whatever it looks like, even a plain word."""
+    """`password=…` among libpq's other pairs (`host=db password=p dbname=app`): a literal
+    whatever it looks like, even a plain word; not a dotted name (`password=self.pw`)."""
     value = m.group("sq") if m.group("sq") is not None else m.group("bare")
-    return _LIBPQ_KEY.search(_line(m)) is not None and _literal(value)
+    return (
+        _LIBPQ_PAIR.search(_line(m)) is not None
+        and _literal(value)
+        and not DOTTED.fullmatch(value)
+    )
 
 
 # -- config lines --------------------------------------------------------------------------------
 
-_CALL: Final = re.compile(r"[\w.$:\->]+\(.*\)")
+# A call, whole or opened on this line (`get_key()`, `Prompt.ask(`, `Value(creds.key,`): a
+# name of three characters or more, then `(`. A key may hold `(` too, but seldom after a
+# first run of three letters or digits (about one Django key in thirty).
+_CALL: Final = re.compile(r"[A-Za-z_$][\w.$:\->]{2,}\(")
 _SYMBOL: Final = re.compile(r"[^A-Za-z0-9]")
 
 
@@ -109,7 +124,7 @@ def _config_value(m: re.Match[str]) -> bool:
     if not secret_name(name) or not _literal(value) or TEMPLATED.match(value):
         return False
     core = value.rstrip("!?")
-    if IDENT.fullmatch(core) or DOTTED.fullmatch(core) or _CALL.fullmatch(value):
+    if IDENT.fullmatch(core) or DOTTED.fullmatch(core) or _CALL.match(value):
         return False
     kinds = sum(
         (
@@ -179,7 +194,8 @@ def file_rules() -> tuple[Rule, ...]:
             "password",
             _P(
                 r"(?<![\w.])password[ \t]*=[ \t]*"
-                r"(?:'(?P<sq>[^'\\\n]{1,256})'|(?P<bare>[^\s'\"\\]{1,256}))"
+                r"(?:'(?P<sq>[^'\\\n]{1,256})'|(?P<bare>[^\s'\"\\,;()\[\]{}]{1,256}))"
+                r"(?=\s|[\"']|$)"
             ),
             group="dqv",
             rank=CONTEXT,

@@ -38,6 +38,7 @@ from redline.redaction.code_filter import (
 )
 from redline.redaction.context_rules import keyword_kind
 from redline.redaction.rule import CONTEXT, ENTROPY, KEYWORD
+from redline.redaction.spans import line_of
 
 log = logging.getLogger(__name__)
 
@@ -125,21 +126,24 @@ class RegexPlugin:
 
 
 _TOKEN_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-_MAX_WIDEN: Final = 256
+_MAX_TOKEN: Final = 256  # no key is longer; a longer run is a blob a pattern matched inside
 
 
 def whole_token(text: str, start: int, end: int) -> tuple[int, int]:
-    """`start:end` widened over the letters, digits, `_` and `-` that touch it on either side
-    (at most 256 each way)."""
+    """`start:end` widened over the letters, digits, `_` and `-` that touch it on either side,
+    when the token they make is at most 256 characters (else `start:end` as it is)."""
     if end <= start:
         return start, end
-    lo = max(0, start - _MAX_WIDEN)
-    while start > lo and text[start - 1] in _TOKEN_CHARS:
-        start -= 1
-    hi = min(len(text), end + _MAX_WIDEN)
-    while end < hi and text[end] in _TOKEN_CHARS:
-        end += 1
-    return start, end
+    lo, hi = start, end
+    floor = max(0, end - _MAX_TOKEN - 1)
+    while lo > floor and text[lo - 1] in _TOKEN_CHARS:
+        lo -= 1
+    ceiling = min(len(text), lo + _MAX_TOKEN + 1)
+    while hi < ceiling and text[hi] in _TOKEN_CHARS:
+        hi += 1
+    if hi - lo > _MAX_TOKEN:
+        return start, end
+    return lo, hi
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
@@ -307,10 +311,7 @@ class DetectSecrets:
             if not hit or h.is_sequential_string(value) or h.is_potential_uuid(value):
                 continue
             start, end = m.span(2)
-            line_start = text.rfind("\n", 0, start) + 1
-            line_end = text.find("\n", end)
-            line = text[line_start : len(text) if line_end < 0 else line_end]
-            if h.is_likely_id_string(value, line):
+            if h.is_likely_id_string(value, line_of(text, start, end)):
                 continue
             yield start, end
 

@@ -98,6 +98,7 @@ def provider_rules() -> tuple[Rule, ...]:
                 re.DOTALL,
             ),
             group="v",
+            name="pem-private-key",
         ),
         Rule(
             "private-key",
@@ -107,6 +108,7 @@ def provider_rules() -> tuple[Rule, ...]:
                 re.DOTALL,
             ),
             group="v",
+            name="ssh2-private-key",
         ),
         # PuTTY .ppk: the private lines and their MAC (the public lines are public).
         Rule(
@@ -119,7 +121,12 @@ def provider_rules() -> tuple[Rule, ...]:
             group="v",
         ),
         # A PEM private key, base64-encoded again (kubeconfig, Kubernetes secrets, CI variables).
-        Rule("private-key", _P(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,}"), check=_b64_private_key),
+        Rule(
+            "private-key",
+            _P(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,}"),
+            check=_b64_private_key,
+            name="base64-private-key",
+        ),
         *_prefixed(
             "aws-access-key-id",
             ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
@@ -183,8 +190,18 @@ def provider_rules() -> tuple[Rule, ...]:
         *_prefixed("square-token", ("sq0atp-", "sq0csp-"), r"[0-9A-Za-z_\-]{22,}"),
         *_prefixed("sendgrid-key", ("SG.",), r"[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
         *_prefixed("jwt", ("eyJ",), r"[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
-        Rule("azure-storage-key", _P(r"AccountKey=(?P<v>[A-Za-z0-9+/=]{20,})"), group="v"),
-        Rule("azure-storage-key", _P(r"SharedAccessKey=(?P<v>[A-Za-z0-9+/=]{20,})"), group="v"),
+        Rule(
+            "azure-storage-key",
+            _P(r"AccountKey=(?P<v>[A-Za-z0-9+/=]{20,})"),
+            group="v",
+            name="azure-account-key",
+        ),
+        Rule(
+            "azure-storage-key",
+            _P(r"SharedAccessKey=(?P<v>[A-Za-z0-9+/=]{20,})"),
+            group="v",
+            name="azure-shared-access-key",
+        ),
         Rule("azure-sas-signature", _P(r"sig=(?P<v>[A-Za-z0-9%+/=]{20,})"), group="v"),
         # Azure DevOps personal access tokens have no prefix: 52 characters of base32 (the
         # older kind) or 84 with `AZDO` at 76 (the newer), on a line that names them.
