@@ -26,6 +26,8 @@ from secret_corpus import (
 )
 
 BECH32_UPPER = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+GITLAB_PREFIXES = ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glimt-")
+GITLAB_PREFIXES += ("glptt-", "glagent-", "gloas-")
 DIGITS = string.digits
 
 
@@ -158,7 +160,8 @@ CASES: dict[str, Case] = {
         PROVIDER,
         hits=[
             (
-                f"URL = https://discord.com/api/webhooks/{rand(18, DIGITS)}/{random_key(68, URLSAFE)}\n",
+                "URL = https://discord.com/api/webhooks/"
+                f"{rand(18, DIGITS)}/{random_key(68, URLSAFE)}\n",
                 "",
                 "discord-webhook",
             )
@@ -176,18 +179,7 @@ CASES: dict[str, Case] = {
     "gitlab-token": Case(
         PROVIDER,
         hits=_prefixed(
-            (
-                "glpat-",
-                "gldt-",
-                "glft-",
-                "glsoat-",
-                "glrt-",
-                "glcbt-",
-                "glimt-",
-                "glptt-",
-                "glagent-",
-                "gloas-",
-            ),  # fmt: skip
+            GITLAB_PREFIXES,
             random_key(20, URLSAFE),
             "gitlab-token",
             "gitlab: {}\n",

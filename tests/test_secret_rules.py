@@ -13,7 +13,6 @@ from redline.redaction import Redactor
 from redline.redaction.detection import all_rules, rule_spans
 from redline.redaction.rule import KEYWORD_GATE, Rule
 from redline.redaction.spans import LineSet
-
 from secret_rules_cases import CASES, Case
 
 KEY = b"r" * 32

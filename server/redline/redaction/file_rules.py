@@ -76,8 +76,10 @@ def _netrc(m: re.Match[str]) -> bool:
     fields = (m.group("before") or "") + (m.group("after") or "")
     value = m.group("v")
     # A backtick: prose quoting a netrc line as code (`machine h login u password p`).
-    return re.search(r"(?<!\S)login[ \t]", fields) is not None and _literal(value) and (
-        "`" not in value
+    return (
+        re.search(r"(?<!\S)login[ \t]", fields) is not None
+        and _literal(value)
+        and ("`" not in value)
     )
 
 
@@ -96,9 +98,7 @@ def _libpq(m: re.Match[str]) -> bool:
     whatever it looks like, even a plain word; not a dotted name (`password=self.pw`)."""
     value = m.group("sq") if m.group("sq") is not None else m.group("bare")
     return (
-        _LIBPQ_PAIR.search(_line(m)) is not None
-        and _literal(value)
-        and not DOTTED.fullmatch(value)
+        _LIBPQ_PAIR.search(_line(m)) is not None and _literal(value) and not DOTTED.fullmatch(value)
     )
 
 
