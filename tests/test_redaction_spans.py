@@ -68,6 +68,9 @@ def test_trim_removes_exactly_the_surrounding_whitespace() -> None:
     assert trim("   ", [S(0, 3)]) == []  # all whitespace: no span left
     assert trim("a b", [S(1, 2)]) == []
     assert trim("ab", [S(0, 1), S(1, 2)]) == [S(0, 1), S(1, 2)]  # one character each
+    for n in range(1, 4):  # one whitespace character at a time, not more
+        assert trim("ab" + " " * n, [S(0, 2 + n)]) == [S(0, 2)]
+        assert trim(" " * n + "ab", [S(0, 2 + n)]) == [S(n, 2 + n)]
 
 
 # -- subtract ------------------------------------------------------------------------------------
@@ -75,6 +78,7 @@ def test_trim_removes_exactly_the_surrounding_whitespace() -> None:
 
 def test_subtract_cuts_placeholders_out_and_keeps_pieces_of_two_or_more() -> None:
     assert subtract([S(0, 10)], []) == [S(0, 10)]
+    assert subtract([S(0, 1)], []) == [S(0, 1)]  # nothing to subtract: even one character stays
     assert subtract([], [(0, 5)]) == []
     assert subtract([S(0, 10)], [(4, 6)]) == [S(0, 4), S(6, 10)]
     assert subtract([S(0, 10)], [(1, 9)]) == []  # pieces of one character are dropped

@@ -197,12 +197,17 @@ def plausible(value: str, *, quoted: bool, line: str, name: str = "", op: str = 
 
 
 def class_name(value: str) -> bool:
-    """`Token`, `HttpClient`, `Optional[str]`: a type, not a value. A random key can have the
-    same shape (`LpR0GXI0pW83wA`), but its capitals come every two characters or so, a class
-    name's every word."""
+    """`Token`, `HttpClient`, `Sha256Hasher`, `Optional[str]`: a type, not a value. A random
+    key can have the same shape (`LpR0GXI0pW83wA`, `Zx81kQ0pLm33`), but its capitals come every
+    two characters or so and a third of it is digits; a class name has a capital per word and
+    few digits."""
     if not _CLASS_NAME.fullmatch(value):
         return False
-    return "[" in value or len(value) >= 3 * sum(c.isupper() for c in value)
+    if "[" in value:
+        return True
+    capitals = sum(c.isupper() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    return len(value) >= 3 * capitals and 4 * digits <= len(value)
 
 
 def passphrase(value: str) -> bool:
