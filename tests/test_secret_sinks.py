@@ -149,6 +149,40 @@ def test_the_language_servers_progress_and_review_state_carry_no_secret(
     assert not fragments_in(secret, repr(sent)), sent
 
 
+async def test_the_language_servers_progress_begin_and_end_carry_no_secret() -> None:
+    """The work-done progress a review opens (its request) and closes (a failure's message)."""
+    from redline.lsp import jobs
+
+    secret = "ghp_" + "Xy7" * 12
+    sent: list[Any] = []
+
+    async def created(token: str) -> None:
+        return None
+
+    ls = types.SimpleNamespace(
+        client_capabilities=types.SimpleNamespace(
+            window=types.SimpleNamespace(work_done_progress=True)
+        ),
+        work_done_progress=types.SimpleNamespace(
+            create_async=created,
+            begin=lambda token, p: sent.append(p),
+            end=lambda token, p: sent.append(p),
+            tokens={},
+        ),
+    )
+    job = types.SimpleNamespace(
+        token="t",
+        cancelled=False,
+        control=None,
+        progress_begun=False,
+        request=types.SimpleNamespace(describe=lambda: f"ask: read notes/{secret}.txt"),
+    )
+    await jobs._begin_progress(ls, job)  # type: ignore[arg-type]
+    jobs._end_progress(ls, job, f"failed: git: no such path notes/{secret}.txt")  # type: ignore[arg-type]
+    assert len(sent) == 2
+    assert secret not in repr(sent) and repr(sent).count("[REDACTED:github-token:") == 2
+
+
 # -- stderr ------------------------------------------------------------------------------------
 
 
