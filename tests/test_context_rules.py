@@ -55,6 +55,7 @@ R16 = random_key(16)
         ("env-secret", f"export SIGNING={R16}\n", [R16]),
         ("env-secret", f"+SIGNING={R16}\n", [R16]),
         ("env-secret", f"  42 +| SIGNING={R16}\n", [R16]),
+        ("env-secret", f"deploy/app.conf:3: SIGNING={R16}\n", [R16]),
         ("env-secret", f"AB={R16}\n", []),
         ("env-secret", f"signing={R16}\n", []),
         (

@@ -164,10 +164,14 @@ def context_rules() -> tuple[Rule, ...]:
             check=_url_token,
             name="url-token",
         ),
-        # .env / shell: NAME=<random-looking value> (quoted values are the entropy plugins' job).
+        # .env / shell: NAME=<random-looking value> (quoted values are the entropy plugins' job),
+        # also as a grep hit (`app.conf:3: NAME=…`, what search_callers shows).
         Rule(
             "env-secret",
-            _P(r"(?m)^[ \t\d+|\-]*(?:export[ \t]+)?[A-Z][A-Z0-9_]{2,}=(?P<v>[^\s'\"#\\]{16,})"),
+            _P(
+                r"(?m)^(?:[^\s:]{1,256}:\d+:)?[ \t\d+|\-]*(?:export[ \t]+)?"
+                r"[A-Z][A-Z0-9_]{2,}=(?P<v>[^\s'\"#\\]{16,})"
+            ),
             group="v",
             rank=ENTROPY,
             check=_env_secret,

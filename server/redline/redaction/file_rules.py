@@ -1,7 +1,7 @@
-"""Secrets found by the format of the file they stand in, where no `=` or `:` follows a name:
-XML elements and settings pairs, netrc lines, a libpq connection string's `password=`, a GCP
-service account's `private_key_id`, and config lines whose value runs to the end of the line
-(`SECRET_KEY=w0ub)@qsq(…` in a `.conf`, which the keyword rule reads as code).
+"""Secrets found by the format of the file they stand in: XML elements and settings pairs,
+netrc lines, a libpq connection string's `password=`, a GCP service account's
+`private_key_id`, and config lines whose value runs to the end of the line (`SECRET_KEY=w0ub)@…`
+in a `.conf`, which the keyword rule reads as code: a value holding `(` or `$`).
 
 Each check asks code_filter.py whether the value is a literal secret or ordinary code, as the
 keyword rule does (context_rules.py).
