@@ -64,6 +64,8 @@ R16 = random_key(16)
             ["9f86d081884c7d659a2feaa0c55ad015"],
         ),
         ("env-secret", "SEED=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab\n", []),
+        ("env-secret", "SEED=0123456701234567\n", []),  # hex of entropy 3.0 exactly: not above
+        ("env-secret", "SEED=0123456789abcdef\n", ["0123456789abcdef"]),
         ("env-secret", f"REF=${R16}\n", []),
         ("env-secret", f"ROOT=/{R16}\n", []),
         ("env-secret", f"ROOT=./{R16}\n", []),
@@ -137,6 +139,9 @@ def test_a_context_rule_at_its_edges(label: str, text: str, expected: list[str])
         ("db_password: hunter2", ["hunter2"]),
         ("PWD=hunter2", ["hunter2"]),
         ("my_secret_credential = Zx81kQ0pLm33", ["Zx81kQ0pLm33"]),
+        # The name is read back from the keyword: `api_key`, not `key` (no owner: no secret).
+        ('api_key = "Zx81kQ0pLm33Yy"', ["Zx81kQ0pLm33Yy"]),
+        ('key = "Zx81kQ0pLm33Yy"', []),
         # Code, not a literal.
         ("token = b64encode(raw)", []),
         ("secret = settings.secret", []),

@@ -200,6 +200,21 @@ def test_a_long_line_gives_windows_around_each_match() -> None:
         assert text[origin : origin + len(piece)] == piece
 
 
+def test_windows_that_touch_are_one_window() -> None:
+    # The first window ends 256 after its match; the second starts 256 before its own: when the
+    # two meet exactly, a secret across the meeting point must not be cut by a joint.
+    first = 3000
+    second = first + 3 + 256 + 256
+    text = "z" * first + "key" + "z" * (second - first - 3) + "key" + "z" * 3000
+    lines = LineSet.select(text, GATE)
+    assert lines is not None
+    assert [(o, o + len(t)) for o, t in lines.lines()] == [(first - 256, second + 3 + 256)]
+    apart = "z" * first + "key" + "z" * (second - first - 2) + "key" + "z" * 3000
+    lines = LineSet.select(apart, GATE)
+    assert lines is not None
+    assert len(list(lines.lines())) == 2  # one character between them: two windows
+
+
 def test_a_line_of_exactly_the_limit_is_kept_whole() -> None:
     whole = "key" + "z" * (2048 - 3)
     lines = LineSet.select(whole + "\n" + whole + "x", GATE)
