@@ -16,6 +16,7 @@ import json
 import random
 import string
 from dataclasses import dataclass, field
+from typing import Any
 
 _R = random.Random(20260325)
 ALNUM = string.ascii_letters + string.digits
@@ -51,6 +52,18 @@ def pem(label: str, lines: int = 8) -> tuple[str, list[str]]:
     body = [random_key(64, B64) for _ in range(lines)] + [random_key(24, B64) + "=="]
     text = f"-----BEGIN {label}-----\n" + "\n".join(body) + f"\n-----END {label}-----\n"
     return text, body
+
+
+def fragments_in(needle: str, text: str, width: int = 10) -> list[str]:
+    """The `width`-character pieces of `needle` found in `text`: a secret masked in part (its
+    first 27 characters, say) leaves the rest readable."""
+    if len(needle) <= width:
+        return [needle] if needle in text else []
+    return [
+        needle[i : i + width]
+        for i in range(len(needle) - width + 1)
+        if needle[i : i + width] in text
+    ]
 
 
 @dataclass
@@ -340,7 +353,176 @@ def _corpus() -> list[Secret]:
     add("high-entropy-hex", "app/seed.py", f'INTEGRATION_SEED = "{hex_lit}"\n', hex_lit)
     b64_lit = random_key(44, B64)
     add("high-entropy-base64", "app/blob.py", f"BLOB = '{b64_lit}'\n", b64_lit)
+    _second_round(add)
     return s
+
+
+# Django's get_random_secret_key() alphabet: a key from it holds `(`, `#`, `$`, ...
+DJANGO = string.ascii_lowercase + string.digits + "!@#$%^&*(-_=+)"
+BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+BASE32_LOWER = string.ascii_lowercase + "234567"
+WORDS = [
+    "anchor", "basalt", "cobalt", "dune", "ember", "fjord", "granite", "harbor", "island",
+    "juniper", "kelp", "lagoon", "meadow", "nectar", "orchid", "pebble", "quartz", "river",
+    "saffron", "tundra", "umber", "violet", "willow", "yarrow", "zephyr",
+]  # fmt: skip
+
+
+def _second_round(add: Any) -> None:
+    """The kinds an independent attack run (issue 23) got through to the model: each value is
+    built here at run time, so no committed string looks like a live credential."""
+    mailgun = "key-" + rand(32, HEX)
+    mailgun2 = "key-" + rand(32, HEX)
+    add(
+        "mailgun-key",
+        "mail/mailgun.js",
+        f'const mg = mailgun.client({{ username: "api", key: "{mailgun}" }});\n'
+        f'MAILGUN = "{mailgun2}";\n',
+        mailgun,
+        mailgun2,
+    )
+    shpat = "shpat_" + rand(32, HEX)
+    add(
+        "shopify-admin-token",
+        "shop/admin.py",
+        f'session = shopify.Session(SHOP_URL, "2024-01", "{shpat}")\n',
+        shpat,
+    )
+    shop_others = ["shpss_" + rand(32, HEX), "shpca_" + rand(32, HEX), "shppa_" + rand(32, HEX)]
+    add(
+        "shopify-other-tokens",
+        "shop/app.rb",
+        "".join(f'  client_{i} = Shopify::Client.new("{t}")\n' for i, t in enumerate(shop_others)),
+        *shop_others,
+    )
+    # A bot token of today: the user id (19 digits) in base64, a 6-character timestamp and a
+    # 38-character HMAC (detect-secrets' pattern stops after 27 of them).
+    user_id = str(_R.randrange(10**18, 10**19))
+    discord = (
+        base64.b64encode(user_id.encode()).decode().rstrip("=")
+        + "."
+        + random_key(6, URLSAFE)
+        + "."
+        + random_key(38, URLSAFE)
+    )
+    add("discord-bot-modern", "bots/discord_bot.py", f'bot.run("{discord}")\n', discord)
+    sentry = rand(32, HEX)
+    sentry_js = rand(32, HEX)
+    add(
+        "sentry-dsn",
+        "app/monitoring.py",
+        f'sentry_sdk.init(dsn="https://{sentry}@o{rand(6, string.digits)}.ingest.sentry.io/'
+        f'{rand(7, string.digits)}")\n'
+        f'# web: Sentry.init({{ dsn: "https://{sentry_js}@sentry.fake-host.dev/3" }})\n',
+        sentry,
+        sentry_js,
+    )
+    xml_pw, xml_smtp, xml_token = "Xm1-" + random_key(12), "Sm7p-" + random_key(10), random_key(32)
+    add(
+        "xml-password",
+        "config/app.config.xml",
+        "<configuration>\n  <database>\n    <user>app</user>\n"
+        f"    <password>{xml_pw}</password>\n  </database>\n  <appSettings>\n"
+        f'    <add key="SmtpPassword" value="{xml_smtp}" />\n  </appSettings>\n'
+        f"  <apiToken>{xml_token}</apiToken>\n</configuration>\n",
+        xml_pw,
+        xml_smtp,
+        xml_token,
+    )
+    netrc_one, netrc_multi = "Nr" + random_key(14), rand(6, string.ascii_lowercase) + "42"
+    add(
+        "netrc-line",
+        "ci/netrc-template",
+        f"machine artifacts.fake-host.dev login ci password {netrc_one}\n"
+        f"machine mirror.fake-host.dev\n  login mirror\n  password {netrc_multi}\n",
+        netrc_one,
+        netrc_multi,
+    )
+    ado, ado_ps = rand(52, BASE32_LOWER), rand(52, BASE32_LOWER)
+    add(
+        "azure-devops-pat",
+        "pipelines/ado.ps1",
+        f'$pat = "{ado_ps}"\n# bash: export AZURE_DEVOPS_EXT_PAT={ado}\n',
+        ado,
+        ado_ps,
+    )
+    age = "AGE-SECRET-KEY-1" + rand(58, BECH32.upper())
+    add(
+        "age-secret-key",
+        "keys/age-identity.txt",
+        f"# created: 2025-01-01T00:00:00Z\n# public key: age1{rand(58, BECH32)}\n{age}\n",
+        age,
+    )
+    split_py, split_js, split_php = random_key(24), random_key(32), random_key(99)
+    add(
+        "stripe-split-literals",
+        "billing/split_key.py",
+        f'STRIPE = "sk_live_" "{split_py}"\n'
+        f'# js: const key = "sk_live_" + "{split_js}";\n'
+        f"# php: $key = 'rk_live_' . '{split_php}';\n",
+        split_py,
+        split_js,
+        split_php,
+    )
+    django = rand(50, DJANGO)
+    conf_key = "Q" + random_key(35)
+    add(
+        "conf-secret-key",
+        "deploy/app.conf",
+        f"[app]\nSECRET_KEY={django}\nSIGNING_SECRET_KEY = {conf_key}\nDEBUG=false\n",
+        django,
+        conf_key,
+    )
+    libpq, libpq_quoted = "Lp" + random_key(12), "Lq " + random_key(10)
+    add(
+        "libpq-dsn",
+        "app/pg.py",
+        f'conn = psycopg2.connect("host=db.internal port=5432 password={libpq} dbname=app")\n'
+        f"DSN = \"host=replica user=ro password='{libpq_quoted}' sslmode=require\"\n",
+        libpq,
+        libpq_quoted,
+    )
+    phrase = " ".join(_R.choice(WORDS) for _ in range(5))
+    yaml_tilde = "~" + random_key(12)
+    add(
+        "yaml-pass-variants",
+        "config/mail.yml",
+        f'smtp:\n  user: mailer\n  pass: "{phrase}"\nbackup:\n  pass: {yaml_tilde}\n',
+        phrase,
+        yaml_tilde,
+    )
+    gcp_key_id = rand(40, HEX)
+    add(
+        "gcp-private-key-id",
+        "infra/gcp-sa.json",
+        json.dumps(
+            {
+                "type": "service_account",
+                "project_id": "fake-project",
+                "private_key_id": gcp_key_id,
+                "client_email": "svc@fake-project.iam.gserviceaccount.com",
+            },
+            indent=2,
+        )
+        + "\n",
+        gcp_key_id,
+    )
+    npm_long, npm_short = "npm_" + random_key(44), "npm_" + random_key(30)
+    add(
+        "npm-token-any-length",
+        "web/Makefile",
+        f"publish:\n\tnpm publish --auth {npm_long}\n\tnpm whoami --otp {npm_short}\n",
+        npm_long,
+        npm_short,
+    )
+
+
+SECOND_ROUND = [
+    "mailgun-key", "shopify-admin-token", "shopify-other-tokens", "discord-bot-modern",
+    "sentry-dsn", "xml-password", "netrc-line", "azure-devops-pat", "age-secret-key",
+    "stripe-split-literals", "conf-secret-key", "libpq-dsn", "yaml-pass-variants",
+    "gcp-private-key-id", "npm-token-any-length",
+]  # fmt: skip
 
 
 CORPUS: list[Secret] = _corpus()

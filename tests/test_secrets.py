@@ -23,7 +23,7 @@ from redline.redaction.placeholder import KEY_FILE
 from redline.redaction.plugins import DetectSecrets
 from redline.redaction.provider_rules import MARKER
 
-from secret_corpus import CORPUS, KINDS, ORDINARY, Secret, rand, random_key
+from secret_corpus import CORPUS, KINDS, ORDINARY, Secret, fragments_in, rand, random_key
 
 KEY = b"k" * 32
 
@@ -47,6 +47,8 @@ def test_every_kind_is_masked(redactor: Redactor, secret: Secret) -> None:
     out = redactor.redact(secret.text)
     for needle in secret.needles:
         assert needle not in out, f"{secret.kind}: {needle!r} left in\n{out}"
+        # Masked whole: no part of it is left beside its placeholder either.
+        assert not fragments_in(needle, out), f"{secret.kind}: part of {needle!r} left\n{out}"
     assert PLACEHOLDER.search(out)
 
 
@@ -301,6 +303,14 @@ def test_nothing_backtracks_for_seconds_on_hostile_text(redactor: Redactor) -> N
         "blob": '"' + rand(500_000) + '"',
         "urls": "://" + "a:" * 200_000,
         "quotes": "'a'" * 200_000,
+        # The second round's rules: netrc heads, joined literals, base32 near a context word.
+        "machines": "machine a login b " * 50_000,
+        "defaults": "default " * 100_000,
+        "joined literals": '"a" "b" + ' * 50_000,
+        "base32 line": "pat " + "abcdefgh234567" * 50_000,
+        "url users": ("://" + "a1B2" * 8) * 20_000,
+        "npm words": "npm_" * 100_000,
+        "config line": "SECRET_KEY=" + "x(" * 200_000,
     }
     for name, text in cases.items():
         start = time.perf_counter()

@@ -258,7 +258,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _whole_process:
         gc.freeze()  # the imports' objects (modules, classes, pydantic schemas) outlive the run
     parser = build_parser()
-    args = parser.parse_args(argv)
+    from redline.redaction.stream import redacting_stderr
+
+    with redacting_stderr():  # argparse echoes arguments in its errors
+        args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return EXIT_OK
@@ -269,7 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return lsp_main()
     try:
-        code = _run_command(args)
+        with redacting_stderr():  # whatever the command writes to stderr: see stream.py
+            code = _run_command(args)
     except SystemExit as exc:  # raised inside a command: its code is the exit code
         code = _exit_code(exc)
     except KeyboardInterrupt:

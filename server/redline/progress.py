@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol, TextIO
 
@@ -45,12 +45,25 @@ class Stage(StrEnum):
 
 @dataclass(frozen=True)
 class ProgressEvent:
+    """One step of a run. Its text is redacted when the event is made (`__post_init__`): every
+    sink — the CLI's stderr, the editor's work-done progress and reviewState — shows an event,
+    none can show a secret in one (a tool argument an agent passed, a file named after a
+    token), whichever stage or code path made it."""
+
     stage: Stage
     text: str  # for a person: "reviewing files: 3 of 7 done (attempt 1)"
     done: int | None = None
     total: int | None = None
     tokens: int | None = None  # spent so far by the model calls (None: no model in this run)
     cost_usd: float | None = None  # None when unknown (no model, or a model without a price)
+
+    def __post_init__(self) -> None:
+        from redline.redaction import redact  # cheap: detect-secrets loads on first need
+
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, str) and not isinstance(value, Stage):
+                object.__setattr__(self, f.name, redact(value))
 
     @property
     def fraction(self) -> float | None:

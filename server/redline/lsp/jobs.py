@@ -29,7 +29,7 @@ from redline.lsp.folders import Folder, Snapshot
 from redline.lsp.handlers import Handlers
 from redline.lsp.reviews import ReviewJob, WorkerProgress
 from redline.progress import Cancelled, ProgressEvent
-from redline.redaction import redact_data
+from redline.redaction import redact, redact_data
 from redline.requests import DebateRequest
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ async def _begin_progress(ls: RedlineServer, job: ReviewJob) -> None:
         job.token,
         types.WorkDoneProgressBegin(
             title=f"Redline {'debate' if job.control is not None else 'review'}",
-            message=job.request.describe(),
+            message=redact(job.request.describe()),
             cancellable=True,
             percentage=0,
         ),
@@ -158,7 +158,8 @@ async def _begin_progress(ls: RedlineServer, job: ReviewJob) -> None:
 
 def _end_progress(ls: RedlineServer, job: ReviewJob, message: str) -> None:
     if job.progress_begun:
-        ls.work_done_progress.end(job.token, types.WorkDoneProgressEnd(message=message))
+        # A failure's message can quote a path or a model's text: redacted like the events.
+        ls.work_done_progress.end(job.token, types.WorkDoneProgressEnd(message=redact(message)))
         job.progress_begun = False
     ls.work_done_progress.tokens.pop(job.token, None)
 

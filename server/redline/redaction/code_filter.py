@@ -13,6 +13,8 @@ import re
 from collections import Counter
 from typing import Final
 
+from redline.redaction.rule import CONTEXT, KEYWORD
+
 
 def wordset(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -27,6 +29,7 @@ def entropy(text: str) -> float:
 
 
 _LOWER_RUN: Final = re.compile(r"[a-z]{8,}")
+_HEX: Final = frozenset("0123456789abcdefABCDEF")
 
 
 def looks_random(value: str, *, min_entropy: float) -> bool:
@@ -69,9 +72,17 @@ _PROSE: Final = re.compile(r"[A-Za-z]{2,}[,.]? [A-Za-z]{2,}[,.]? [A-Za-z]{2,}") 
 # Another word after an unquoted value (not `name=`): a docstring or comment, not a setting.
 _PROSE_AFTER: Final = re.compile(r"[ \t]+[A-Za-z(](?![\w.\-]*=)")
 IDENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PATH: Final = re.compile(r"(?:~|\.{1,2})?/(?:[\w.\-]+/)*[\w.\-]+")
 _WORD_ONLY: Final = re.compile(r"[A-Za-z]+")
 _JOINED_WORDS: Final = re.compile(r"[a-z]+(?:[-_. ][a-z]+)+")  # "azure_ad_token", "any-value"
 _CLASS_NAME: Final = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|[A-Z]\w*\[.*\](?: \| None)?")
+# Words a passphrase of random dictionary words (`correct horse battery staple`) has no use for
+# and a sentence (`enter your new password here`) cannot do without.
+_PASSPHRASE: Final = re.compile(r"[a-z]{3,}(?:[ \-][a-z]{3,}){3,}")
+_STOPWORDS: Final = wordset(
+    """the and for with your you are not must please enter new this that from here into
+    our their its has have was were will can may should type choose"""
+)
 DOTTED: Final = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->|\?\.)[A-Za-z_$][\w$]*)+[!?]?")
 _TYPES: Final = wordset(
     """str string bytes bytearray int integer float bool boolean number char object any
@@ -150,16 +161,21 @@ def plausible(value: str, *, quoted: bool, line: str, name: str = "", op: str = 
     if not password and (len(v) < 8 or _WORD_ONLY.fullmatch(v) or _JOINED_WORDS.fullmatch(v)):
         return False
     if quoted:
-        if _CONSTANT_NAME.fullmatch(v) or _PROSE.search(v):
+        if _CONSTANT_NAME.fullmatch(v) or (_PROSE.search(v) and not (password and passphrase(v))):
             return False  # "OPENAI_API_KEY" (a name), "Password is too short" (a message)
-        return not (op == ":" and _CLASS_NAME.fullmatch(v))  # token: "Token[str]"
+        return not (op == ":" and class_name(v))  # token: "Token[str]"
     if _NUMBER.fullmatch(v):
         # `max_tokens = 100` is code; `password: 123456` is a (bad) password.
         return password and sum(c.isdigit() for c in v) >= 4
     if v[0] in "([{$%@&*!<\\:~`" or any(c in v for c in "([{`"):
         return False  # a call, an index, a template, a reference
-    if DOTTED.fullmatch(v) or v.lower() in _TYPES or _CLASS_NAME.fullmatch(v):
+    if _PATH.fullmatch(v) and not looks_random(v, min_entropy=3.0):
+        return False  # private_key: /etc/ssl/private/key.pem
+    core = v.rstrip("!?") or v  # TypeScript's non-null assertion: `hashedPassword!`
+    if DOTTED.fullmatch(core) or v.lower() in _TYPES or class_name(v):
         return False  # self.password, os.environ, password: str, token: Token
+    if core != v and IDENT.fullmatch(core) and ("_" in core or not core[1:].islower()):
+        return False  # password: hashedPassword!, token: user_token?
     at = line.find(v)
     if at >= 0 and _PROSE_AFTER.match(line, at + len(v)):
         return False  # a docstring or comment: "token: the token to use"
@@ -180,6 +196,27 @@ def plausible(value: str, *, quoted: bool, line: str, name: str = "", op: str = 
     return True
 
 
+def class_name(value: str) -> bool:
+    """`Token`, `HttpClient`, `Sha256Hasher`, `Optional[str]`: a type, not a value. A random
+    key can have the same shape (`LpR0GXI0pW83wA`, `Zx81kQ0pLm33`), but its capitals come every
+    two characters or so and a third of it is digits; a class name has a capital per word and
+    few digits."""
+    if not _CLASS_NAME.fullmatch(value):
+        return False
+    if "[" in value:
+        return True
+    capitals = sum(c.isupper() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    return len(value) >= 3 * capitals and 4 * digits <= len(value)
+
+
+def passphrase(value: str) -> bool:
+    """Four or more lower-case words and none a sentence needs: `lagoon tundra dune umber`."""
+    return bool(_PASSPHRASE.fullmatch(value)) and not any(
+        w in _STOPWORDS for w in re.split(r"[ \-]", value)
+    )
+
+
 def example_value(value: str) -> bool:
     """`<password>`, `${TOKEN}`, `password`, `your-api-key`, `****`: an example, no secret."""
     v = value.strip()
@@ -196,7 +233,17 @@ def name_like(value: str) -> bool:
     return bool(IDENT.fullmatch(value) and _LOWER_RUN.search(value))
 
 
-def registrable(value: str) -> bool:
-    """Whether a found secret is distinctive enough to be masked wherever it appears again
-    (not a plain word: a false positive must not spread through the whole text)."""
-    return len(value) >= 6 and not _WORD_ONLY.fullmatch(value) and not IDENT.fullmatch(value)
+def registrable(value: str, rank: int = KEYWORD) -> bool:
+    """Whether a found secret is distinctive enough to be masked wherever it appears again — a
+    model quoting it, a test using it — without a false positive spreading through the text.
+
+    Not a plain word; an identifier-shaped value (`hunter2`, `e9700252…`) only when it looks
+    generated, or when a rule that knows the format found it (a URL's key, a netrc password:
+    rank CONTEXT or better) and it holds a digit (`sk_live_`, a split key's prefix, does not)."""
+    if len(value) < 6 or _WORD_ONLY.fullmatch(value):
+        return False
+    if not IDENT.fullmatch(value):
+        return True
+    if looks_random(value, min_entropy=3.0) or (set(value) <= _HEX and entropy(value) > 3.0):
+        return True
+    return rank <= CONTEXT and any(c.isdigit() for c in value)

@@ -26,6 +26,7 @@ from redline.redaction.code_filter import (
     wordset,
 )
 from redline.redaction.rule import CONTEXT, ENTROPY, KEYWORD, Rule
+from redline.redaction.spans import line_of
 
 
 def _not_templated(group: str) -> Callable[[re.Match[str]], bool]:
@@ -38,6 +39,19 @@ def _not_templated(group: str) -> Callable[[re.Match[str]], bool]:
         return not (TEMPLATED.match(v) or set(v) <= FILLER or v.startswith(("$", "{", "%")))
 
     return check
+
+
+def _url_token(m: re.Match[str]) -> bool:
+    """A random user name is a key (`https://<32 hex>@o1.ingest.sentry.io/2`); a name made of
+    words or an e-mail's local part is not."""
+    v = m.group("v")
+    if all(c in "0123456789abcdefABCDEF" for c in v):
+        return entropy(v) > 3.0
+    return looks_random(v, min_entropy=3.5)
+
+
+def _url_token_kind(m: re.Match[str]) -> str:
+    return "sentry-key" if "sentry" in m.group("host").lower() else "url-token"
 
 
 _SCHEMES: Final = wordset("bearer basic token digest bot apikey sso-key negotiate")
@@ -73,9 +87,7 @@ def _assigned(m: re.Match[str]) -> bool:
     if not secret_name(name):
         return False
     text = m.string
-    line_start = text.rfind("\n", 0, m.start()) + 1
-    line_end = text.find("\n", m.end())
-    line = text[line_start : len(text) if line_end < 0 else line_end]
+    line = line_of(text, m.start(), m.end())
     quoted = m.group("bare") is None
     if not quoted and m.end() < len(text) and text[m.end()] in "(.[":
         return False  # token = b64encode(...), secret = settings.x: code, not a literal
@@ -143,10 +155,23 @@ def context_rules() -> tuple[Rule, ...]:
             rank=CONTEXT,
             check=_not_templated("v"),
         ),
-        # .env / shell: NAME=<random-looking value> (quoted values are the entropy plugins' job).
+        # scheme://<token>@host: a key as the URL's user (Sentry DSNs, tokens in clone URLs).
+        Rule(
+            _url_token_kind,
+            _P(r"://(?P<v>[A-Za-z0-9_\-.~%]{16,256})@(?P<host>[A-Za-z0-9.\-]{1,253})"),
+            group="v",
+            rank=CONTEXT,
+            check=_url_token,
+            name="url-token",
+        ),
+        # .env / shell: NAME=<random-looking value> (quoted values are the entropy plugins' job),
+        # also as a grep hit (`app.conf:3: NAME=…`, what search_callers shows).
         Rule(
             "env-secret",
-            _P(r"(?m)^[ \t\d+|\-]*(?:export[ \t]+)?[A-Z][A-Z0-9_]{2,}=(?P<v>[^\s'\"#\\]{16,})"),
+            _P(
+                r"(?m)^(?:[^\s:]{1,256}:\d+:)?[ \t\d+|\-]*(?:export[ \t]+)?"
+                r"[A-Z][A-Z0-9_]{2,}=(?P<v>[^\s'\"#\\]{16,})"
+            ),
             group="v",
             rank=ENTROPY,
             check=_env_secret,
@@ -202,6 +227,7 @@ def context_rules() -> tuple[Rule, ...]:
             rank=CONTEXT,
             gated=True,
             check=_not_templated("v"),
+            name="auth-tuple",
         ),
         Rule(
             _kind_of_name,
@@ -210,5 +236,6 @@ def context_rules() -> tuple[Rule, ...]:
             rank=KEYWORD,
             gated=True,
             check=_assigned,
+            name="keyword-assignment",
         ),
     )

@@ -15,6 +15,8 @@ import functools
 from typing import Any
 
 from redline.redaction.context_rules import context_rules
+from redline.redaction.file_rules import file_rules
+from redline.redaction.literals import split_spans
 from redline.redaction.provider_rules import MARKER, material_end, provider_rules
 from redline.redaction.rule import (
     CONTEXT,
@@ -32,7 +34,7 @@ from redline.redaction.spans import LineSet, Span, covered
 def all_rules() -> tuple[Rule, ...]:
     """Every rule, compiled on first use (importing this module must stay cheap: the language
     server's log filter imports it at start-up)."""
-    return provider_rules() + context_rules()
+    return provider_rules() + context_rules() + file_rules()
 
 
 def detect(text: str, plugins: Any) -> list[Span]:
@@ -40,8 +42,15 @@ def detect(text: str, plugins: Any) -> list[Span]:
     plugins (`plugins`: a `DetectSecrets`, or None when it is unavailable)."""
     spans: list[Span] = []
     rules_ = all_rules()
+    own_lines: dict[str, LineSet | None] = {}
     for rule in rules_:
-        if not rule.gated:
+        if rule.gate is not None:
+            if rule.gate.pattern not in own_lines:
+                own_lines[rule.gate.pattern] = LineSet.select(text, rule.gate)
+            subset = own_lines[rule.gate.pattern]
+            if subset is not None:
+                spans += subset.map(rule_spans(rule, subset.text))
+        elif not rule.gated:
             spans += rule_spans(rule, text)
     key_blocks(text, spans)
     lines = LineSet.select(text, KEYWORD_GATE, lower=True)
@@ -49,6 +58,7 @@ def detect(text: str, plugins: Any) -> list[Span]:
         for rule in rules_:
             if rule.gated:
                 spans += lines.map(rule_spans(rule, lines.text))
+    spans += split_key_spans(text, plugins)
     if plugins is None:
         return spans
     rank = CONTEXT
@@ -77,6 +87,28 @@ def detect(text: str, plugins: Any) -> list[Span]:
         for m in marker.finditer(text):
             if not covered(spans, m.end()):
                 spans.append(Span(m.end(), material_end(text, m.end()), "private-key", PROVIDER))
+    return spans
+
+
+def split_key_spans(text: str, plugins: Any) -> list[Span]:
+    """Provider keys split across adjacent string literals (literals.py)."""
+    if '"' not in text and "'" not in text:
+        return []
+    return split_spans(text, lambda joined: provider_spans(joined, plugins))
+
+
+def provider_spans(text: str, plugins: Any) -> list[Span]:
+    """What the key-format rules alone find: Redline's provider rules and detect-secrets'
+    ungated regex plugins (no keyword, context or entropy rule: pieces of ordinary strings
+    joined together are not a setting)."""
+    spans: list[Span] = []
+    for rule in all_rules():
+        if rule.rank == PROVIDER and not rule.gated and rule.gate is None:
+            spans += rule_spans(rule, text)
+    if plugins is not None:
+        for plugin in plugins.regex_plugins:
+            if plugin.gate is None:
+                spans += [Span(s, e, plugin.kind, PROVIDER) for s, e in plugin.spans(text)]
     return spans
 
 

@@ -38,6 +38,7 @@ from redline.redaction.code_filter import (
 )
 from redline.redaction.context_rules import keyword_kind
 from redline.redaction.rule import CONTEXT, ENTROPY, KEYWORD
+from redline.redaction.spans import line_of
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +111,10 @@ class RegexPlugin:
             for m in pattern.finditer(text):
                 groups = [i for i in range(1, (pattern.groups or 0) + 1) if m.group(i)]
                 # As detect-secrets' findall: every non-empty group, else the whole match
-                # (minus the delimiters some patterns include: whitespace, quotes, = and :).
-                found = [m.span(i) for i in groups] or [_trim(text, *m.span())]
+                # (minus the delimiters some patterns include: whitespace, quotes, = and :),
+                # widened to the whole token it is part of: a fixed-length pattern (Discord's
+                # 27 characters of a 38-character HMAC, Stripe's 24) must not leave the rest.
+                found = [m.span(i) for i in groups] or [whole_token(text, *_trim(text, *m.span()))]
                 for start, end in found:
                     value = text[start:end]
                     if (
@@ -120,6 +123,27 @@ class RegexPlugin:
                         and (self.confirm is None or self.confirm(value))
                     ):
                         yield start, end
+
+
+_TOKEN_CHARS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_MAX_TOKEN: Final = 256  # no key is longer; a longer run is a blob a pattern matched inside
+
+
+def whole_token(text: str, start: int, end: int) -> tuple[int, int]:
+    """`start:end` widened over the letters, digits, `_` and `-` that touch it on either side,
+    when the token they make is at most 256 characters (else `start:end` as it is)."""
+    if end <= start:
+        return start, end
+    lo, hi = start, end
+    floor = max(0, end - _MAX_TOKEN - 1)
+    while lo > floor and text[lo - 1] in _TOKEN_CHARS:
+        lo -= 1
+    ceiling = min(len(text), lo + _MAX_TOKEN + 1)
+    while hi < ceiling and text[hi] in _TOKEN_CHARS:
+        hi += 1
+    if hi - lo > _MAX_TOKEN:
+        return start, end
+    return lo, hi
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
@@ -287,10 +311,7 @@ class DetectSecrets:
             if not hit or h.is_sequential_string(value) or h.is_potential_uuid(value):
                 continue
             start, end = m.span(2)
-            line_start = text.rfind("\n", 0, start) + 1
-            line_end = text.find("\n", end)
-            line = text[line_start : len(text) if line_end < 0 else line_end]
-            if h.is_likely_id_string(value, line):
+            if h.is_likely_id_string(value, line_of(text, start, end)):
                 continue
             yield start, end
 

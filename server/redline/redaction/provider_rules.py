@@ -2,7 +2,8 @@
 
 detect-secrets (plugins.py) is the maintained list; these rules cover what it misses or
 under-reports (Stripe keys longer than its 24 characters, Slack webhooks' full path, a bare
-40-character AWS secret, PuTTY `.ppk` private lines, kubeconfig keys, `npm_` tokens, ...) and
+40-character AWS secret, PuTTY `.ppk` private lines, kubeconfig keys, `npm_` tokens of any
+length, Mailgun, Shopify and age keys, ...) and
 the multi-line key blocks, which its line scanner cannot see whole. Every pattern here starts
 with a literal (see rule.py).
 """
@@ -14,7 +15,7 @@ import binascii
 import re
 from typing import Final
 
-from redline.redaction.code_filter import looks_random
+from redline.redaction.code_filter import entropy, looks_random
 from redline.redaction.rule import CONTEXT, Rule
 
 # -- key blocks --------------------------------------------------------------------------------
@@ -61,6 +62,22 @@ def _aws_secret(m: re.Match[str]) -> bool:
     return value.count("/") <= 3 and looks_random(value, min_entropy=4.2)
 
 
+def _npm_token(m: re.Match[str]) -> bool:
+    return looks_random(m.group("v"), min_entropy=3.5)
+
+
+def _base32_random(m: re.Match[str]) -> bool:
+    """Random base32 (entropy ≈ 4.6 over 52 characters), not a run of words and digits."""
+    value = m.group()
+    return any(c.isdigit() for c in value) and entropy(value) >= 4.2
+
+
+_BECH32: Final = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
+# The words that put a prefix-less Azure DevOps token in context: `$pat`, `AZURE_DEVOPS_PAT`,
+# `ado_token`, `dev.azure.com`, `visualstudio.com`, `personal access token`.
+_AZURE_DEVOPS: Final = re.compile(
+    r"(?i)(?<![a-z])(?:pat|ado)(?![a-z])|azure|devops|vsts|visualstudio|personal.?access|azdo"
+)
 _P = re.compile
 
 
@@ -81,6 +98,7 @@ def provider_rules() -> tuple[Rule, ...]:
                 re.DOTALL,
             ),
             group="v",
+            name="pem-private-key",
         ),
         Rule(
             "private-key",
@@ -90,6 +108,7 @@ def provider_rules() -> tuple[Rule, ...]:
                 re.DOTALL,
             ),
             group="v",
+            name="ssh2-private-key",
         ),
         # PuTTY .ppk: the private lines and their MAC (the public lines are public).
         Rule(
@@ -102,7 +121,12 @@ def provider_rules() -> tuple[Rule, ...]:
             group="v",
         ),
         # A PEM private key, base64-encoded again (kubeconfig, Kubernetes secrets, CI variables).
-        Rule("private-key", _P(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,}"), check=_b64_private_key),
+        Rule(
+            "private-key",
+            _P(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=]{20,}"),
+            check=_b64_private_key,
+            name="base64-private-key",
+        ),
         *_prefixed(
             "aws-access-key-id",
             ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
@@ -142,7 +166,21 @@ def provider_rules() -> tuple[Rule, ...]:
             ),
             r"[A-Za-z0-9_\-]{20,}",
         ),
-        *_prefixed("npm-token", ("npm_",), r"[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+        # npm tokens are 36 characters today; a shorter or longer one is a token too, while
+        # npm's own variables (`npm_package_version`, `npm_config_registry`) are words.
+        *_prefixed(
+            "npm-token", ("npm_",), r"(?P<v>[A-Za-z0-9]{16,})(?![A-Za-z0-9_])", check=_npm_token
+        ),
+        # Mailgun's private API key (`pubkey-…` is the public one: the boundary leaves it).
+        *_prefixed("mailgun-key", ("key-",), r"[0-9a-f]{32}(?![0-9A-Za-z])"),
+        # Shopify: admin API access tokens, shared secrets, custom-app and private-app tokens.
+        *_prefixed(
+            "shopify-token",
+            ("shpat_", "shpss_", "shpca_", "shppa_"),
+            r"[0-9a-fA-F]{32}(?![0-9A-Za-z])",
+        ),
+        # age's secret key: Bech32 (upper case) after its fixed human-readable part.
+        *_prefixed("age-secret-key", ("AGE-SECRET-KEY-1",), rf"[{_BECH32}]{{58}}(?![0-9A-Za-z])"),
         *_prefixed("pypi-token", ("pypi-",), r"[A-Za-z0-9_\-]{50,}"),
         *_prefixed("anthropic-key", ("sk-ant-",), r"[A-Za-z0-9_\-]{20,}"),
         *_prefixed("openai-key", ("sk-",), r"[A-Za-z0-9_\-]{20,}"),  # OpenAI, OpenRouter, DeepSeek
@@ -152,9 +190,33 @@ def provider_rules() -> tuple[Rule, ...]:
         *_prefixed("square-token", ("sq0atp-", "sq0csp-"), r"[0-9A-Za-z_\-]{22,}"),
         *_prefixed("sendgrid-key", ("SG.",), r"[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"),
         *_prefixed("jwt", ("eyJ",), r"[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
-        Rule("azure-storage-key", _P(r"AccountKey=(?P<v>[A-Za-z0-9+/=]{20,})"), group="v"),
-        Rule("azure-storage-key", _P(r"SharedAccessKey=(?P<v>[A-Za-z0-9+/=]{20,})"), group="v"),
+        Rule(
+            "azure-storage-key",
+            _P(r"AccountKey=(?P<v>[A-Za-z0-9+/=]{20,})"),
+            group="v",
+            name="azure-account-key",
+        ),
+        Rule(
+            "azure-storage-key",
+            _P(r"SharedAccessKey=(?P<v>[A-Za-z0-9+/=]{20,})"),
+            group="v",
+            name="azure-shared-access-key",
+        ),
         Rule("azure-sas-signature", _P(r"sig=(?P<v>[A-Za-z0-9%+/=]{20,})"), group="v"),
+        # Azure DevOps personal access tokens have no prefix: 52 characters of base32 (the
+        # older kind) or 84 with `AZDO` at 76 (the newer), on a line that names them.
+        Rule(
+            "azure-devops-pat",
+            _P(r"(?<![A-Za-z0-9])[a-z2-7]{52}(?![A-Za-z0-9])"),
+            gate=_AZURE_DEVOPS,
+            check=_base32_random,
+        ),
+        Rule(
+            "azure-devops-pat",
+            _P(r"(?<![A-Za-z0-9])[A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4}(?![A-Za-z0-9])"),
+            gate=_AZURE_DEVOPS,
+            name="azure-devops-pat-84",
+        ),
         # A bare AWS secret access key: 40 base64 characters that look random.
         Rule(
             "aws-secret-key",

@@ -142,7 +142,7 @@ class Redactor:
             with self._lock:
                 for s in spans:
                     value = text[s.start : s.end]
-                    if registrable(value):
+                    if registrable(value, s.rank):
                         self._add_known(value, s.kind)
                 spans = [
                     s._replace(kind=self._known.get(text[s.start : s.end], s.kind)) for s in spans

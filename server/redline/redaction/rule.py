@@ -5,7 +5,9 @@ where it stands); detection.py runs them. Speed matters (a big diff is megabytes
 ungated pattern starts with a literal, so the regex engine jumps from one occurrence of that
 literal to the next; a word boundary before the literal would defeat that, so `boundary=True`
 checks the preceding character in Python instead. Patterns without a literal, or
-case-insensitive ones, are gated: they run only on the lines the keyword gate selects.
+case-insensitive ones, are gated: they run only on the lines the keyword gate selects, or the
+lines their own `gate` selects (a context word a value without any prefix needs, such as an
+Azure DevOps token's `pat`).
 
 A rule names the secret *value* (a group of the match); the key name around it stays, so the
 reviewer still reads `password = "[REDACTED:password:…]"`.
@@ -43,12 +45,19 @@ class Rule:
     boundary: bool = False  # the match must not directly follow a letter, digit or `_`
     check: Callable[[re.Match[str]], bool] | None = None  # False: not a secret after all
     gated: bool = False  # run on the keyword gate's lines only
+    gate: re.Pattern[str] | None = None  # run on the lines this selects only (case as given)
+    name: str = ""  # what tests and notes call it; the kind when empty
+
+    @property
+    def label(self) -> str:
+        return self.name or (self.kind if isinstance(self.kind, str) else "")
 
 
 def value_span(rule: Rule, m: re.Match[str]) -> tuple[int, int]:
     """Where the secret value of a match is."""
-    if rule.group == "dqv":
+    if rule.group == "dqv":  # the value in whichever quoting the pattern names matched
+        names = m.re.groupindex
         for g in ("dq", "sq", "bq", "bare"):
-            if m.group(g) is not None:
+            if g in names and m.group(g) is not None:
                 return m.span(g)
     return m.span(rule.group)

@@ -104,6 +104,21 @@ def split_at(text: str, spans: list[Span], sep: str) -> list[Span]:
     return out
 
 
+_LINE_REACH: Final = 1024
+
+
+def line_of(text: str, start: int, end: int) -> str:
+    """The line holding `text[start:end]`, cut 1,024 characters beyond either end: a rule's
+    check on every match of a minified file's one line must not copy (or search) all of it
+    each time."""
+    lo = max(0, start - _LINE_REACH)
+    a = text.rfind("\n", lo, start)
+    a = lo if a < 0 else a + 1
+    hi = min(len(text), end + _LINE_REACH)
+    b = text.find("\n", end, hi)
+    return text[a : hi if b < 0 else b]
+
+
 def word_bounded(text: str, start: int, end: int) -> bool:
     if text[start].isalnum() and start and text[start - 1].isalnum():
         return False
@@ -139,13 +154,15 @@ class LineSet:
                 hay, gate = text, re.compile(gate.pattern, re.IGNORECASE)
         ranges: list[tuple[int, int]] = []
         pos = 0
+        start = end = -1  # the line of the last match: a long line is searched for once
         while True:
             m = gate.search(hay, pos)
             if m is None:
                 break
-            start = text.rfind("\n", 0, m.start()) + 1
-            end = text.find("\n", m.end())
-            end = len(text) if end < 0 else end
+            if not start <= m.start() < end:
+                start = text.rfind("\n", 0, m.start()) + 1
+                end = text.find("\n", m.end())
+                end = len(text) if end < 0 else end
             if end - start <= _LONG_LINE:
                 ranges.append((start, end))
                 pos = end + 1

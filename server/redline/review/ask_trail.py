@@ -26,6 +26,7 @@ from redline.git.runner import GitRunner
 from redline.json_bounds import loads as bounded_loads
 from redline.model import DiffStats
 from redline.progress import CancelToken, Progress, Stage
+from redline.redaction import redact, redact_data
 from redline.review.assemble import (
     record_update,
 )
@@ -62,14 +63,18 @@ class CallLog:
     def add(self, name: str, arguments: str | dict[str, Any] | None, result: ToolResult) -> None:
         shown_name = name if name in self.known else _unknown_name(name)
         args = result.arguments or _loose_arguments(arguments)
+        # Redacted before they are cut to size (a key cut in half is no longer recognised)
+        # for the record and the progress line; `args` itself still names the files read.
+        shown = redact_data(args)
         entry: dict[str, Any] = {
             "call": len(self.entries) + 1,
             "tool": shown_name,
-            "arguments": _bounded_json(args),
+            "arguments": _bounded_json(shown),
             "ok": result.ok,
         }
         if not result.ok:
-            entry["error"] = strip_control(result.content)[:MAX_RECORDED_ERROR_CHARS]
+            error = redact(strip_control(result.content))
+            entry["error"] = error[:MAX_RECORDED_ERROR_CHARS]
         self.entries.append(entry)
         self.names.append(shown_name if name in self.known else "unknown tool")
         if result.ok and name in ("git", "gh") and "diff --git " in result.content:
@@ -78,7 +83,7 @@ class CallLog:
             path = args.get("path")
             if isinstance(path, str):
                 self.files_read.append(path)
-        text = f"agent: {shown_name} {_call_label(name, args)}".rstrip()
+        text = f"agent: {shown_name} {_call_label(name, shown)}".rstrip()
         self.progress.report(self.client.ledger.event(Stage.ASKING, text, len(self.entries)))
         record_update(self.record, "tool_calls", self.entries)
 
