@@ -117,7 +117,10 @@ def test_withheld_sections_lose_their_content_and_only_that(
         withhold = name.encode() in refused
         header, content = section(name, body, f"T{n}")
         lines += header + content
-        expected += header + ([f"{WITHHELD_MARK}no"] if withhold else content)
+        if withhold:  # the marker right after the `diff` line, the content gone
+            expected += [header[0], f"{WITHHELD_MARK}no", *header[1:]]
+        else:
+            expected += header + content
     data = ("\n".join(lines) + "\n").encode()
     cuts = [c % (len(data) + 1) for c in cuts]
     got = run_filter(data, refused, cuts).decode()
@@ -135,6 +138,24 @@ def test_nothing_withheld_means_output_untouched(data: bytes, cuts: list[int]) -
 def test_the_filter_is_the_same_however_the_output_is_cut(data: bytes, cuts: list[int]) -> None:
     everything = {n.encode() for n in NAMES} | {b"x", b"a", b"b"}
     assert run_filter(data, everything, cuts) == run_filter(data, everything, [])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 200_000), st.sampled_from([b"", b"\n", b"\nd", b"\ndif"]), st.booleans())
+def test_a_long_line_passes_through_while_it_streams(size: int, tail: bytes, drop: bool) -> None:
+    """Between sections nothing is held but the few bytes that may begin the next one: a huge
+    minified line streams on as it comes (or is dropped as it comes, in a withheld section)."""
+    out: list[bytes] = []
+    f = DiffFilter(lambda name: "no" if drop else None, out.append)
+    head = b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n+"
+    f.take(head + b"y" * size + tail)
+    held = len(f._buf)
+    assert held <= 5
+    emitted = b"".join(out)
+    if not drop:
+        assert len(emitted) + held == len(head) + size + len(tail)
+    else:
+        assert b"yyy" not in emitted and WITHHELD_MARK.encode() in emitted
 
 
 @given(st.text(min_size=1, max_size=30).filter(lambda s: "\0" not in s))
