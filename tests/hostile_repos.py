@@ -11,6 +11,7 @@ is installed *after* the last commit: building the fixture with plain git must n
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -254,3 +255,152 @@ def build_plain_repo(base: Path) -> HostileRepo:
         first_commit=first,
         head=head,
     )
+
+
+# -- a repository whose git directory reaches into another one (tests/test_gitdir_attacks.py) --
+
+OTHER_CANARY = "OTHER-REPO-CANARY-9b2e71"
+
+
+@dataclass
+class Neighbours:
+    """The repository under review (an archive its author made) and somebody else's repository
+    on the same disk, whose code must never reach anything Redline shows or sends."""
+
+    repo: GitRepo
+    other: GitRepo
+    other_head: str
+
+    @property
+    def git_dir(self) -> Path:
+        return self.repo.root / ".git"
+
+    @property
+    def other_git(self) -> Path:
+        return self.other.root / ".git"
+
+
+def build_neighbours(base: Path, *, packed: bool = False) -> Neighbours:
+    """Two repositories side by side: `other` holds OTHER_CANARY; with packed, its objects and
+    refs are packed (`git gc`), else loose."""
+    other = GitRepo(base / "other")
+    other.write("private.py", f"TOKEN = '{OTHER_CANARY}'\n")
+    other_head = other.commit("private")
+    if packed:
+        other.git("gc", "-q", "--prune=now")
+    repo = GitRepo(base / "repo")
+    repo.write("app.py", "x = 1\n")
+    repo.commit("mine")
+    repo.write("app.py", "x = 2\n")
+    repo.commit("mine again")
+    return Neighbours(repo, other, other_head)
+
+
+def _swap_for_link(path: Path, target: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, path)
+
+
+def _their_ref(n: Neighbours) -> None:
+    """refs/heads/theirs: the other repository's commit id, written as a plain ref file (an id
+    is no secret; reading their objects through it is the escape)."""
+    (n.git_dir / "refs" / "heads" / "theirs").write_text(f"{n.other_head}\n")
+
+
+def _loose_objects(git_dir: Path) -> list[Path]:
+    objects = git_dir / "objects"
+    return [p for d in sorted(objects.iterdir()) if len(d.name) == 2 for p in sorted(d.iterdir())]
+
+
+def link_objects_dir(n: Neighbours) -> str:
+    _swap_for_link(n.git_dir / "objects", n.other_git / "objects")
+    _their_ref(n)
+    return ".git/objects"
+
+
+def link_refs_and_objects(n: Neighbours) -> str:
+    _swap_for_link(n.git_dir / "refs", n.other_git / "refs")
+    _swap_for_link(n.git_dir / "objects", n.other_git / "objects")
+    return ".git/"
+
+
+def link_pack_and_packed_refs(n: Neighbours) -> str:
+    """Needs `packed`: their pack directory, and their packed-refs in place of the own refs."""
+    _swap_for_link(n.git_dir / "objects" / "pack", n.other_git / "objects" / "pack")
+    _swap_for_link(n.git_dir / "packed-refs", n.other_git / "packed-refs")
+    (n.git_dir / "refs" / "heads" / "main").unlink()  # the packed one wins
+    return ".git/"
+
+
+def link_loose_dirs(n: Neighbours) -> str:
+    """Their objects/?? fan-out directories (files one by one where the own store has the
+    directory already)."""
+    for obj in _loose_objects(n.other_git):
+        mine = n.git_dir / "objects" / obj.parent.name
+        if not mine.exists():
+            os.symlink(obj.parent, mine)
+        elif not mine.is_symlink():
+            os.symlink(obj, mine / obj.name)
+    _their_ref(n)
+    return ".git/objects/"
+
+
+def link_loose_files(n: Neighbours) -> str:
+    for obj in _loose_objects(n.other_git):
+        mine = n.git_dir / "objects" / obj.parent.name
+        mine.mkdir(exist_ok=True)
+        os.symlink(obj, mine / obj.name)
+    _their_ref(n)
+    return ".git/objects/"
+
+
+def link_ref_file(n: Neighbours) -> str:
+    """One ref file linked to theirs; their objects copied in (so the link is what tells
+    which commit to show)."""
+    for obj in _loose_objects(n.other_git):
+        mine = n.git_dir / "objects" / obj.parent.name
+        mine.mkdir(exist_ok=True)
+        if not (mine / obj.name).exists():
+            shutil.copyfile(obj, mine / obj.name)
+    os.symlink(n.other_git / "refs" / "heads" / "main", n.git_dir / "refs" / "heads" / "theirs")
+    return ".git/refs/heads/theirs"
+
+
+def link_through_an_inside_directory(n: Neighbours) -> str:
+    """Needs `packed`: objects/pack links to a directory inside .git (allowed on its own),
+    whose files link to their pack: the walk must follow the inside link and look inside."""
+    stash = n.git_dir / "stash"
+    stash.mkdir()
+    for entry in (n.other_git / "objects" / "pack").iterdir():
+        os.symlink(entry, stash / entry.name)
+    _swap_for_link(n.git_dir / "objects" / "pack", Path("../stash"))
+    _their_ref(n)
+    return ".git/stash/"
+
+
+def link_logs(n: Neighbours) -> str:
+    _swap_for_link(n.git_dir / "logs", n.other_git / "logs")
+    return ".git/logs"
+
+
+def link_index(n: Neighbours) -> str:
+    _swap_for_link(n.git_dir / "index", n.other_git / "index")
+    return ".git/index"
+
+
+GITDIR_LINKS = {
+    # name: (plant the links → the path Redline must name, other repository packed?)
+    "objects": (link_objects_dir, False),
+    "refs-and-objects": (link_refs_and_objects, False),
+    "pack-and-packed-refs": (link_pack_and_packed_refs, True),
+    "loose-dirs": (link_loose_dirs, False),
+    "loose-files": (link_loose_files, False),
+    "ref-file": (link_ref_file, False),
+    "through-inside-dir": (link_through_an_inside_directory, True),
+    "logs": (link_logs, False),
+    "index": (link_index, False),
+}

@@ -129,8 +129,9 @@ def test_real_child_environment_and_argv(
         c.strip("\n").split("\n") for c in record.with_suffix(".argv").read_text().split("-----")
     ]
     config_call, diff_call = calls[0], calls[1]
-    # The repository's config is only ever read as data, to copy the object format and such.
-    assert config_call[:3] == ["config", "--file", str(committed.root.resolve() / ".git/config")]
+    # The repository's config is only ever read as data, to copy the object format and such:
+    # Redline reads the file (without following a link) and git parses it from stdin.
+    assert config_call[:3] == ["config", "--file", "-"]
     assert diff_call[:3] == ["--no-pager", "--literal-pathspecs", "-c"]
     for setting in (
         "core.fsmonitor=false",

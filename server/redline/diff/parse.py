@@ -34,6 +34,7 @@ from redline.diff.header_paths import (
     split_pair,
     strip_prefix,
 )
+from redline.git.hardlinks import WITHHELD_MARK
 from redline.git.section_cap import read_marker
 
 _HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -166,6 +167,10 @@ def _header_line(line: str, fd: FileDiff) -> bool:
         fd.binary = True
         fd.is_new |= line.startswith("Binary files /dev/null and ")
         fd.is_deleted |= line.endswith(" and /dev/null differ")
+    elif line.startswith(WITHHELD_MARK):
+        # The runner withheld this work-tree file's content (a hard link with a name outside
+        # the repository: git/worktree_guard.py); the reason is the file's skip reason.
+        fd.error = line[len(WITHHELD_MARK) :]
     elif line.startswith("\\ "):
         # Redline's own marker of a section cut while it was read; git writes no "\\ " line
         # in a header, so nothing else is taken for one.

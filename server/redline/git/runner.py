@@ -47,6 +47,7 @@ from redline.git.process import (
     run_process,
 )
 from redline.git.view import RepoView, views_home
+from redline.git.worktree_guard import guard_for
 
 EMPTY_TREE: Final = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
@@ -156,36 +157,34 @@ class GitRunner:
         for view in views:
             view.close()
 
-    def _config_as_data(self, path: Path, *args: str) -> ProcessResult:
-        """`git config --file path …`: the repository's config read as data, never applied.
-        Runs outside any repository (in the views' own directory), so git's discovery reads
-        nothing either."""
+    def _config_as_data(self, data: bytes, *args: str) -> ProcessResult:
+        """`git config --file - …` on a config file's bytes (read by Redline without following
+        a link: git/gitdir.py, git/discovery.py), parsed as data and never applied. git opens
+        no file of the repository's, and runs outside any repository (in the views' own
+        directory), so its discovery reads nothing either."""
         home = views_home()
         env = self.child_env()
         env["GIT_CEILING_DIRECTORIES"] = str(home.parent)
         env["GIT_CONFIG_GLOBAL"] = os.devnull
         return run_process(
-            [self._require_git(), "config", "--file", str(path), "--no-includes", *args],
+            [self._require_git(), "config", "--file", "-", "--no-includes", *args],
             cwd=home,
             env=env,
             timeout=self.timeout,
             max_output=_CONFIG_MAX,
-            input=None,
+            input=data,
             what="git config",
         )
 
-    def _list_config(self, path: Path) -> bytes:
-        if not path.is_file():
-            return b""
-        result = self._config_as_data(path, "--list", "-z")
+    def _list_config(self, data: bytes) -> bytes:
+        result = self._config_as_data(data, "--list", "-z")
         if result.returncode != 0:
-            raise RepositoryError(f"cannot read {path}: {result.error_text}")
+            # git names the file "-" and the line; never a line's text.
+            raise RepositoryError(f"cannot read the repository's config: {result.error_text}")
         return result.stdout
 
-    def _read_config_key(self, path: Path, key: str) -> str | None:
-        if not path.is_file():
-            return None
-        result = self._config_as_data(path, "--get", key)
+    def _read_config_key(self, data: bytes, key: str) -> str | None:
+        result = self._config_as_data(data, "--get", key)
         return decode(result.stdout).rstrip("\n") if result.returncode == 0 else None
 
     def run_git(
@@ -213,12 +212,22 @@ class GitRunner:
         sub = args[0]
         extra_env: dict[str, str] = {}
         view = self.view(cwd) if sub != "version" else None
+        guard = None
         if view is not None:
             view.refresh()
             extra_env.update(view.env(writes_objects=sub == "add"))
+            # What git reads from the work tree itself (uncommitted diffs, blame, grep) passes
+            # the hard-link rule, whoever called (worktree_guard.py).
+            guard = guard_for(args, view.location.worktree)
+        if guard is not None:
+            refused = guard.refusal()
+            if refused is not None:
+                return refused
+            if on_stdout is not None:
+                on_stdout = guard.stream(on_stdout)
         if index_file is not None:
             extra_env["GIT_INDEX_FILE"] = str(index_file)
-        return self._run_git_raw(
+        result = self._run_git_raw(
             cwd,
             args,
             extra_env,
@@ -228,6 +237,7 @@ class GitRunner:
             on_stdout=on_stdout,
             stdin_fd=stdin_fd,
         )
+        return guard.finish(result) if guard is not None else result
 
     def git(
         self,

@@ -24,6 +24,12 @@ that hold whatever the repository contains: no filter, driver, pager, hook path,
 signature program or format default of the author's runs or applies; there is no promisor
 remote, so a missing object is an error, never a fetch; objects borrowed from other repositories
 (alternates) are not read; replace refs are ignored.
+
+Everything linked, named or copied is looked at first (gitdir.py): a regular file or a
+directory inside the repository's git directory once links are resolved, every entry of refs/,
+logs/ and objects/ included; HEAD and config are read without following a link. A link out of
+the git directory, a FIFO, a device or a HEAD that is none of git's forms is a RepositoryError
+naming the path, before git runs at all.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import contextlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 import weakref
 from collections.abc import Callable, Iterable
@@ -39,7 +46,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
+from redline.errors import RepositoryError
 from redline.git.discovery import RepoLocation
+from redline.git.gitdir import WALKED, GitDirFiles, shown
+from redline.git.names import is_valid_revision
 
 # Settings copied from the repository's config when their value is one of the listed ones:
 # facts about the file system and line endings the checkout was made with, which change what a
@@ -67,6 +77,8 @@ _GH_RESOLVED: Final = re.compile(r"base|[A-Za-z0-9._-]{1,100}/[A-Za-z0-9._-]{1,1
 # Pseudo-refs a user may name (`--commit ORIG_HEAD`); linked so they stay current.
 _PSEUDO_REFS: Final = ("ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD")
 _HEAD_MAX: Final = 4096
+_CONFIG_MAX: Final = 4 * 1024 * 1024
+_ALTERNATES_MAX: Final = 1024 * 1024
 
 
 @dataclass
@@ -153,8 +165,9 @@ def _quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-# Runs `git config --file <path> --no-includes --list -z` with a safe environment.
-ConfigLister = Callable[[Path], bytes]
+# Runs `git config --file - --no-includes --list -z` on these bytes (the config file's, read by
+# Redline) with a safe environment.
+ConfigLister = Callable[[bytes], bytes]
 
 
 class RepoView:
@@ -173,26 +186,32 @@ class RepoView:
     ) -> None:
         self.location = location
         self.notes: list[str] = []
+        # Every path below is checked against the common directory: a linked worktree's own
+        # directory (HEAD, index) is inside it, a submodule's is it.
+        self.files = GitDirFiles(location.common_dir)
+        self._head_identity: tuple[int, int, int, int] | None = None
         self.root = Path(tempfile.mkdtemp(prefix=f"view-{os.getpid()}-", dir=views_home()))
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.root, True)
         try:
             self.git_dir = self.root / "git"
             self._build(list_config, list(hardened))
+            self.refresh()
         except BaseException:
             self.close()
             raise
-        self._head_identity: tuple[int, int, int] | None = None
-        self.refresh()
 
     def _build(self, list_config: ConfigLister, hardened: list[tuple[str, str]]) -> None:
         loc = self.location
         common, git_dir = loc.common_dir, loc.git_dir
-        real = parse_real_config(list_config(common / "config"))
+        files = self.files
+        config = files.read(common / "config", _CONFIG_MAX)
+        real = parse_real_config(list_config(config) if config else b"")
         view = self.git_dir
         (view / "objects" / "info").mkdir(parents=True)
         (view / "info").mkdir()
         real_objects = common / "objects"
-        borrowed = _alternates(real_objects)
+        files.check_tree(real_objects)
+        borrowed = _alternates(files, real_objects)
         store = self._mirror(real_objects) if borrowed is not None else real_objects
         (view / "objects" / "info" / "alternates").write_text(f"{store}\n")
         # Reading through an alternate costs git a failed lookup in the private directory per
@@ -214,7 +233,13 @@ class RepoView:
                 if entry.name in _PSEUDO_REFS or entry.name.startswith("sharedindex."):
                     links[entry.name] = git_dir / entry.name
         for name, target in links.items():
+            if name in WALKED:
+                files.check_tree(target)
+            else:
+                files.check_file(target)
             os.symlink(target, view / name)
+        # Not linked but named to git (GIT_INDEX_FILE): the same rule.
+        files.check_file(git_dir / "index")
         (view / "config").write_text(render_config(real, hardened))
         (self.root / "global-config").write_bytes(b"")
         if borrowed:
@@ -244,20 +269,37 @@ class RepoView:
         return mirror
 
     def refresh(self) -> None:
-        """Copy the real HEAD again if it changed since the last call (a stat when it did not)."""
+        """Copy the real HEAD again if it changed since the last call (an lstat when it did
+        not). HEAD is read without following a link: a HEAD that is not a small regular file
+        (or a link to a branch, below) is a RepositoryError naming it."""
         real = self.location.git_dir / "HEAD"
         try:
-            st = os.stat(real)
+            st = os.lstat(real)
         except OSError:
             return  # git reports the broken repository itself
-        identity = (st.st_ino, st.st_mtime_ns, st.st_size)
+        identity = (st.st_ino, st.st_mtime_ns, st.st_size, st.st_mode)
         if identity == self._head_identity:
             return
-        data = real.read_bytes()[:_HEAD_MAX] if st.st_size <= _HEAD_MAX else b""
+        data = self._read_head(real, st)
         tmp = self.git_dir / "HEAD.tmp"
         tmp.write_bytes(data)
         os.replace(tmp, self.git_dir / "HEAD")
         self._head_identity = identity
+
+    def _read_head(self, head: Path, st: os.stat_result) -> bytes:
+        if stat.S_ISLNK(st.st_mode):
+            # core.preferSymlinkRefs: HEAD links to refs/heads/<branch>, which is what it means.
+            target = os.readlink(head)
+            if target.startswith("refs/heads/") and is_valid_revision(target):
+                self.files.check_file(head)  # resolves inside the git directory, or refused
+                return f"ref: {target}\n".encode()
+            self.files.resolve(head)  # a link out is refused with where it leads
+            raise RepositoryError(
+                f"refusing {shown(head)}: it is a symbolic link to {shown(target)}, not to a "
+                "branch (refs/heads/...)"
+            )
+        data = self.files.read(head, _HEAD_MAX)
+        return data if data is not None else b""
 
     def env(self, *, writes_objects: bool = False) -> dict[str, str]:
         """The variables that point git at the view instead of the repository's own directory.
@@ -282,22 +324,15 @@ class RepoView:
         self._finalizer()
 
 
-def _alternates(objects: Path) -> list[str] | None:
+def _alternates(files: GitDirFiles, objects: Path) -> list[str] | None:
     """The entries of the real store's info/alternates; None when there is no such file (an
     empty list when there is one git may read but it names nothing Redline can show)."""
     info = objects / "info"
     if not os.path.lexists(info / "alternates") and not os.path.islink(info):
         return None
-    try:
-        with open(info / "alternates", "rb", opener=_nonblocking) as fh:
-            text = fh.read(64 * 1024).decode(errors="replace")
-    except OSError:
-        return []
+    data = files.read(info / "alternates", _ALTERNATES_MAX) or b""
+    text = data.decode(errors="replace")
     return [line.strip() for line in text.splitlines() if line.strip() and line[0] != "#"]
-
-
-def _nonblocking(path: str, flags: int) -> int:
-    return os.open(path, flags | os.O_NONBLOCK)
 
 
 def strip_names(names: list[str]) -> list[str]:

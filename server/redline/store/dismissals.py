@@ -33,13 +33,18 @@ TOML-writing dependency); rewriting keeps every dismissal and any extra scalar k
 added, but not hand-written comments. A hand-edited file with a syntax error raises
 `DismissalError` naming the file and line; the review pipeline reports it as a coverage note
 and carries on.
+
+`.redline` is a path in the repository, so its author's: it may be a symbolic link to any
+directory on the machine (an autostart folder, another repository's `.git`), and
+`dismissed.toml` a link to any file. The file is therefore read and written only as a regular
+file inside the work tree, every level below the repository root opened without following a
+link (nofollow.py), and replaced atomically inside that same directory; a link, a FIFO or a
+directory in its way is a DismissalError and nothing is read or written.
 """
 
 from __future__ import annotations
 
 import builtins
-import contextlib
-import os
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -47,8 +52,9 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 
 from redline.errors import RedlineError
-from redline.files import DISMISSED_FILE, atomic_write
+from redline.files import DISMISSED_FILE
 from redline.model import Finding
+from redline.nofollow import NoFollowError, read_file, replace_file
 from redline.store.toml_writer import (
     Scalar,
     toml_datetime,
@@ -58,6 +64,8 @@ from redline.store.toml_writer import (
 )
 
 DISMISSED_PATH = Path(DISMISSED_FILE)
+_PARTS = tuple(DISMISSED_FILE.split("/"))
+_MAX_BYTES = 16 * 1024 * 1024
 _HEADER = (
     "# Findings dismissed in Redline reviews. Commit this file so the team shares it.\n"
     "# A finding's id changes when its code changes, so a dismissal never hides new code.\n"
@@ -116,12 +124,12 @@ class DismissalStore:
     def list(self) -> builtins.list[Dismissal]:
         """Every dismissal in file order; [] when the file does not exist."""
         try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            return []
+            data = read_file(self.repo_root, _PARTS, _MAX_BYTES)
+        except NoFollowError as exc:
+            raise _refused(exc, "read") from None
         except OSError as exc:
             raise DismissalError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
-        return _parse(data, self.path)
+        return [] if data is None else _parse(data, self.path)
 
     def ids(self) -> set[str]:
         """Every id the file names (one occurrence's, or a base id with `all = true`)."""
@@ -175,17 +183,21 @@ class DismissalStore:
         return True
 
     def _write(self, entries: Iterable[Dismissal]) -> None:
+        # Shared through git, so not private: it keeps the mode it had, or gets 0644.
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            existed = self.path.exists()
-            mode = self.path.stat().st_mode & 0o777 if existed else 0o644
-            atomic_write(self.path, dumps(entries).encode("utf-8"))
-            # atomic_write makes private (0600) files; this one is shared through git, so it
-            # keeps the mode it had, or gets an ordinary one.
-            with contextlib.suppress(OSError):
-                os.chmod(self.path, mode)
+            replace_file(self.repo_root, _PARTS, dumps(entries).encode("utf-8"), mode=0o644)
+        except NoFollowError as exc:
+            raise _refused(exc, "write") from None
         except OSError as exc:
             raise DismissalError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+
+
+def _refused(exc: NoFollowError, doing: str) -> DismissalError:
+    return DismissalError(
+        f"refusing to {doing} dismissals: {exc.message}",
+        hint=f"Redline keeps dismissals only in a regular file {DISMISSED_FILE} inside the "
+        "repository, never through a symbolic link; replace the link with a directory",
+    )
 
 
 # -- reading ---------------------------------------------------------------------------------
