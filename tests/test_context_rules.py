@@ -1,4 +1,5 @@
-"""The context rules (redaction/context_rules.py) alone, at each edge of their checks: the
+"""The context and file rules (redaction/context_rules.py, file_rules.py) alone, at each edge
+of their checks: the
 shortest value a rule takes and the one just shorter, each placeholder and template form, each
 header name and scheme word, each quoting and operator of a keyword assignment, and the kind
 each secret-sounding name gives. detect-secrets' plugins are left out (the rule alone runs), so
@@ -119,6 +120,42 @@ R16 = random_key(16)
     ],
 )
 def test_a_context_rule_at_its_edges(label: str, text: str, expected: list[str]) -> None:
+    assert finds(label, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("label", "text", "expected"),
+    [
+        # config-value: a key of twelve characters or more, of three kinds (lower, upper,
+        # digit, symbol) and random; a password of eight or more, of two kinds.
+        ("config-value", "SIGNING_SECRET=a(B3xY9)kQ2#\n", ["a(B3xY9)kQ2#"]),
+        ("config-value", "SIGNING_SECRET=a(B3xY9)kQ2\n", []),  # eleven
+        ("config-value", "SIGNING_SECRET=a(b3xy9)kq2#\n", ["a(b3xy9)kq2#"]),  # three kinds
+        ("config-value", "SIGNING_SECRET=a(bcxyz)kqw#\n", []),  # two kinds
+        ("config-value", "SIGNING_SECRET=a(B3a(B3a(B3\n", []),  # not random
+        ("config-value", "db_pass: ab(cdef)\n", ["ab(cdef)"]),
+        ("config-value", "db_pass: ab(cde)\n", []),  # seven
+        ("config-value", "db_pass: ((((((((\n", []),  # one kind
+        ("config-value", "db_pass: abc(def)\n", []),  # a call
+        ("config-value", "db_pass: ab(cdef) # note\n", []),  # not alone on its line
+        # netrc: up to four fields around the password, a login among them.
+        (
+            "netrc-machine",
+            "machine h login u account a port 1 protocol p password pw1x\n",
+            ["pw1x"],
+        ),
+        ("netrc-machine", "machine h account a password pw1x\n", []),
+        # gcp-private-key-id: forty hex digits, not one more or less.
+        ("gcp-private-key-id", '"private_key_id": "' + "ab12" * 10 + '"', ["ab12" * 10]),
+        ("gcp-private-key-id", '"private_key_id": "' + "ab12" * 10 + 'c"', []),
+        ("gcp-private-key-id", '"private_key_id": "' + ("ab12" * 10)[:39] + '"', []),
+        # libpq-password: only beside another pair of the connection string.
+        ("libpq-password", '"host=x password=hunter dbname=y"', ["hunter"]),
+        ("libpq-password", '"password=hunter"', []),
+        ("libpq-password", "\"sslmode=require password='a b c'\"", ["a b c"]),
+    ],
+)
+def test_a_file_rule_at_its_edges(label: str, text: str, expected: list[str]) -> None:
     assert finds(label, text) == expected
 
 

@@ -229,6 +229,10 @@ def test_lower_casing_that_changes_lengths_falls_back_to_a_case_blind_gate() -> 
     lines = LineSet.select(text, GATE, lower=True)
     assert lines is not None
     assert list(lines.lines()) == [(3, "KEY=abc")]
+    shifted = "İ" * 10 + "\nabc\nKEY=1\n" + "z" * 16 + "\n"  # ten characters of shift
+    lines = LineSet.select(shifted, GATE, lower=True)
+    assert lines is not None
+    assert list(lines.lines()) == [(15, "KEY=1")]
 
 
 # -- the whole redactor: a planted key is masked exactly -------------------------------------------

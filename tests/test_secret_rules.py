@@ -26,7 +26,7 @@ def rules_named(label: str) -> list[Rule]:
 def found_by(rule: Rule, text: str) -> list[str]:
     """What `rule` alone finds in `text`, run the way detection.py runs it."""
     if rule.gate is not None:
-        lines = LineSet.select(text, rule.gate)
+        lines = LineSet.select(text, rule.gate, lower=True)
     elif rule.gated:
         lines = LineSet.select(text, KEYWORD_GATE, lower=True)
     else:

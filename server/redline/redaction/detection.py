@@ -46,7 +46,7 @@ def detect(text: str, plugins: Any) -> list[Span]:
     for rule in rules_:
         if rule.gate is not None:
             if rule.gate.pattern not in own_lines:
-                own_lines[rule.gate.pattern] = LineSet.select(text, rule.gate)
+                own_lines[rule.gate.pattern] = LineSet.select(text, rule.gate, lower=True)
             subset = own_lines[rule.gate.pattern]
             if subset is not None:
                 spans += subset.map(rule_spans(rule, subset.text))

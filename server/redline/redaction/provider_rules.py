@@ -17,6 +17,7 @@ from typing import Final
 
 from redline.redaction.code_filter import entropy, looks_random
 from redline.redaction.rule import CONTEXT, Rule
+from redline.redaction.spans import line_of
 
 # -- key blocks --------------------------------------------------------------------------------
 
@@ -66,17 +67,25 @@ def _npm_token(m: re.Match[str]) -> bool:
     return looks_random(m.group("v"), min_entropy=3.5)
 
 
-def _base32_random(m: re.Match[str]) -> bool:
-    """Random base32 (entropy ≈ 4.6 over 52 characters), not a run of words and digits."""
+def _azure_devops_pat(m: re.Match[str]) -> bool:
+    """Random base32 (entropy ≈ 4.6 over 52 characters, not a run of words and digits), on a
+    line that names Azure DevOps (the gate lets `path` and `upload` through too)."""
     value = m.group()
-    return any(c.isdigit() for c in value) and entropy(value) >= 4.2
+    return (
+        any(c.isdigit() for c in value)
+        and entropy(value) >= 4.2
+        and _AZURE_DEVOPS_WORDS.search(line_of(m.string, m.start(), m.end()).lower()) is not None
+    )
 
 
 _BECH32: Final = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
 # The words that put a prefix-less Azure DevOps token in context: `$pat`, `AZURE_DEVOPS_PAT`,
-# `ado_token`, `dev.azure.com`, `visualstudio.com`, `personal access token`.
-_AZURE_DEVOPS: Final = re.compile(
-    r"(?i)(?<![a-z])(?:pat|ado)(?![a-z])|azure|devops|vsts|visualstudio|personal.?access|azdo"
+# `ado_token`, `dev.azure.com`, `visualstudio.com`, `personal access token`; the newer token
+# carries `AZDO` itself. The gate is their cheap necessary condition (one plain search of the
+# lower-cased text), the check the words themselves.
+_AZURE_DEVOPS: Final = re.compile(r"pat|ado|azure|devops|vsts|visualstudio|personal.?access|azdo")
+_AZURE_DEVOPS_WORDS: Final = re.compile(
+    r"(?<![a-z])(?:pat|ado)(?![a-z])|azure|devops|vsts|visualstudio|personal.?access"
 )
 _P = re.compile
 
@@ -209,7 +218,7 @@ def provider_rules() -> tuple[Rule, ...]:
             "azure-devops-pat",
             _P(r"(?<![A-Za-z0-9])[a-z2-7]{52}(?![A-Za-z0-9])"),
             gate=_AZURE_DEVOPS,
-            check=_base32_random,
+            check=_azure_devops_pat,
         ),
         Rule(
             "azure-devops-pat",

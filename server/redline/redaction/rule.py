@@ -45,7 +45,7 @@ class Rule:
     boundary: bool = False  # the match must not directly follow a letter, digit or `_`
     check: Callable[[re.Match[str]], bool] | None = None  # False: not a secret after all
     gated: bool = False  # run on the keyword gate's lines only
-    gate: re.Pattern[str] | None = None  # run on the lines this selects only (case as given)
+    gate: re.Pattern[str] | None = None  # run on the lines this selects in the lower-cased text
     name: str = ""  # what tests and notes call it; the kind when empty
 
     @property
