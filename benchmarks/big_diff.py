@@ -1,8 +1,10 @@
 """Big changes: peak memory and the largest model request of `redline review --model`.
 
 Builds repositories with one big change each and runs the installed CLI on them, as a user
-would, under `/usr/bin/time -v` (its peak RSS), against the scripted model server on 127.0.0.1
-(which records the size of every request body):
+would, against the scripted model server on 127.0.0.1 (which records the size of every request
+body). Peak RSS is the redline process's own (its VmHWM, polled until it exits); the largest
+peak among it and its children, as `/usr/bin/time -v` reports it, is printed too — git's own
+memory for a 200 MB blob shows there, not in Redline's.
 
   - a small change (one function edited): the process's own floor (imports, litellm);
   - a single new file of 60 MB, and one of 200 MB (`--sizes`), over the read limit;
@@ -16,7 +18,7 @@ review keeps (the sections within the per-file cap; a cut section keeps only its
 `--before DIR` runs a second source tree side by side (e.g. `git archive <base> | tar -x -C
 DIR`): its `server/` goes first on PYTHONPATH, with this interpreter and its dependencies.
 
-    python benchmarks/big_diff.py [--sizes 60,200] [--files 400] [--file-kb 100] [--before DIR]
+    python benchmarks/big_diff.py [--sizes 60,200] [--files 2000] [--file-kb 5] [--before DIR]
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,15 +99,23 @@ def many_files_repo(root: Path, files: int, file_kb: int) -> Path:
 
 
 def diff_bytes(root: Path) -> int:
-    out = subprocess.run(
-        ["git", "diff", "--no-ext-diff", "main...feature"], cwd=root, capture_output=True
+    """The size of `git diff main...feature`, counted as it streams (never held here: this
+    process must stay small, its children's rusage starts from a fork of it)."""
+    proc = subprocess.Popen(
+        ["git", "diff", "--no-ext-diff", "main...feature"], cwd=root, stdout=subprocess.PIPE
     )
-    return len(out.stdout)
+    assert proc.stdout is not None
+    total = 0
+    while chunk := proc.stdout.read(1 << 20):
+        total += len(chunk)
+    proc.wait()
+    return total
 
 
 @dataclass
 class Run:
-    rss: int  # bytes
+    rss: int  # the redline process's own peak RSS (VmHWM), bytes
+    tree_rss: int  # the largest peak RSS among it and its children (git included), bytes
     seconds: float
     code: int
     largest_request: int
@@ -131,26 +142,53 @@ def environment(tmp: Path, name: str, source: Path | None, base_url: str) -> dic
     return env
 
 
+def _own_peak(parent: int, peak: list[int], done: threading.Event) -> None:
+    """Poll the VmHWM (its own peak RSS, monotonic) of `parent`'s child — redline, under
+    /usr/bin/time — until it exits."""
+    children = Path(f"/proc/{parent}/task/{parent}/children")
+    while not done.is_set():
+        try:
+            for pid in children.read_text().split():
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        peak[0] = max(peak[0], int(line.split()[1]) * 1024)
+        except (OSError, ValueError):
+            pass
+        done.wait(0.02)
+
+
 def review(root: Path, env: dict[str, str], llm: ScriptedLLM) -> Run:
     before = len(llm.sizes)
-    cmd = ["/usr/bin/time", "-v", *redline_command(), "review", "--branch", "main", "-q"]
-    cmd += ["--format", "json", "--output", str(root.parent / "report.json")]
+    report = root.parent / "report.json"
+    usage = root.parent / "time.txt"
+    cmd = ["/usr/bin/time", "-v", "-o", str(usage), *redline_command()]
+    cmd += ["review", "--branch", "main", "-q", "--format", "json", "--output", str(report)]
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, check=False)
+    proc = subprocess.Popen(
+        cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    peak, done = [0], threading.Event()
+    watcher = threading.Thread(target=_own_peak, args=(proc.pid, peak, done))
+    watcher.start()
+    proc.wait()
+    done.set()
+    watcher.join()
     seconds = time.perf_counter() - start
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    # /usr/bin/time's figure: the largest peak among redline and the processes it waited for.
+    tree = re.search(r"Maximum resident set size \(kbytes\): (\d+)", usage.read_text())
+    code = re.search(r"Exit status: (\d+)", usage.read_text())
     bodies = llm.requests[before:]
     sizes = llm.sizes[before:]
     skipped: list[tuple[str, str]] = []
-    report = root.parent / "report.json"
     if report.exists():
         data = json.loads(report.read_text(encoding="utf-8"))
         skipped = [(s["path"], s["reason"]) for s in data.get("coverage", {}).get("skipped", [])]
         report.unlink()
     return Run(
-        rss=int(rss.group(1)) * 1024 if rss else -1,
+        rss=peak[0],
+        tree_rss=int(tree.group(1)) * 1024 if tree else -1,
         seconds=seconds,
-        code=proc.returncode,
+        code=int(code.group(1)) if code else proc.returncode,
         largest_request=max(sizes, default=0),
         requests=len(sizes),
         marker_sent=any(MARKER in json.dumps(b) for b in bodies),
@@ -161,8 +199,8 @@ def review(root: Path, env: dict[str, str], llm: ScriptedLLM) -> Run:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="60,200", help="big single files, in MB")
-    parser.add_argument("--files", type=int, default=400)
-    parser.add_argument("--file-kb", type=int, default=100)
+    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--file-kb", type=int, default=5)
     parser.add_argument("--before", type=Path, help="another source tree, run side by side")
     args = parser.parse_args()
     trees = {"after": None} | ({"before": args.before.resolve()} if args.before else {})
@@ -186,10 +224,10 @@ def main() -> int:
                     run = review(root, env, llm)
                     results[(case, name)] = run
                     print(
-                        f"{case:<26} {name:<6} diff {sizes[case] / MB:7.1f} MB  "
-                        f"peak RSS {run.rss / MB:7.1f} MB  largest request "
-                        f"{run.largest_request / MB:7.2f} MB ({run.requests} requests)  "
-                        f"{run.seconds:6.1f} s  exit {run.code}  "
+                        f"{case:<24} {name:<6} diff {sizes[case] / MB:6.1f} MB  peak RSS "
+                        f"{run.rss / MB:7.1f} MB (with git {run.tree_rss / MB:7.1f} MB)  "
+                        f"largest request {run.largest_request / MB:7.2f} MB "
+                        f"({run.requests} requests)  {run.seconds:6.1f} s  exit {run.code}  "
                         f"marker sent: {'yes' if run.marker_sent else 'no'}",
                         flush=True,
                     )
@@ -198,6 +236,17 @@ def main() -> int:
                             print(f"{'':<34}skipped {path}: {reason}")
 
     floor = results[("small change", "after")].rss
+    for (case, name), run in results.items():
+        if case == "small change":
+            continue
+        over = run.rss - results[("small change", name)].rss
+        # A cut file keeps only its header: its diff, as kept, is next to nothing.
+        ratio = (
+            f"{over / sizes[case]:.1f} × the diff"
+            if run.marker_sent or not case.startswith("one ")
+            else "the file was cut"
+        )
+        print(f"{case} ({name}): peak RSS {over / MB:+.0f} MB over the small change's ({ratio})")
     lines: list[str] = []
     for case, size in sizes.items():
         run = results[(case, "after")]

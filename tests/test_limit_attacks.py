@@ -91,16 +91,20 @@ def review(
     return result, json.loads(result.stdout)
 
 
+def git(repo: Path, *argv: str) -> None:
+    env = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
+    env |= {"PATH": os.environ["PATH"], "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid"}
+    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x.invalid"}
+    subprocess.run(["git", *argv], cwd=repo, env=env, check=True, capture_output=True)
+
+
 def commit(repo: Path, files: dict[str, str], message: str) -> None:
     for rel, text in files.items():
         path = repo / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    env = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
-    env |= {"PATH": os.environ["PATH"], "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x.invalid"}
-    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x.invalid"}
-    for argv in (["add", "-A"], ["commit", "-q", "-m", message]):
-        subprocess.run(["git", *argv], cwd=repo, env=env, check=True, capture_output=True)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
 
 
 def marked_lines(size: int, name: str = "ROW") -> str:
@@ -163,6 +167,28 @@ def test_a_cut_file_is_skipped_offline_too_and_the_totals_still_count_it(
     assert MARKER not in result.stdout
     rows = 1_000_000 // len(f'ROW_0000000 = "{MARKER} {"x" * 30}"\n') + 1
     assert report["stats"]["added"] >= rows  # the cut file's lines are still counted
+
+
+def test_a_file_over_the_read_limit_shows_the_model_only_its_diff_and_the_report_says_so(
+    demo_repo: Path, llm: ScriptedLLM, tmp_path: Path
+) -> None:
+    """A one-line change in a file over the read limit: the analyzers cannot read it and the
+    model sees only the diff — and the report says exactly that, not "skipped"."""
+    table = marked_lines(300_000)
+    git(demo_repo, "checkout", "-q", "main")  # the table is on the base already
+    commit(demo_repo, {"data/table.py": table}, "a big table")
+    git(demo_repo, "checkout", "-q", "feature/export")
+    git(demo_repo, "merge", "-q", "--no-edit", "main")
+    changed = table.replace("ROW_0003000 = ", "ROW_0003000 = None or ", 1)
+    commit(demo_repo, {"data/table.py": changed}, "one row changed")
+    env = user_env(tmp_path, REDLINE_MAX_FILE_BYTES="100000")
+    result, report = review(env, demo_repo, llm)
+    assert result.returncode == 0, result.stderr
+    assert "ROW_0003000 = None or" in sent(llm)
+    assert sent(llm).count(MARKER) < 20  # the hunk and its context, not the 7,000-line file
+    reason = skipped(report)["data/table.py"]
+    assert reason.startswith("not analyzed: ") and "read limit" in reason
+    assert "data/table.py" in report["coverage"]["reviewed_files"]
 
 
 # -- a request over llm.max_request_bytes is not sent -------------------------------------------

@@ -7,6 +7,7 @@ read at all, and the large, generated, vendored and minified tags) by new_side.p
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -68,7 +69,9 @@ class UnitBuilder:
         self._reset()
 
     def _reset(self) -> None:
-        self._texts: list[str] = []
+        # What was fed, as its length and a digest: finish compares them with the whole text
+        # without a copy of it (keeping the pieces would hold the diff twice).
+        self._fed = _Fingerprint()
         self._files: list[FileDiff] = []
         self._undrafted: list[FileDiff] = []  # fed, units not built yet (see digest)
         self._wanted: list[str] = []  # paths whose new version finish will read
@@ -80,7 +83,7 @@ class UnitBuilder:
         """Take complete file sections; return (path, new blob id) of the files to read. Only
         parses them: their units are built by digest (or finish), once the reads are asked for.
         """
-        self._texts.append(text)
+        self._fed.add(text)
         files = parse_git_diff(text)
         self._files += files
         self._undrafted += files
@@ -112,10 +115,9 @@ class UnitBuilder:
         did not come through feed (GitHub's PR diff, a direct build_units call) is parsed here,
         and its new versions are read (prefetch) in the background while its units are built.
         """
-        fed = "".join(self._texts) == diff_text
+        fed = self._fed.matches(diff_text)
         if not fed:
             self._reset()
-            self._texts.append(diff_text)
             self._files = parse_git_diff(diff_text)
             self._wanted = [fd.path for fd in self._files if will_read(fd)]
         wanted = self._wanted if read_new is not None else []
@@ -158,3 +160,27 @@ class UnitBuilder:
                 add_content_tags(file_units, fd, read_new, self.settings)
             units += file_units
         return units
+
+
+class _Fingerprint:
+    """The length and BLAKE2 digest of texts added in turn: whether a text is their
+    concatenation, told without keeping them."""
+
+    _SLICE = 1 << 20  # characters encoded at a time when a whole text is checked
+
+    def __init__(self) -> None:
+        self._length = 0
+        self._hash = hashlib.blake2b(digest_size=16)
+
+    def add(self, text: str) -> None:
+        self._length += len(text)
+        self._hash.update(text.encode("utf-8", errors="surrogatepass"))
+
+    def matches(self, text: str) -> bool:
+        if len(text) != self._length:
+            return False
+        whole = hashlib.blake2b(digest_size=16)
+        for start in range(0, len(text), self._SLICE):
+            piece = text[start : start + self._SLICE]
+            whole.update(piece.encode("utf-8", errors="surrogatepass"))
+        return whole.digest() == self._hash.digest()

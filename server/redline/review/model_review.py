@@ -111,9 +111,10 @@ async def run_model_review(
     coverage.skipped.extend(stage.planner_skipped)
     # With the model's stages run, "reviewed" means a valid reviewer answer (fresh or cached)
     # was used for the file: a file whose reviewer failed, or that the planner skipped
-    # whole, is listed under skipped only, never under both.
+    # whole, is listed under skipped only, never under both; a file the analyzers could not
+    # read (over the read limit) but whose diff the model reviewed is listed as reviewed.
     used = {path for path, review in stage.files.items() if review.ok}
-    coverage.reviewed_files = [p for p in coverage.reviewed_files if p in used]
+    coverage.reviewed_files = sorted(used)
     for path, review in sorted(stage.files.items()):
         if not review.ok:
             coverage.skipped.append(SkippedFile(path=path, reason=f"not reviewed: {review.reason}"))

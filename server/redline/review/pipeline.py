@@ -136,7 +136,9 @@ def repository_notes(ground: Ground, loaded: LoadedSettings) -> list[str]:
 
 def collect_files(plan: Plan, settings: Settings) -> FileSet:
     """Read each reviewable file's new content once; oversized or unreadable files are skipped
-    with the reason, never silently."""
+    with the reason, never silently. The reason says "not analyzed": a model may still review
+    such a file's diff (a one-line change in a file over the read limit), and the report must
+    not call a file skipped that a model was shown."""
     files = FileSet()
     limit = settings.review.max_file_bytes
     for unit in plan.reviewable:
@@ -149,14 +151,17 @@ def collect_files(plan: Plan, settings: Settings) -> FileSet:
         try:
             content = plan.scope.read_new(path)
         except RedlineError as exc:
-            files.skipped.append(SkippedFile(path=path, reason=exc.message))
+            files.skipped.append(SkippedFile(path=path, reason=f"not analyzed: {exc.message}"))
             continue
         if content is None:
-            files.skipped.append(SkippedFile(path=path, reason="not present on the new side"))
+            files.skipped.append(
+                SkippedFile(path=path, reason="not analyzed: not present on the new side")
+            )
         elif len(content) > limit:
             files.skipped.append(
                 SkippedFile(
-                    path=path, reason=f"over the size limit ({len(content)} > {limit} bytes)"
+                    path=path,
+                    reason=f"not analyzed: over the size limit ({len(content)} > {limit} bytes)",
                 )
             )
         else:
