@@ -15,6 +15,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,9 +187,14 @@ def test_a_remote_name_may_hold_dots_and_the_variable_is_the_last_part() -> None
 
 
 @pytest.mark.parametrize("name", ["-evil", "a b", "ä", ".hidden"])
-def test_a_remote_with_a_strange_name_is_not_copied(name: str) -> None:
-    real = parse_real_config(listing((f"remote.{name}.url", "https://example.com/x")))
-    assert real.remotes == {}
+def test_a_remote_with_a_strange_name_is_not_copied_and_the_rest_still_is(name: str) -> None:
+    real = parse_real_config(
+        listing(
+            (f"remote.{name}.url", "https://example.com/x"),
+            ("remote.origin.url", "https://example.com/y"),
+        )
+    )
+    assert real.remotes == {"origin": {"url": "https://example.com/y"}}
 
 
 @pytest.mark.parametrize("value", ["acme/widget", "base"])
@@ -203,8 +209,18 @@ def test_any_other_gh_resolved_is_not_copied(value: str) -> None:
 
 
 def test_a_remote_key_without_a_variable_and_empty_records_are_skipped() -> None:
-    data = b"\0" + listing(("remote.url", "https://example.com/x")) + b"\0\0"
-    assert parse_real_config(data) == RealConfig()
+    data = (
+        b"\0"
+        + listing(("remote.url", "https://example.com/x"))
+        + b"\0\0"
+        + listing(("core.filemode", "false"))
+    )
+    assert parse_real_config(data) == RealConfig(facts={"core.filemode": "false"})
+
+
+def test_the_key_ends_at_the_first_line_break_and_the_value_may_hold_more() -> None:
+    real = parse_real_config(b"extensions.objectformat\nsha256\n\0")
+    assert real.object_format == "sha256"
 
 
 def test_a_record_without_a_value_reads_as_empty() -> None:
@@ -713,3 +729,60 @@ def test_alternates_that_are_not_utf8_are_still_named(committed: GitRepo) -> Non
         assert view.notes[0].startswith("the repository borrows objects from '/store-\ufffd'")
     finally:
         view.close()
+
+
+def test_a_git_dir_that_cannot_be_listed_gets_a_view_without_pseudo_refs(
+    committed: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_git_dir = committed.root.resolve() / ".git"
+    (real_git_dir / "ORIG_HEAD").write_text(committed.head() + "\n")
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        if isinstance(path, str | os.PathLike) and Path(path) == real_git_dir:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    view = _view(committed)
+    try:
+        assert not os.path.lexists(view.git_dir / "ORIG_HEAD")
+        assert (view.git_dir / "refs").is_symlink()
+    finally:
+        view.close()
+
+
+def test_a_views_home_that_cannot_be_listed_is_used_without_sweeping(
+    _private_views_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = _private_views_home / f"redline-views-{os.getuid()}"
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        if isinstance(path, str | os.PathLike) and Path(path) == home:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert views_home() == home
+
+
+def test_a_dead_view_that_cannot_be_removed_does_not_stop_redline(
+    _private_views_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = _private_views_home / f"redline-views-{os.getuid()}"
+    home.mkdir(mode=0o700)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stuck = home / f"view-{gone.pid}-stuck"
+    stuck.mkdir()
+    real_rmdir = os.rmdir
+
+    def rmdir(path: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(path).name == stuck.name:  # shutil.rmtree may name it relative to a dir fd
+            raise PermissionError(1, "Operation not permitted", str(path))
+        real_rmdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "rmdir", rmdir)
+    assert views_home() == home
+    assert stuck.is_dir()
