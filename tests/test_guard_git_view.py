@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -291,14 +292,14 @@ def test_the_sections_are_written_in_a_stable_order() -> None:
 
 
 def test_quotes_and_backslashes_in_values_reach_git_unchanged(tmp_path: Path) -> None:
-    value = 'say "hi" \\ there'
+    value = 'Xsay "hi" \\ thereX'
     read = git_reads(render_config(RealConfig(), [("alias.x", value)]), tmp_path)
     assert read["alias.x"] == [value]
 
 
 @pytest.mark.parametrize("bad", ["a\nb", "a\rb", "a\0b"])
 def test_a_value_with_a_line_break_is_never_written(bad: str) -> None:
-    with pytest.raises(ValueError, match="line breaks"):
+    with pytest.raises(ValueError, match=r"^config values never contain line breaks$"):
         render_config(RealConfig(), [("alias.x", bad)])
 
 
@@ -688,11 +689,20 @@ def test_sweeping_only_asks_whether_a_process_lives_and_never_signals_it(
 ) -> None:
     home = _private_views_home / f"redline-views-{os.getuid()}"
     home.mkdir(mode=0o700)
-    live = subprocess.Popen(["sleep", "30"])
+    # A process that any signal but 0 ends (also where SIGHUP was ignored by whoever ran us).
+    child = (
+        "import signal, sys, time\n"
+        "for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):\n"
+        "    signal.signal(s, signal.SIG_DFL)\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    live = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
     try:
+        assert live.stdout is not None and live.stdout.readline() == "ready\n"
         (home / f"view-{live.pid}-busy").mkdir()
         views_home()
-        time.sleep(0.2)
+        time.sleep(0.3)
         assert live.poll() is None, "the live process was signalled"
         assert (home / f"view-{live.pid}-busy").is_dir()
     finally:
@@ -767,22 +777,30 @@ def test_a_views_home_that_cannot_be_listed_is_used_without_sweeping(
     assert views_home() == home
 
 
-def test_a_dead_view_that_cannot_be_removed_does_not_stop_redline(
+def test_a_dead_view_that_cannot_be_removed_does_not_stop_the_sweep(
     _private_views_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     home = _private_views_home / f"redline-views-{os.getuid()}"
     home.mkdir(mode=0o700)
     gone = subprocess.Popen(["true"])
     gone.wait()
-    stuck = home / f"view-{gone.pid}-stuck"
+    stuck = home / f"view-{gone.pid}-a-stuck"  # met first: the listing below is in name order
     stuck.mkdir()
-    real_rmdir = os.rmdir
+    (home / f"view-{gone.pid}-b-removable").mkdir()
+    real_rmdir, real_scandir = os.rmdir, os.scandir
 
     def rmdir(path: Any, *args: Any, **kwargs: Any) -> None:
         if Path(path).name == stuck.name:  # shutil.rmtree may name it relative to a dir fd
             raise PermissionError(1, "Operation not permitted", str(path))
         real_rmdir(path, *args, **kwargs)
 
+    def scandir(path: Any = ".") -> Any:
+        if isinstance(path, str | os.PathLike) and Path(path) == home:
+            with real_scandir(path) as listing:
+                return sorted(listing, key=lambda e: e.name)
+        return real_scandir(path)
+
     monkeypatch.setattr(os, "rmdir", rmdir)
+    monkeypatch.setattr(os, "scandir", scandir)
     assert views_home() == home
-    assert stuck.is_dir()
+    assert sorted(os.listdir(home)) == [stuck.name]
