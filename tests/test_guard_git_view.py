@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,9 +188,14 @@ def test_a_remote_name_may_hold_dots_and_the_variable_is_the_last_part() -> None
 
 
 @pytest.mark.parametrize("name", ["-evil", "a b", "ä", ".hidden"])
-def test_a_remote_with_a_strange_name_is_not_copied(name: str) -> None:
-    real = parse_real_config(listing((f"remote.{name}.url", "https://example.com/x")))
-    assert real.remotes == {}
+def test_a_remote_with_a_strange_name_is_not_copied_and_the_rest_still_is(name: str) -> None:
+    real = parse_real_config(
+        listing(
+            (f"remote.{name}.url", "https://example.com/x"),
+            ("remote.origin.url", "https://example.com/y"),
+        )
+    )
+    assert real.remotes == {"origin": {"url": "https://example.com/y"}}
 
 
 @pytest.mark.parametrize("value", ["acme/widget", "base"])
@@ -203,8 +210,18 @@ def test_any_other_gh_resolved_is_not_copied(value: str) -> None:
 
 
 def test_a_remote_key_without_a_variable_and_empty_records_are_skipped() -> None:
-    data = b"\0" + listing(("remote.url", "https://example.com/x")) + b"\0\0"
-    assert parse_real_config(data) == RealConfig()
+    data = (
+        b"\0"
+        + listing(("remote.url", "https://example.com/x"))
+        + b"\0\0"
+        + listing(("core.filemode", "false"))
+    )
+    assert parse_real_config(data) == RealConfig(facts={"core.filemode": "false"})
+
+
+def test_the_key_ends_at_the_first_line_break_and_the_value_may_hold_more() -> None:
+    real = parse_real_config(b"extensions.objectformat\nsha256\n\0")
+    assert real.object_format == "sha256"
 
 
 def test_a_record_without_a_value_reads_as_empty() -> None:
@@ -275,14 +292,14 @@ def test_the_sections_are_written_in_a_stable_order() -> None:
 
 
 def test_quotes_and_backslashes_in_values_reach_git_unchanged(tmp_path: Path) -> None:
-    value = 'say "hi" \\ there'
+    value = 'Xsay "hi" \\ thereX'
     read = git_reads(render_config(RealConfig(), [("alias.x", value)]), tmp_path)
     assert read["alias.x"] == [value]
 
 
 @pytest.mark.parametrize("bad", ["a\nb", "a\rb", "a\0b"])
 def test_a_value_with_a_line_break_is_never_written(bad: str) -> None:
-    with pytest.raises(ValueError, match="line breaks"):
+    with pytest.raises(ValueError, match=r"^config values never contain line breaks$"):
         render_config(RealConfig(), [("alias.x", bad)])
 
 
@@ -672,11 +689,20 @@ def test_sweeping_only_asks_whether_a_process_lives_and_never_signals_it(
 ) -> None:
     home = _private_views_home / f"redline-views-{os.getuid()}"
     home.mkdir(mode=0o700)
-    live = subprocess.Popen(["sleep", "30"])
+    # A process that any signal but 0 ends (also where SIGHUP was ignored by whoever ran us).
+    child = (
+        "import signal, sys, time\n"
+        "for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):\n"
+        "    signal.signal(s, signal.SIG_DFL)\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    live = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
     try:
+        assert live.stdout is not None and live.stdout.readline() == "ready\n"
         (home / f"view-{live.pid}-busy").mkdir()
         views_home()
-        time.sleep(0.2)
+        time.sleep(0.3)
         assert live.poll() is None, "the live process was signalled"
         assert (home / f"view-{live.pid}-busy").is_dir()
     finally:
@@ -713,3 +739,68 @@ def test_alternates_that_are_not_utf8_are_still_named(committed: GitRepo) -> Non
         assert view.notes[0].startswith("the repository borrows objects from '/store-\ufffd'")
     finally:
         view.close()
+
+
+def test_a_git_dir_that_cannot_be_listed_gets_a_view_without_pseudo_refs(
+    committed: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_git_dir = committed.root.resolve() / ".git"
+    (real_git_dir / "ORIG_HEAD").write_text(committed.head() + "\n")
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        if isinstance(path, str | os.PathLike) and Path(path) == real_git_dir:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    view = _view(committed)
+    try:
+        assert not os.path.lexists(view.git_dir / "ORIG_HEAD")
+        assert (view.git_dir / "refs").is_symlink()
+    finally:
+        view.close()
+
+
+def test_a_views_home_that_cannot_be_listed_is_used_without_sweeping(
+    _private_views_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = _private_views_home / f"redline-views-{os.getuid()}"
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        if isinstance(path, str | os.PathLike) and Path(path) == home:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert views_home() == home
+
+
+def test_a_dead_view_that_cannot_be_removed_does_not_stop_the_sweep(
+    _private_views_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = _private_views_home / f"redline-views-{os.getuid()}"
+    home.mkdir(mode=0o700)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stuck = home / f"view-{gone.pid}-a-stuck"  # met first: the listing below is in name order
+    stuck.mkdir()
+    (home / f"view-{gone.pid}-b-removable").mkdir()
+    real_rmdir, real_scandir = os.rmdir, os.scandir
+
+    def rmdir(path: Any, *args: Any, **kwargs: Any) -> None:
+        if Path(path).name == stuck.name:  # shutil.rmtree may name it relative to a dir fd
+            raise PermissionError(1, "Operation not permitted", str(path))
+        real_rmdir(path, *args, **kwargs)
+
+    def scandir(path: Any = ".") -> Any:
+        if isinstance(path, str | os.PathLike) and Path(path) == home:
+            with real_scandir(path) as listing:
+                return sorted(listing, key=lambda e: e.name)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "rmdir", rmdir)
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert views_home() == home
+    assert sorted(os.listdir(home)) == [stuck.name]
