@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -186,6 +187,51 @@ def test_any_link_or_odd_file_on_the_way_means_nothing_is_written_outside(
         assert not os.path.islink(repo / ".redline")
     assert os.listdir(outside) == []
     assert os.listdir(repo / "inside") == []
+
+
+# -- the other file Redline writes in a repository: `redline init --repo-file` ---------------------
+
+
+def init_repo_file(root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REDLINE_")}
+    env["REDLINE_CACHE_DIR"] = os.environ["REDLINE_CACHE_DIR"]
+    env["REDLINE_CONFIG"] = os.devnull
+    redline = str(Path(sys.executable).with_name("redline"))
+    return subprocess.run(
+        [redline, "init", "--repo-file", "--repo", str(root), *extra],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_init_never_writes_through_a_committed_link(tmp_path: Path, force: bool) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    victim = tmp_path / "victim" / "autostart.desktop"
+    victim.parent.mkdir()
+    if force:
+        victim.write_text("[Desktop Entry]\n")
+    os.symlink(victim, repo.root / ".redline.toml")
+    repo.commit("a .redline.toml link")
+    done = init_repo_file(repo.root, *(["--force"] if force else []))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert ".redline.toml" in done.stderr
+    # Without --force the link counts as a file already there; with it, it is refused.
+    assert ("symbolic link" if force else "already exists") in done.stderr
+    assert (victim.read_text() == "[Desktop Entry]\n") if force else not victim.exists()
+
+
+def test_init_writes_an_ordinary_repository_file(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    done = init_repo_file(repo.root)
+    assert done.returncode == 0, done.stderr
+    written = repo.root / ".redline.toml"
+    assert written.is_file() and not written.is_symlink()
+    assert stat.S_IMODE(written.stat().st_mode) == 0o644
+    again = init_repo_file(repo.root)
+    assert again.returncode == 2 and "already exists" in again.stderr
 
 
 # -- through the language server, as the editor does it ------------------------------------------

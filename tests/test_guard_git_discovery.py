@@ -17,16 +17,17 @@ from redline.git.discovery import RepoLocation, discover, looks_like_git_dir
 from gitrepo import _ENV, GitRepo
 
 
-def no_config(_path: Path, _key: str) -> str | None:
+def no_config(_data: bytes, _key: str) -> str | None:
     return None
 
 
 def config_of(values: dict[str, str]):  # type: ignore[no-untyped-def]
-    """A config reader that answers from `values` and records what it was asked."""
-    asked: list[tuple[Path, str]] = []
+    """A config reader that answers from `values` and records what it was asked: the config
+    file's bytes (read by discovery itself, never through a link) and the key."""
+    asked: list[tuple[bytes, str]] = []
 
-    def read(path: Path, key: str) -> str | None:
-        asked.append((path, key))
+    def read(data: bytes, key: str) -> str | None:
+        asked.append((data, key))
         return values.get(key)
 
     read.asked = asked  # type: ignore[attr-defined]
@@ -42,15 +43,23 @@ def repo(tmp_path: Path) -> GitRepo:
 
 
 def fake_git_dir(path: Path, *, objects: bool = True, commondir: bool = False) -> Path:
-    """The parts looks_like_git_dir wants: HEAD, objects (or commondir) and refs."""
+    """The parts looks_like_git_dir wants: HEAD, objects (or commondir) and refs; and a config
+    file (a submodule's back-pointer is read from it)."""
     path.mkdir(parents=True, exist_ok=True)
     (path / "HEAD").write_text("ref: refs/heads/main\n")
     (path / "refs").mkdir(exist_ok=True)
+    (path / "config").write_text("[core]\n")
     if objects:
         (path / "objects").mkdir(exist_ok=True)
     if commondir:
         (path / "commondir").write_text("../..\n")
     return path
+
+
+def module_dir(tmp_path: Path, name: str = "m") -> Path:
+    """A submodule's git directory as git makes it: <super>/modules/<name> of a git
+    directory <super> (here tmp_path/store)."""
+    return fake_git_dir(fake_git_dir(tmp_path / "store") / "modules" / name)
 
 
 # -- what a git directory looks like -------------------------------------------------------
@@ -282,7 +291,8 @@ def test_a_submodule_is_found_through_its_core_worktree_back_pointer(
     location = discover(submodule, reader)
     assert location == RepoLocation(submodule, git_dir, git_dir)
     assert location.kind == "submodule"
-    assert reader.asked == [(git_dir / "config", "core.worktree")]  # type: ignore[attr-defined]
+    asked = [((git_dir / "config").read_bytes(), "core.worktree")]
+    assert reader.asked == asked  # type: ignore[attr-defined]
 
 
 def test_a_submodule_whose_core_worktree_names_another_tree_is_refused(submodule: Path) -> None:
@@ -329,7 +339,7 @@ def test_a_modules_directory_that_is_no_git_directory_is_refused(tmp_path: Path)
 def test_a_relative_gitdir_is_read_from_the_work_tree(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     tree.mkdir()
-    git_dir = fake_git_dir(tmp_path / "store" / "modules" / "m")
+    git_dir = module_dir(tmp_path)
     (tree / ".git").write_text("gitdir: ../store/modules/m\r\nsecond line\n")
     location = discover(tree, config_of({"core.worktree": "../../../tree"}))
     assert location == RepoLocation(tree.resolve(), git_dir.resolve(), git_dir.resolve())
@@ -353,7 +363,7 @@ def test_a_git_file_without_a_gitdir_line_is_refused(tmp_path: Path, content: by
 def test_an_oversized_git_file_is_refused(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     tree.mkdir()
-    git_dir = fake_git_dir(tmp_path / "store" / "modules" / "m")
+    git_dir = module_dir(tmp_path)
     line = f"gitdir: {git_dir}\n".encode()
     (tree / ".git").write_bytes(line + b"#" * (4097 - len(line)))
     with pytest.raises(RepositoryError, match=r"not a valid \.git file"):
@@ -382,7 +392,7 @@ def test_a_commondir_that_is_a_fifo_is_not_read(tmp_path: Path) -> None:
     """A FIFO as commondir would block a reader: it is skipped, and the submodule rules apply."""
     tree = tmp_path / "tree"
     tree.mkdir()
-    git_dir = fake_git_dir(tmp_path / "store" / "modules" / "m")
+    git_dir = module_dir(tmp_path)
     os.mkfifo(git_dir / "commondir")
     (tree / ".git").write_text(f"gitdir: {git_dir}\n")
     location = discover(tree, config_of({"core.worktree": str(tree)}))
@@ -475,7 +485,7 @@ def test_a_gitdir_line_keeps_its_trailing_spaces_as_git_does(tmp_path: Path) -> 
 def test_only_a_carriage_return_is_taken_off_the_gitdir_line(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     tree.mkdir()
-    git_dir = fake_git_dir(tmp_path / "store" / "modules" / "subX")
+    git_dir = module_dir(tmp_path, "subX")
     (tree / ".git").write_text(f"gitdir: {git_dir}\r\n")
     location = discover(tree, config_of({"core.worktree": str(tree)}))
     assert location is not None and location.git_dir == git_dir.resolve()
@@ -511,3 +521,132 @@ def test_a_git_file_is_read_no_further_than_its_limit(
     with pytest.raises(RepositoryError, match="not a valid"):
         discover(tree, no_config)
     assert asked and all(isinstance(n, int) and 0 < n <= 4097 for n in asked)
+
+
+# -- git directories built inside the tree, and the genuine shapes (issue 23) -----------------
+
+
+def test_a_git_file_naming_a_directory_inside_the_tree_is_refused_as_built_inside(
+    tmp_path: Path,
+) -> None:
+    tree = tmp_path / "tree"
+    git_dir = fake_git_dir(fake_git_dir(tree / ".shadow") / "modules" / "m")
+    (tree / ".git").write_text("gitdir: .shadow/modules/m\n")
+    reader = config_of({"core.worktree": "../../.."})
+    with pytest.raises(RepositoryError) as info:
+        discover(tree, reader)
+    assert info.value.message == (
+        f"{tree.resolve() / '.git'} points to {git_dir.resolve()}, a git directory inside the "
+        "working tree"
+    )
+    assert "built by the tree's author" in (info.value.hint or "")
+    assert reader.asked == []  # type: ignore[attr-defined]
+
+
+def test_the_work_tree_itself_as_git_directory_is_built_inside(tmp_path: Path) -> None:
+    tree = fake_git_dir(tmp_path / "tree")
+    (tree / ".git").write_text("gitdir: .\n")
+    with pytest.raises(RepositoryError, match="inside the working tree"):
+        discover(tree, config_of({"core.worktree": "."}))
+
+
+def test_a_worktree_whose_common_dir_is_inside_the_tree_is_refused(
+    tmp_path: Path, worktree: Path, repo: GitRepo
+) -> None:
+    """The worktree's own directory outside, its common directory inside: still built."""
+    common = fake_git_dir(worktree / "inner")
+    planted = fake_git_dir(tmp_path / "out" / "wt", objects=False)
+    (planted / "commondir").write_text(f"{common}\n")
+    (planted / "gitdir").write_text(str(worktree / ".git") + "\n")
+    (worktree / ".git").write_text(f"gitdir: {planted}\n")
+    with pytest.raises(RepositoryError, match=f"points to {common}, a git directory inside"):
+        discover(worktree, no_config)
+
+
+def test_a_worktree_added_inside_the_main_tree_is_genuine(repo: GitRepo) -> None:
+    repo.git("worktree", "add", "-q", str(repo.root / "wt"), "-b", "inner")
+    top = repo.root.resolve()
+    location = discover(repo.root / "wt", no_config)
+    assert location == RepoLocation(top / "wt", top / ".git" / "worktrees" / "wt", top / ".git")
+
+
+def test_a_worktree_git_dir_deeper_than_worktrees_name_is_refused(
+    tmp_path: Path, worktree: Path, repo: GitRepo
+) -> None:
+    common = repo.root.resolve() / ".git"
+    deeper = fake_git_dir(common / "worktrees" / "wt" / "deeper", objects=False)
+    (deeper / "commondir").write_text("../../..\n")
+    (deeper / "gitdir").write_text(str(worktree / ".git") + "\n")
+    (worktree / ".git").write_text(f"gitdir: {deeper}\n")
+    with pytest.raises(RepositoryError, match="cannot verify"):
+        discover(worktree, no_config)
+
+
+@pytest.mark.parametrize("name", ["libs/m", "modules/m", "a/b/c"])
+def test_a_submodule_name_may_hold_slashes(tmp_path: Path, name: str) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    git_dir = fake_git_dir(fake_git_dir(tmp_path / "store") / "modules" / name)
+    (tree / ".git").write_text(f"gitdir: {git_dir}\n")
+    location = discover(tree, config_of({"core.worktree": str(tree)}))
+    assert location == RepoLocation(tree.resolve(), git_dir.resolve(), git_dir.resolve())
+
+
+def test_a_nested_submodule_has_a_submodule_as_its_superproject(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    middle = fake_git_dir(fake_git_dir(tmp_path / "store") / "modules" / "mid")
+    git_dir = fake_git_dir(middle / "modules" / "leaf")
+    (tree / ".git").write_text(f"gitdir: {git_dir}\n")
+    assert discover(tree, config_of({"core.worktree": str(tree)})) is not None
+
+
+def test_a_modules_directory_of_no_git_directory_is_refused(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    git_dir = fake_git_dir(tmp_path / "stash" / "modules" / "m")  # stash: no git directory
+    (tree / ".git").write_text(f"gitdir: {git_dir}\n")
+    reader = config_of({"core.worktree": str(tree)})
+    with pytest.raises(RepositoryError, match="cannot verify"):
+        discover(tree, reader)
+    assert reader.asked == []  # type: ignore[attr-defined]
+
+
+def test_a_submodule_config_that_is_a_link_is_not_read(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    git_dir = module_dir(tmp_path)
+    (tmp_path / "elsewhere.cfg").write_text("[core]\n\tworktree = x\n")
+    (git_dir / "config").unlink()
+    (git_dir / "config").symlink_to(tmp_path / "elsewhere.cfg")
+    (tree / ".git").write_text(f"gitdir: {git_dir}\n")
+    reader = config_of({"core.worktree": str(tree)})
+    with pytest.raises(RepositoryError, match="cannot verify"):
+        discover(tree, reader)
+    assert reader.asked == []  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("part", ["commondir", "gitdir"])
+def test_a_worktree_pointer_that_is_a_link_is_not_read(
+    tmp_path: Path, worktree: Path, repo: GitRepo, part: str
+) -> None:
+    pointer = repo.root / ".git" / "worktrees" / "wt" / part
+    copy = tmp_path / f"{part}.copy"
+    copy.write_bytes(pointer.read_bytes())
+    pointer.unlink()
+    pointer.symlink_to(copy)
+    with pytest.raises(RepositoryError, match="cannot verify"):
+        discover(worktree, no_config)
+
+
+def test_a_head_that_is_a_fifo_is_named_as_one(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    git_dir = fake_git_dir(tree / ".git")
+    (git_dir / "HEAD").unlink()
+    os.mkfifo(git_dir / "HEAD")
+    with pytest.raises(RepositoryError) as info:
+        discover(tree, no_config)
+    assert (
+        info.value.message
+        == f"refusing {git_dir.resolve() / 'HEAD'}: it is a FIFO (named pipe), not a regular file"
+    )

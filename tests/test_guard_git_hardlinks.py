@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from redline.git.hardlinks import all_names_inside, refusal
+from redline.git.hardlinks import WITHHELD_MARK, LinkCensus, all_names_inside, refusal
 
 
 @pytest.fixture
@@ -158,3 +158,96 @@ def test_the_refusal_names_the_file_and_says_why() -> None:
         "refusing notes.txt: it is a hard link to a file that also has a name outside the "
         "repository"
     )
+
+
+# -- LinkCensus: the same answers, many questions, one walk ---------------------------------------
+
+
+def census(root: Path, st: os.stat_result) -> bool:
+    return LinkCensus(root).all_names_inside(st)
+
+
+def test_the_census_gives_the_same_answers(tree: Path, tmp_path: Path) -> None:
+    os.link(tree / "a.txt", tree / "pkg" / "deep" / "b.txt")
+    assert census(tree, os.stat(tree / "a.txt"))
+    os.link(tree / "a.txt", tmp_path / "outside.txt")
+    assert not census(tree, os.stat(tree / "a.txt"))
+
+
+def test_the_census_leaves_out_git_directories_and_linked_ones(tree: Path, tmp_path: Path) -> None:
+    (tree / ".git").mkdir()
+    (tree / "pkg" / ".git").mkdir()
+    os.link(tree / "a.txt", tree / ".git" / "planted")
+    assert not census(tree, os.stat(tree / "a.txt"))
+    os.unlink(tree / ".git" / "planted")
+    os.link(tree / "a.txt", tree / "pkg" / ".git" / "x")
+    assert not census(tree, os.stat(tree / "a.txt"))
+    os.unlink(tree / "pkg" / ".git" / "x")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.link(tree / "a.txt", elsewhere / "copy.txt")
+    (tree / "door").symlink_to(elsewhere)
+    (tree / "pointer").symlink_to(elsewhere / "copy.txt")
+    assert not census(tree, os.stat(tree / "a.txt"))
+
+
+def test_the_census_answers_single_files_directories_and_links_without_walking(
+    tree: Path, tmp_path: Path
+) -> None:
+    os.link(tree / "a.txt", tmp_path / "outside.txt")
+    nowhere = LinkCensus(tmp_path / "no-such-root")
+    assert nowhere.all_names_inside(os.stat(tree / "pkg" / "other.py"))  # one name
+    assert nowhere.all_names_inside(os.stat(tree / "pkg"))  # a directory
+    (tree / "link").symlink_to("a.txt")
+    assert nowhere.all_names_inside(os.lstat(tree / "link"))  # a link is no file to check
+
+
+def test_the_census_walks_once_for_many_questions(
+    tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    os.link(tree / "a.txt", tree / "pkg" / "b.txt")
+    (tree / "c.txt").write_text("c")
+    os.link(tree / "c.txt", tmp_path / "c-outside.txt")
+    listed: list[str] = []
+
+    def counting(path: Any) -> Any:
+        listed.append(str(path))
+        return _real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", counting)
+    answers = LinkCensus(tree)
+    assert answers.all_names_inside(os.stat(tree / "a.txt"))
+    walked = len(listed)
+    assert not answers.all_names_inside(os.stat(tree / "c.txt"))
+    assert answers.all_names_inside(os.stat(tree / "pkg" / "b.txt"))
+    assert len(listed) == walked == 3  # tree, pkg, pkg/deep: once each (and nothing more)
+
+
+def test_the_census_counts_names_against_the_link_count_of_the_question(
+    tree: Path, tmp_path: Path
+) -> None:
+    """Asked again after a name appeared outside: the names it knows no longer make up the
+    link count, so the answer changes."""
+    os.link(tree / "a.txt", tree / "pkg" / "b.txt")
+    answers = LinkCensus(tree)
+    assert answers.all_names_inside(os.stat(tree / "a.txt"))
+    os.link(tree / "a.txt", tmp_path / "late.txt")
+    assert not answers.all_names_inside(os.stat(tree / "a.txt"))
+
+
+def test_the_census_skips_names_gone_since_and_directories_it_cannot_list(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    os.link(tree / "a.txt", tree / "pkg" / "b.txt")
+    (tree / "zz-locked").mkdir()
+    (tree / "b-gone.txt").write_text("x")
+    ordered_walk(monkeypatch, unlistable={"zz-locked"}, vanishing={"b-gone.txt"})
+    answers = LinkCensus(tree)
+    assert answers.all_names_inside(os.stat(tree / "a.txt"))
+    os.unlink(tree / "pkg" / "b.txt")  # known to the census, gone now: not counted
+    st = os.stat(tree / "a.txt")
+    assert st.st_nlink == 1 and answers.all_names_inside(st)
+
+
+def test_the_withheld_marker_is_a_line_git_never_writes_in_a_header() -> None:
+    assert WITHHELD_MARK == "\\ Redline: withheld: "

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from redline.errors import RepositoryError
 from redline.git.discovery import RepoLocation, discover
 from redline.git.hardening import HARDENED_CONFIG
 from redline.git.view import (
@@ -307,7 +308,7 @@ def test_a_value_with_a_line_break_is_never_written(bad: str) -> None:
 
 
 def _location(repo: GitRepo) -> RepoLocation:
-    location = discover(repo.root, lambda _path, _key: None)
+    location = discover(repo.root, lambda _data, _key: None)
     assert location is not None
     return location
 
@@ -321,22 +322,23 @@ def committed(tmp_path: Path) -> GitRepo:
 
 
 def _view(repo: GitRepo, config: bytes = b"") -> RepoView:
-    return RepoView(_location(repo), lambda _path: config, HARDENED_CONFIG)
+    return RepoView(_location(repo), lambda _data: config, HARDENED_CONFIG)
 
 
 def test_the_view_config_is_rendered_from_the_repository_config_read_as_data(
     committed: GitRepo,
 ) -> None:
     config = listing(("core.filemode", "false"), ("core.fsmonitor", "touch /tmp/x"))
-    seen: list[Path] = []
+    seen: list[bytes] = []
 
-    def list_config(path: Path) -> bytes:
-        seen.append(path)
+    def list_config(data: bytes) -> bytes:
+        seen.append(data)
         return config
 
     view = RepoView(_location(committed), list_config, HARDENED_CONFIG)
     try:
-        assert seen == [committed.root.resolve() / ".git" / "config"]
+        # The config file's bytes, read by Redline (never through a link), parsed by git.
+        assert seen == [(committed.root / ".git" / "config").read_bytes()]
         assert (view.git_dir / "config").read_text() == render_config(
             parse_real_config(config), HARDENED_CONFIG
         )
@@ -419,13 +421,15 @@ def test_head_is_not_copied_again_while_the_real_one_is_unchanged(committed: Git
         view.close()
 
 
-def test_an_oversized_head_is_copied_as_empty(committed: GitRepo) -> None:
+def test_an_oversized_head_is_refused_and_4096_bytes_are_copied(committed: GitRepo) -> None:
     view = _view(committed)
+    head = committed.root.resolve() / ".git" / "HEAD"
     try:
-        (committed.root / ".git" / "HEAD").write_text("ref: refs/heads/" + "x" * 5000 + "\n")
-        view.refresh()
-        assert (view.git_dir / "HEAD").read_bytes() == b""
-        (committed.root / ".git" / "HEAD").write_bytes(b"r" * 4096)
+        head.write_text("ref: refs/heads/" + "x" * 5000 + "\n")
+        with pytest.raises(RepositoryError) as info:
+            view.refresh()
+        assert info.value.message == f"refusing {head}: it is 5,017 bytes, over 4,096"
+        head.write_bytes(b"r" * 4096)
         view.refresh()
         assert (view.git_dir / "HEAD").read_bytes() == b"r" * 4096
     finally:
@@ -542,32 +546,41 @@ def test_an_alternates_file_naming_nothing_still_cuts_the_real_store_off(
         view.close()
 
 
-def test_an_unreadable_alternates_still_cuts_the_real_store_off(
-    tmp_path: Path, committed: GitRepo
-) -> None:
-    info = committed.root / ".git" / "objects" / "info"
+def test_an_alternates_that_is_no_file_is_refused(tmp_path: Path, committed: GitRepo) -> None:
+    info = committed.root.resolve() / ".git" / "objects" / "info"
     info.mkdir(exist_ok=True)
-    (info / "alternates").mkdir()  # open() fails: a directory
-    view = _view(committed)
-    try:
-        assert (view.root / "mirror").is_dir()
-        assert view.notes == []
-    finally:
-        view.close()
+    (info / "alternates").mkdir()
+    with pytest.raises(RepositoryError) as info_error:
+        _view(committed)
+    assert info_error.value.message == (
+        f"refusing {info / 'alternates'}: it is a directory, not a regular file"
+    )
 
 
-def test_a_linked_objects_info_is_taken_as_borrowing(tmp_path: Path, committed: GitRepo) -> None:
-    info = committed.root / ".git" / "objects" / "info"
-    elsewhere = tmp_path / "elsewhere-info"
-    elsewhere.mkdir()
+def test_a_linked_objects_info_inside_is_taken_as_borrowing(committed: GitRepo) -> None:
+    """A link that stays inside the git directory is followed (and the real store is cut
+    off from whatever it borrows); one that leaves it is refused (test_guard_git_gitdir.py)."""
+    git_dir = committed.root / ".git"
+    info = git_dir / "objects" / "info"
     shutil.rmtree(info, ignore_errors=True)
-    info.symlink_to(elsewhere)
+    (git_dir / "info-store").mkdir()
+    info.symlink_to("../info-store")
     view = _view(committed)
     try:
         assert (view.root / "mirror").is_dir()
         assert "GIT_OBJECT_DIRECTORY" not in view.env()
     finally:
         view.close()
+
+
+def test_a_linked_objects_info_outside_is_refused(tmp_path: Path, committed: GitRepo) -> None:
+    info = committed.root / ".git" / "objects" / "info"
+    elsewhere = tmp_path / "elsewhere-info"
+    elsewhere.mkdir()
+    shutil.rmtree(info, ignore_errors=True)
+    info.symlink_to(elsewhere)
+    with pytest.raises(RepositoryError, match="outside the repository's git directory"):
+        _view(committed)
 
 
 def test_a_partial_clone_is_named_in_the_notes(committed: GitRepo) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from redline import config
 from redline.cli_common import EXIT_ERROR, EXIT_OK, Parser, repo_root
+from redline.config_templates import write_repo_template
 from redline.errors import ConfigError, RedlineError
 
 _REPO_HELP = "repository whose .redline.toml (or [tool.redline]) is read (default: .)"
@@ -67,8 +68,7 @@ def add_config_parser(sub: Any) -> None:
 
 def cmd_init(args: argparse.Namespace) -> int:
     if args.repo_file:
-        target = repo_root(args.repo) / config.REPO_FILE
-        path = config.write_template(target, include_models=False, force=args.force)
+        path = write_repo_template(repo_root(args.repo), config.REPO_FILE, force=args.force)
     else:
         path = config.write_template(
             config.user_config_file(), include_models=True, force=args.force

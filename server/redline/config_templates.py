@@ -3,9 +3,11 @@ a repository's `.redline.toml` (only what config_repo.REPO_SETTINGS lets a repos
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from redline.errors import ConfigError
+from redline.nofollow import NoFollowError, replace_file
 
 # `redline init` writes these. Every section the README's Configuration documents is here with
 # its defaults, commented out; tests/test_config.py checks the file parses, loads as the
@@ -154,6 +156,25 @@ _REPO = """
 
 REPO_TEMPLATE = _HEADER + _REPO
 USER_TEMPLATE = _HEADER + _REVIEW + _ANALYZERS + _CUSTOM + _USER_ONLY
+
+
+def write_repo_template(root: Path, name: str, *, force: bool = False) -> Path:
+    """The repository file `root/name` (`.redline.toml`): a path in the repository, so a
+    symbolic link there is the author's and is refused, never written through
+    (nofollow.replace_file, like `.redline/dismissed.toml`)."""
+    path = root / name
+    if os.path.lexists(path) and not force:
+        raise ConfigError(f"{path} already exists (use --force to overwrite)")
+    try:
+        replace_file(root, (name,), REPO_TEMPLATE.encode("utf-8"), mode=0o644)
+    except NoFollowError as exc:
+        raise ConfigError(
+            f"refusing to write {exc.message}",
+            hint="Redline writes a repository's files only as regular files inside it",
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    return path
 
 
 def write_template(path: Path, *, include_models: bool, force: bool = False) -> Path:
