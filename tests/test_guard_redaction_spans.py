@@ -278,6 +278,11 @@ def test_the_gate_selects_exactly_the_lines_naming_a_keyword() -> None:
     assert list(lines.lines()) == [(6, "my password here"), (29, "token x")]
 
 
+def test_the_gate_selects_a_line_after_a_newline_that_starts_the_text() -> None:
+    lines = LineSet.select("\ntoken x", KEYWORD_GATE, lower=True)
+    assert lines is not None and list(lines.lines()) == [(1, "token x")]
+
+
 def test_the_gate_selects_nothing_from_a_text_without_a_keyword() -> None:
     assert LineSet.select("a = 1\nb = 2\n", KEYWORD_GATE, lower=True) is None
 
