@@ -232,3 +232,25 @@ def test_a_found_value_is_searched_for_again_only_when_it_is_distinctive() -> No
     assert not registrable("Ab3-x")  # five
     assert not registrable("hunterpassword")  # a plain word
     assert not registrable("hunter_two2")  # an identifier
+
+
+# -- known gaps (reported, not fixed here: the redaction source belongs to another change) ------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="name_words splits `b64`/`base64` into `b`, `64` / `base`, `64`, so _TRAILING's `b64` "
+    "and `base64` never match: `api_key_b64` is not read as a secret's name",
+)
+@pytest.mark.parametrize("name", ["api_key_b64", "db_password_base64"])
+def test_a_secret_name_with_an_encoding_suffix_holds_a_secret(name: str) -> None:
+    assert secret_name(name)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an unquoted random value shaped like CamelCase (`Ab3dE5fG7hI9jK1lM3nO`) matches "
+    "_CLASS_NAME and is taken for a type: `client_secret = Ab3dE5...` (YAML, INI) stays",
+)
+def test_an_unquoted_random_value_shaped_like_a_class_name_is_a_secret() -> None:
+    assert own_masks("client_secret = Ab3dE5fG7hI9jK1lM3nO") == [("Ab3dE5fG7hI9jK1lM3nO", "secret")]

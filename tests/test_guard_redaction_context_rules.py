@@ -289,3 +289,17 @@ def test_the_placeholder_of_a_keyword_assignment_names_its_kind() -> None:
     assert own_masks(f'password_token = "{RANDOM20}"') == [(RANDOM20, "token")]
     assert own_masks(f'token_password = "{RANDOM20}"') == [(RANDOM20, "password")]
     assert masks(f'client_secret = "{RANDOM20}"') == [(RANDOM20, "secret")]
+
+
+# -- known gap (reported, not fixed here: the redaction source belongs to another change) -------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="gated rules scan a line over 2048 characters only 256 characters after the keyword "
+    "(spans.LineSet.select), so a longer value is masked only in part",
+)
+def test_a_long_secret_on_a_very_long_line_is_masked_whole() -> None:
+    value = ("zQ8sKV2n4wX6yB1cD3fG" * 150)[:3000]
+    text = f"    Authorization: Bearer {value}\n"
+    assert masks(text) == [(value, "authorization")]

@@ -310,3 +310,18 @@ def test_the_plugins_load_with_an_inert_requests_only_when_asked(
     assert used == []
     DetectSecrets(without_requests=True)
     assert used == [True]
+
+
+# -- known gap (reported, not fixed here: the redaction source belongs to another change) -------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="detect-secrets' GitHub and GitLab patterns capture the prefix (`(ghp|gho|...)`), "
+    "which RegexPlugin.spans takes for the secret; Redline's own rule refuses a token right "
+    "after a letter or digit, so `\\nghp_...` (JSON) and `%3Dghp_...` (a URL) keep the token",
+)
+@pytest.mark.parametrize("before", ['{"body": "use:\\n', "https://x/?q=a%3D", "TOKEN_"])
+def test_a_github_token_after_a_word_character_is_masked_whole(before: str) -> None:
+    token = "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
+    assert masks(before + token) == [(token, "github-token")]

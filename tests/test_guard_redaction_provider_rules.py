@@ -17,7 +17,7 @@ import string
 
 import pytest
 
-from guard_redaction import own_masks
+from guard_redaction import own_masks, redactor
 from redline.redaction.provider_rules import material_end, provider_rules
 
 _R = random.Random(23)
@@ -254,3 +254,18 @@ def test_a_forty_character_string_that_does_not_look_random_is_not_one() -> None
 def test_every_provider_rule_but_the_bare_aws_secret_has_the_provider_rank() -> None:
     rules = provider_rules()
     assert [r.kind for r in rules if r.rank != 0] == ["aws-secret-key"]
+
+
+# -- known gap (reported, not fixed here: the redaction source belongs to another change) -------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="material_end stops at the first blank line: a cut legacy-encrypted PEM "
+    "(Proc-Type, DEK-Info, blank line, body) keeps its whole body",
+)
+def test_a_cut_encrypted_pem_is_masked_past_the_blank_line_after_its_headers() -> None:
+    head = "-----BEGIN RSA PRIVATE KEY-----"
+    headers = "\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\n"
+    out = redactor().redact(head + headers + "\n".join(BODY) + "\n")
+    assert not any(line in out for line in BODY)

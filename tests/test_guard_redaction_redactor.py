@@ -377,3 +377,20 @@ def test_there_is_one_shared_redactor(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(redactor_module, "_default", None)
     first = get_redactor()
     assert isinstance(first, Redactor) and get_redactor() is first
+
+
+# -- known gap (reported, not fixed here: the redaction source belongs to another change) -------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="_apply keeps each key line's `_LINE_PREFIX` (meant for `  42 +| ` and a diff's `+`), "
+    "which also matches a key line's own leading digits: `12345Qk9...` becomes `12345[REDACTED]`",
+)
+def test_no_character_of_a_key_line_is_kept_as_its_prefix() -> None:
+    r = redactor()
+    text = (
+        "-----BEGIN RSA PRIVATE KEY-----\n"
+        f"{BODY[0]}\n12345{BODY[1]}\n-----END RSA PRIVATE KEY-----\n"
+    )
+    assert "12345" not in r.redact(text)
