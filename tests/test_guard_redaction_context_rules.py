@@ -10,12 +10,25 @@ for context_rules.py (scripts/mutation.toml).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from guard_redaction import GHP, RANDOM20, masks, own_masks
 from redline.redaction.context_rules import context_rules, keyword_kind
+from redline.redaction.detection import all_rules
 
 # -- which rules exist, under which names ---------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rules() -> Iterator[None]:
+    """The rules are compiled once per process (`detection.all_rules` is cached): each test
+    compiles them afresh, so it checks the rules as they are built now, and a mutation run
+    sees every test build them (not only the first)."""
+    all_rules.cache_clear()
+    yield
+    all_rules.cache_clear()
 
 
 def test_every_context_rule_masks_its_own_example_under_its_own_kind() -> None:

@@ -8,7 +8,7 @@ Run by `make mutation` for detection.py (scripts/mutation.toml).
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Iterator
 
 import pytest
 
@@ -25,7 +25,16 @@ BODY = ["MIIEowIBAAKCAQEAx4F2b3c5", "Qk9Zq8sK2vN4wX6yB1cD3fG"]
 CUT_PEM = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(BODY) + "\n"
 
 
-@functools.cache
+@pytest.fixture(autouse=True)
+def _fresh_rules() -> Iterator[None]:
+    """The rules are compiled once per process (`detection.all_rules` is cached): each test
+    compiles them afresh, so it checks the rules as they are built now, and a mutation run
+    sees every test build them (not only the first)."""
+    all_rules.cache_clear()
+    yield
+    all_rules.cache_clear()
+
+
 def _plugins() -> DetectSecrets:
     return DetectSecrets()
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import functools
 import json
 import re
 import sys
@@ -33,8 +32,8 @@ from redline.redaction.plugins import (
 )
 
 
-@functools.cache
 def ds() -> DetectSecrets:
+    """A fresh instance: each test loads the plugins itself (no answer cached across tests)."""
     return DetectSecrets()
 
 

@@ -14,14 +14,26 @@ from __future__ import annotations
 import base64
 import random
 import string
+from collections.abc import Iterator
 
 import pytest
 
 from guard_redaction import own_masks, redactor
+from redline.redaction.detection import all_rules
 from redline.redaction.provider_rules import material_end, provider_rules
 
 _R = random.Random(23)
 ALNUM = string.ascii_letters + string.digits
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rules() -> Iterator[None]:
+    """The rules are compiled once per process (`detection.all_rules` is cached): each test
+    compiles them afresh, so it checks the rules as they are built now, and a mutation run
+    sees every test build them (not only the first)."""
+    all_rules.cache_clear()
+    yield
+    all_rules.cache_clear()
 
 
 def rand(n: int, alphabet: str) -> str:
