@@ -181,6 +181,21 @@ def test_a_provider_token_in_a_header_is_named_by_its_provider() -> None:
     assert own_masks(f"Authorization: Bearer {GHP}-x") == [(f"{GHP}-x", "github-token")]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'curl -H "Bearer {GHP}-x"',
+        f"x-api-key: {GHP}-x",
+        f'auth=("user", "{GHP}-x")',
+        f'token = "{GHP}-x"',
+        f"postgres://u:{GHP}-x@db/x",
+    ],
+)
+def test_a_provider_token_inside_a_longer_context_value_is_named_by_its_provider(text: str) -> None:
+    """A context or keyword detection ranks below a provider's format, even when longer."""
+    assert own_masks(text) == [(f"{GHP}-x", "github-token")]
+
+
 def test_a_bearer_token_anywhere_is_masked_but_not_a_call() -> None:
     assert own_masks(f'curl -H "Bearer {RANDOM20}"') == [(RANDOM20, "bearer-token")]
     assert own_masks("Bearer aaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbb(x)") == []
@@ -307,12 +322,24 @@ def test_the_placeholder_of_a_keyword_assignment_names_its_kind() -> None:
 # -- known gap (reported, not fixed here: the redaction source belongs to another change) -------
 
 
+_LONG = ("zQ8sKV2n4wX6yB1cD3fG" * 150)[:3000]
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="gated rules scan a line over 2048 characters only 256 characters after the keyword "
     "(spans.LineSet.select), so a longer value is masked only in part",
 )
-def test_a_long_secret_on_a_very_long_line_is_masked_whole() -> None:
-    value = ("zQ8sKV2n4wX6yB1cD3fG" * 150)[:3000]
-    text = f"    Authorization: Bearer {value}\n"
-    assert masks(text) == [(value, "authorization")]
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (f"    client-key-data: {_LONG}\n", "kubeconfig-client-key"),
+        (f"    Authorization: Basic {_LONG}\n", "authorization"),
+        (f'curl -H "Bearer {_LONG}"\n', "bearer-token"),
+        (f"    x-api-key: {_LONG}\n", "api-key"),
+        (f'r = get(u, auth=("user", "{_LONG}"))\n', "password"),
+        (f"db_password = {_LONG}\n", "password"),
+    ],
+)
+def test_a_long_secret_on_a_very_long_line_is_masked_whole(text: str, kind: str) -> None:
+    assert own_masks(text) == [(_LONG, kind)]
