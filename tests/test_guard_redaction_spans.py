@@ -109,6 +109,16 @@ def test_subtract_cuts_out_every_placeholder_inside_a_span() -> None:
     assert subtract([S(0, 30)], [(5, 10), (15, 20)]) == [S(0, 5), S(10, 15), S(20, 30)]
 
 
+def test_subtract_keeps_every_span_it_is_given() -> None:
+    spans = [S(0, 5, "a"), S(10, 20, "b"), S(30, 40, "c")]
+    assert subtract(spans, [(12, 14)]) == [
+        S(0, 5, "a"),
+        S(10, 12, "b"),
+        S(14, 20, "b"),
+        S(30, 40, "c"),
+    ]
+
+
 def test_subtract_keeps_pieces_of_two_characters_and_drops_single_characters() -> None:
     assert subtract([S(0, 12)], [(2, 11)]) == [S(0, 2)]
     assert subtract([S(0, 12)], [(1, 10)]) == [S(10, 12)]
@@ -118,6 +128,14 @@ def test_a_placeholder_in_the_text_is_not_masked_inside_a_larger_detection() -> 
     r = _redactor()
     once = r.redact(f'token = "{GHP}"')
     assert r.redact(once) == once
+
+
+def test_secrets_around_a_placeholder_are_all_masked() -> None:
+    r = _redactor()
+    other = "ghp_" + "Zz9" * 12
+    text = f"{GHP} [REDACTED:x:0a1b2c] {other}"
+    out = r.redact(text)
+    assert GHP not in out and other not in out and "[REDACTED:x:0a1b2c]" in out
 
 
 # -- merge: overlapping detections become one span, named by the most specific -------------------
