@@ -103,6 +103,25 @@ def test_a_quoted_random_string_is_an_entropy_detection() -> None:
     assert masks(text) == [(ENTROPY_STRING, "high-entropy-string")]
 
 
+def test_every_stage_keeps_what_the_stages_before_it_found() -> None:
+    """Own rules, a plugin behind its own gate, the keyword gate's rules and plugins, the
+    ungated plugins, the keyword detector and the entropy detector: all of them count."""
+    text = (
+        f"t = {GHP}\n"
+        f'mc = "{MAILCHIMP}"\n'
+        'db_password = "hunter2-fake"\n'
+        f'x = "{ENTROPY_STRING}"\n'
+        f'twilio = "{TWILIO}"\n'
+    )
+    assert masks(text) == [
+        (GHP, "github-token"),
+        (MAILCHIMP, "mailchimp-key"),
+        ("hunter2-fake", "password"),
+        (ENTROPY_STRING, "high-entropy-string"),
+        (TWILIO, "twilio-key"),
+    ]
+
+
 # -- key blocks cut before their END line ---------------------------------------------------------
 
 
@@ -154,6 +173,11 @@ def test_a_header_that_detect_secrets_knows_but_redline_does_not_is_masked_from_
 @pytest.mark.parametrize("before", ["", " ", "-", ":", '"', "\n"])
 def test_a_provider_token_after_a_non_word_character_is_masked(before: str) -> None:
     assert own_masks(f"{before}{GHP} x") == [(GHP, "github-token")]
+
+
+def test_a_refused_prefix_does_not_stop_the_search_for_later_tokens() -> None:
+    other = "ghp_" + "Zz9" * 12
+    assert own_masks(f"x{GHP} {other}") == [(other, "github-token")]
 
 
 @pytest.mark.parametrize("before", ["x", "9", "_"])
