@@ -133,7 +133,7 @@ def test_a_secret_keeps_the_kind_it_was_first_found_as() -> None:
 
 def test_a_plain_word_found_as_a_secret_is_not_searched_for_elsewhere() -> None:
     r = redactor()
-    r.redact("pass: hunter")  # a YAML password that is a plain word
+    assert masks("pass: hunter", r) == [("hunter", "password")]  # a YAML password, a plain word
     assert r.redact("the hunter went home") == "the hunter went home"
     r.redact("db_password = hunter_two")  # an identifier
     assert r.redact("call hunter_two()") == "call hunter_two()"
@@ -323,7 +323,25 @@ def test_the_cache_starts_again_when_it_would_hold_too_many_characters(
     assert calls == [a, b, c, a, b, a]
 
 
+def test_a_cache_emptied_by_a_new_secret_is_counted_from_zero(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(redactor_module, "_CACHE_CHARS", 200)
+    r = redactor()
+    r.register("new-" + RANDOM20)  # empties the cache
+    calls = _counting(r, monkeypatch)
+    a, b = "a" * 100, "b" * 100
+    for text in (a, b, a, b):
+        r.redact(text)
+    assert calls == [a, b]
+
+
 # -- detect-secrets ----------------------------------------------------------------------------
+
+
+def test_a_secret_only_detect_secrets_knows_is_masked() -> None:
+    twilio = "SK0123456789abcdef0123456789abcdef"
+    assert masks(f'twilio = "{twilio}"') == [(twilio, "twilio-key")]
 
 
 def test_a_broken_detect_secrets_leaves_the_own_rules_and_says_so_once(
@@ -362,6 +380,14 @@ def test_plugins_load_once_and_can_be_loaded_ahead(monkeypatch: pytest.MonkeyPat
 
 
 # -- the key and the shared redactor -------------------------------------------------------------
+
+
+def test_a_redactor_given_a_key_digests_with_that_key() -> None:
+    from redline.redaction.placeholder import keyed_placeholder
+
+    r = Redactor(key=KEY, environment=False)
+    assert r.placeholder(GHP, "github-token") == keyed_placeholder(KEY, GHP, "github-token")
+    assert r.redact(f"t {GHP}") == f"t {keyed_placeholder(KEY, GHP, 'github-token')}"
 
 
 def test_a_redactor_without_a_key_uses_the_stored_key(monkeypatch: pytest.MonkeyPatch) -> None:
