@@ -113,6 +113,9 @@ def test_a_name_whose_last_word_says_something_else_holds_none(name: str) -> Non
         ("abcdefgh12", True, 'token = "abcdefgh12"', "token", "="),
         ("Token[str]", True, 'token = "Token[str]"', "token", "="),  # `=`: not an annotation
         ("stop-it-2", True, 'token = "stop-it-2"', "", "="),
+        ("abcdef12", True, 'token = "abcdef12"', "token", "="),  # eight characters
+        ("  hunter2 ", True, 'password = "  hunter2 "', "password", "="),
+        ("XQ8sK2vN4w", False, "token = XQ8sK2vN4w", "token", "="),  # random: 3.3 bits
     ],
 )
 def test_a_literal_assigned_to_a_secret_name_is_a_secret(
@@ -154,6 +157,9 @@ def test_a_literal_assigned_to_a_secret_name_is_a_secret(
         ("password", False, "password = password", "password", "=", "the same name"),
         ("user_password", False, "password = user_password", "password", "=", "a name"),
         ("newPassword", False, "password = newPassword", "password", "=", "camel case"),
+        ("hunhun2X", False, "password = hunhun2X", "password", "=", "a capital inside"),
+        ("hUnhun2", False, "password = hUnhun2", "password", "=", "a capital second"),
+        ("abc123", False, "abc123 the token to use", "token", ":", "prose from the start"),
         ("Final", False, "password: Final", "password", ":", "a type"),
         ("hunter", False, "password = hunter", "password", "=", "a variable in code"),
         ("hunter", False, "f(pass: hunter, x)", "pass", ":", "a keyword argument"),
@@ -190,7 +196,7 @@ def test_through_the_redactor_code_stays_and_literals_go() -> None:
 def test_random_looking_needs_upper_lower_and_digits_and_enough_entropy() -> None:
     assert looks_random(RANDOM20, min_entropy=4.0)
     assert not looks_random(RANDOM20, min_entropy=4.4)  # log2(20) = 4.32
-    assert looks_random("aB1", min_entropy=log2(3))  # exactly the limit
+    assert looks_random("aB1c", min_entropy=2.0)  # exactly the limit: four characters
     assert not looks_random(RANDOM20.lower(), min_entropy=1.0)
     assert not looks_random(RANDOM20.upper(), min_entropy=1.0)
     assert not looks_random("zQsKVnwXyBcDfGabcE", min_entropy=1.0)  # no digit
@@ -199,10 +205,6 @@ def test_random_looking_needs_upper_lower_and_digits_and_enough_entropy() -> Non
 def test_a_long_lower_case_run_is_a_word_not_randomness() -> None:
     assert not looks_random("A1abcdefgh", min_entropy=1.0)  # eight lower-case letters
     assert looks_random("A1abcdefg", min_entropy=1.0)  # seven
-
-
-def log2(x: float) -> float:
-    return math.log2(x)
 
 
 # -- examples, names, registrable values ----------------------------------------------------------
