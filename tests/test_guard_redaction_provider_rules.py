@@ -147,6 +147,18 @@ def test_a_private_key_block_is_masked_between_its_header_and_end_line(label: st
     assert [(v.strip(), k) for v, k in own_masks(text)] == [("\n".join(BODY), "private-key")]
 
 
+def test_a_whole_key_block_is_masked_past_blank_and_header_lines_inside_it() -> None:
+    inner = "Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\n" + "\n".join(BODY)
+    text = f"-----BEGIN RSA PRIVATE KEY-----\n{inner}\n-----END RSA PRIVATE KEY-----\n"
+    assert own_masks(text) == [(inner, "private-key")]
+    ssh2 = "Comment: me\n\n" + "\n".join(BODY)
+    text = (
+        f"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\n{ssh2}\n"
+        "---- END SSH2 ENCRYPTED PRIVATE KEY ----\n"
+    )
+    assert own_masks(text) == [(ssh2, "private-key")]
+
+
 def test_an_ssh2_encrypted_key_block_is_masked_between_its_lines() -> None:
     text = (
         "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\n"
@@ -234,6 +246,7 @@ def test_a_bare_aws_secret_standing_alone_is_masked() -> None:
         (AWS, "aws-secret-key"),
     ]
     assert own_masks(AWS) == [(AWS, "aws-secret-key")]
+    assert own_masks(f"{AWS} is the key.") == [(AWS, "aws-secret-key")]
     assert own_masks(f"{AWS}: x") == [(AWS, "aws-secret-key")]
 
 
