@@ -144,6 +144,7 @@ def test_trim_strips_whitespace_quotes_equals_and_colons_on_both_sides() -> None
     text = " \t'\"=:abc:=\"'\r\n"
     assert _trim(text, 0, len(text)) == (6, 9)
     assert _trim("::", 0, 2) == (2, 2)
+    assert _trim("=Xab=", 0, 5) == (1, 4)
 
 
 # -- the keyword detector -------------------------------------------------------------------------
@@ -153,6 +154,19 @@ def test_the_keyword_detector_finds_a_quoted_value_by_its_name() -> None:
     assert set(ds().keyword_spans('password = "hunter2-fake"')) == {(12, 24, "password")}
     assert set(ds().keyword_spans('passwd := "Zq8sK2vN4w"')) == {(11, 21, "password")}
     assert set(ds().keyword_spans('ab"password": "hunter2-fake"')) == {(15, 27, "password")}
+
+
+def test_the_keyword_detector_reads_keywords_in_any_case() -> None:
+    assert set(ds().keyword_spans('PASSWORD="hunter2-fake"')) == {(10, 22, "password")}
+
+
+def test_a_line_of_2048_characters_is_scanned_whole_by_the_keyword_detector() -> None:
+    value = ("hunter2-" * 300)[:2035]
+    line = f'password = "{value}"'
+    assert len(line) == 2048
+    assert set(DetectSecrets().keyword_spans(line)) == {(12, 2047, "password")}
+    # One more: scanned in windows around the keyword, which do not reach the closing quote.
+    assert DetectSecrets().keyword_spans(f'password = "{value}x"') == []
 
 
 def test_the_keyword_detector_takes_the_first_token_of_an_unquoted_value() -> None:
@@ -172,8 +186,8 @@ def test_the_keyword_detector_leaves_code_and_other_names_alone() -> None:
 
 
 def test_the_keyword_detector_names_a_value_without_a_name_a_secret() -> None:
-    found = set(DetectSecrets().keyword_spans('"hunter2-fake" is the password: "Zq8sK2vN4w"'))
-    assert all(kind in ("password", "secret") for _, _, kind in found)
+    # `password[]`: no name before the value that name_before can read.
+    assert set(ds().keyword_spans('char password[] = "hunter2-fake";')) == {(19, 31, "secret")}
 
 
 def test_a_long_line_is_scanned_around_each_keyword() -> None:
@@ -210,10 +224,11 @@ def test_the_keyword_detectors_answer_for_a_line_is_cached_and_the_cache_bounded
     d = DetectSecrets()
     line = 'password = "hunter2-fake"'
     assert d.keyword_spans(line) is d.keyword_spans(line)
-    for i in range(50_001):
-        d._line_cache[f"{i}"] = []
+    d._line_cache = {f"{i}": [] for i in range(50_000)}
     d.keyword_spans("token = 1")
-    assert len(d._line_cache) == 1
+    assert len(d._line_cache) == 50_001  # 50,000 kept, one added
+    d.keyword_spans("token = 2")
+    assert len(d._line_cache) == 1  # over 50,000: emptied first
 
 
 @pytest.mark.parametrize(
@@ -240,6 +255,9 @@ def test_a_quoted_hex_string_above_three_bits_is_found_from_nine_characters() ->
     assert list(ds().entropy_spans(text)) == [(5, 21)]
     assert list(ds().entropy_spans('a = "0a1b2c3d9"')) == [(5, 14)]
     assert list(ds().entropy_spans('a = "00001111"')) == []
+    assert list(ds().entropy_spans('a = "0a1b2c3d0a1b2c3d"')) == []  # exactly 3.0 bits
+    every = "a0B1c2D3e4F5f6A7b8C9dE"  # all 22 hex characters: a hex string, 4.46 bits
+    assert list(ds().entropy_spans(f'a = "{every}"')) == [(5, 27)]
 
 
 def test_a_quoted_base64_string_above_four_and_a_half_bits_is_found_from_23_characters() -> None:
@@ -271,7 +289,7 @@ def test_requests_is_an_inert_stand_in_while_loading_and_gone_afterwards(
     monkeypatch.delitem(sys.modules, "requests", raising=False)
     with _inert_requests():
         stand_in = sys.modules["requests"]
-        assert isinstance(stand_in, _Inert)
+        assert isinstance(stand_in, _Inert) and stand_in.__name__ == "requests"
         assert isinstance(stand_in.Session, type) and stand_in.Session.__name__ == "Session"
         with pytest.raises(AttributeError):
             stand_in.__wrapped__  # noqa: B018
