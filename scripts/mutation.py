@@ -252,6 +252,13 @@ def _source_hash(module: str) -> str:
 def _mutmut(workspace: Path, out: IO[bytes], jobs: int, names: list[str]) -> int | None:
     env = {k: v for k, v in os.environ.items() if k != "MUTANT_UNDER_TEST"}
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ beside the repository's tests
+    # A private temporary directory: a mutant of git/view.py's sweep (`os.kill(pid, 0)` turned
+    # into `os.kill(pid, 1)`) signals every process that has a view in the shared
+    # <tmp>/redline-views-<uid> — a user's language server, another test run. Here it reaches
+    # only the mutant's own test processes.
+    private_tmp = workspace / "tmp"
+    private_tmp.mkdir(mode=0o700, exist_ok=True)
+    env["TMPDIR"] = str(private_tmp)
     try:
         return subprocess.run(
             [sys.executable, "-c", _BOOT, "run", "--max-children", str(jobs), *names],
