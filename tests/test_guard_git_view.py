@@ -679,22 +679,29 @@ def test_a_views_home_owned_by_someone_else_is_not_used(_private_views_home: Pat
     assert chosen.stat().st_uid == os.getuid()
 
 
-def test_a_fifo_as_alternates_does_not_hang_the_view(committed: GitRepo) -> None:
-    """A hostile repository's objects/info/alternates may be a FIFO nobody writes to: opening it
-    must not wait for a writer."""
+def test_a_fifo_as_alternates_is_refused_without_waiting_for_a_writer(committed: GitRepo) -> None:
+    """A hostile repository's objects/info/alternates may be a FIFO nobody writes to: the view
+    refuses it (a git directory holds only regular files) and never opens it to wait."""
     info = committed.root / ".git" / "objects" / "info"
     info.mkdir(exist_ok=True)
     os.mkfifo(info / "alternates")
-    built: list[RepoView] = []
-    worker = threading.Thread(target=lambda: built.append(_view(committed)), daemon=True)
+    outcome: list[BaseException | RepoView] = []
+
+    def build() -> None:
+        try:
+            outcome.append(_view(committed))
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=build, daemon=True)
     worker.start()
     worker.join(20)
-    assert built, "building the view blocked on the FIFO"
-    try:
-        assert (built[0].root / "mirror").is_dir()
-        assert "GIT_OBJECT_DIRECTORY" not in built[0].env()
-    finally:
-        built[0].close()
+    assert outcome, "building the view blocked on the FIFO"
+    if isinstance(outcome[0], RepoView):
+        outcome[0].close()
+        raise AssertionError("a FIFO as objects/info/alternates was accepted")
+    assert isinstance(outcome[0], RepositoryError)
+    assert "alternates" in str(outcome[0]) and "not a regular file" in str(outcome[0])
 
 
 def test_sweeping_only_asks_whether_a_process_lives_and_never_signals_it(
@@ -730,17 +737,21 @@ def test_closing_a_view_whose_directory_is_already_gone_is_quiet(committed: GitR
     assert not view.root.exists()
 
 
-def test_alternates_are_read_no_further_than_64_kib(committed: GitRepo) -> None:
+def test_alternates_over_one_mib_are_refused_not_read(committed: GitRepo) -> None:
+    """objects/info/alternates is read whole up to 1 MiB; a bigger one is a clear error, never
+    a partial read whose cut could hide an entry."""
     info = committed.root / ".git" / "objects" / "info"
     info.mkdir(exist_ok=True)
-    first = b"#" + b"x" * (64 * 1024 - 2) + b"\n"  # exactly 64 KiB, a comment
-    (info / "alternates").write_bytes(first + b"/beyond/the/limit\n")
+    first = b"#" + b"x" * (1024 * 1024 - 2) + b"\n"  # exactly 1 MiB, a comment
+    (info / "alternates").write_bytes(first)
     view = _view(committed)
     try:
-        assert view.notes == []  # the entry after 64 KiB is never read
-        assert (view.root / "mirror").is_dir()
+        assert view.notes == []
     finally:
         view.close()
+    (info / "alternates").write_bytes(first + b"/beyond/the/limit\n")
+    with pytest.raises(RepositoryError, match="over 1,048,576"):
+        _view(committed)
 
 
 def test_alternates_that_are_not_utf8_are_still_named(committed: GitRepo) -> None:

@@ -249,10 +249,5 @@ def test_a_secret_name_with_an_encoding_suffix_holds_a_secret(name: str) -> None
     assert secret_name(name)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an unquoted random value shaped like CamelCase (`Ab3dE5fG7hI9jK1lM3nO`) matches "
-    "_CLASS_NAME and is taken for a type: `client_secret = Ab3dE5...` (YAML, INI) stays",
-)
 def test_an_unquoted_random_value_shaped_like_a_class_name_is_a_secret() -> None:
     assert own_masks("client_secret = Ab3dE5fG7hI9jK1lM3nO") == [("Ab3dE5fG7hI9jK1lM3nO", "secret")]

@@ -96,8 +96,9 @@ def test_the_plugins_own_check_and_the_keyword_plugins_name_check_are_kept() -> 
 
 def test_a_jwt_is_a_finding_only_when_it_is_a_valid_token() -> None:
     jwt = plugin("JwtTokenDetector")
-    # detect-secrets' pattern ends its match lazily after the payload's dot.
-    assert list(jwt.spans(f"t = {JWT}")) == [(4, 4 + JWT.rindex(".") + 1)]
+    # detect-secrets' pattern ends its match lazily after the payload's dot; the match is then
+    # widened to the whole token (plugins.whole_token), signature included.
+    assert list(jwt.spans(f"t = {JWT}")) == [(4, 4 + len(JWT))]
     bad = "eyJhbGciOiJIUzI1NiJ9X.eyJzdWIiOjEyMzQ1Njc4OTB9.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_ad"
     assert list(jwt.spans(f"t = {bad}")) == []
 

@@ -123,8 +123,12 @@ def test_an_aws_key_id_of_more_than_seventeen_characters_is_not_one() -> None:
     assert own_masks("id = AKIAABCDEFGHIJ23456\n") == []  # fifteen
 
 
-def test_an_npm_token_is_exactly_36_characters() -> None:
-    assert own_masks("t = npm_" + key(37) + "\n") == []
+def test_an_npm_token_of_any_length_is_masked_but_npm_package_words_are_not() -> None:
+    """npm tokens have had several lengths: any random-looking run after npm_ is one; npm's own
+    npm_package_* variables are words."""
+    token = "npm_" + key(37)
+    assert own_masks("t = " + token + "\n") == [(token, "npm-token")]
+    assert own_masks("echo $npm_package_version\n") == []
 
 
 # -- key blocks -----------------------------------------------------------------------------------

@@ -56,9 +56,11 @@ def test_a_fence_indented_four_spaces_is_no_fence() -> None:
     assert sanitize_markdown("    ```\n<b>x</b>") == "    ```\nx"
 
 
-def test_an_unclosed_fence_keeps_the_rest_as_code() -> None:
+def test_an_unclosed_fence_keeps_the_rest_as_code_and_is_closed() -> None:
+    """The rest after an unclosed fence stays code, and the fence is closed where the text ends,
+    so whatever Redline writes after it is not swallowed (or read as the model's)."""
     text = "intro <i>x</i>\n```\n<b>code</b>\n[a](command:x)"
-    assert sanitize_markdown(text) == "intro x\n```\n<b>code</b>\n[a](command:x)"
+    assert sanitize_markdown(text) == "intro x\n```\n<b>code</b>\n[a](command:x)\n```"
 
 
 # -- code spans are left as they are --------------------------------------------------------
@@ -149,7 +151,7 @@ def test_reference_definitions_are_kept_only_for_safe_targets() -> None:
     [
         ("a <b", "a \\<b"),
         ("a </x", "a \\</x"),
-        ("a <!x", "a \\<!x"),
+        ("a <!x", "a \\<!\u200dx"),  # and `!x` is no GitLab merge-request reference
         ("a <?x", "a \\<?x"),
         ("a < b", "a < b"),
         ("a <1", "a <1"),

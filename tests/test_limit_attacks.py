@@ -217,10 +217,14 @@ def test_a_repository_cannot_lift_the_byte_cap(
     lifted = "[llm]\nmax_request_bytes = 100000000\n"
     commit(demo_repo, {".redline.toml": lifted, "app/table.py": marked_lines(80_000)}, "lifted")
     env = user_env(tmp_path, "max_request_bytes = 40000\n")
-    result, _ = review(env, demo_repo, llm)
+    _, report = review(env, demo_repo, llm)
     assert max(llm.sizes) <= 40_000
     assert MARKER not in sent(llm)
-    assert "llm.max_request_bytes" in result.stderr  # the ignored key is named
+    # A review of commits reads the settings from the base: the change's attempt is a finding
+    # on the edited file that names the key.
+    settings_findings = [f for f in report["findings"] if f["file"] == ".redline.toml"]
+    assert settings_findings
+    assert any("llm.max_request_bytes" in f["title"] + f["comment"] for f in settings_findings)
 
 
 async def test_the_client_refuses_an_oversized_request_before_anything_is_sent() -> None:
