@@ -690,7 +690,7 @@ def test_a_fifo_as_alternates_is_refused_without_waiting_for_a_writer(committed:
     def build() -> None:
         try:
             outcome.append(_view(committed))
-        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+        except BaseException as exc:  # handed to the test thread
             outcome.append(exc)
 
     worker = threading.Thread(target=build, daemon=True)
