@@ -240,13 +240,13 @@ def main() -> int:
         if case == "small change":
             continue
         over = run.rss - results[("small change", name)].rss
+        cut = any("diff too large" in reason for _, reason in run.skipped)
         # A cut file keeps only its header: its diff, as kept, is next to nothing.
-        ratio = (
-            f"{over / sizes[case]:.1f} × the diff"
-            if run.marker_sent or not case.startswith("one ")
-            else "the file was cut"
+        ratio = "the file was cut" if cut else f"{over / sizes[case]:.1f} × the diff"
+        print(
+            f"{case} ({name}): peak RSS {over / MB:+.0f} MB over the small change's ({ratio})"
+            + ("" if run.code == 0 else f"; exit {run.code}")
         )
-        print(f"{case} ({name}): peak RSS {over / MB:+.0f} MB over the small change's ({ratio})")
     lines: list[str] = []
     for case, size in sizes.items():
         run = results[(case, "after")]

@@ -406,8 +406,10 @@ import sys
 import redline.cli as cli
 import redline.agent.litellm_loader as loader
 
+TOKEN = sys.argv[2]
+
 def boom(args):
-    raise RuntimeError("boom\\n  second line of a message")
+    raise RuntimeError("boom " + TOKEN + "\\n  second line of a message")
 
 cli._run_command = boom
 if sys.argv[1] == "importing":
@@ -420,7 +422,7 @@ sys.exit(cli.main())
 @pytest.mark.parametrize("when", ["plain", "importing"])
 def test_an_unexpected_exception_leaves_one_line_and_exit_2(when: str, tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-c", _RAISE, when],
+        [sys.executable, "-c", _RAISE, when, FAKE_TOKEN],
         env=user_env(tmp_path),
         capture_output=True,
         text=True,
@@ -431,3 +433,4 @@ def test_an_unexpected_exception_leaves_one_line_and_exit_2(when: str, tmp_path:
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("redline: internal error: RuntimeError: boom")
+    assert FAKE_TOKEN not in result.stderr  # the message is redacted like every other line

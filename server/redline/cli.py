@@ -319,10 +319,15 @@ def _exit_code(exc: SystemExit) -> int:
 
 
 def _one_line(text: str) -> str:
-    from redline.git.process import strip_control
-    from redline.redaction import redact
+    """The first line of a message, redacted, without control characters, at most 300
+    characters; "(no message)" when the redactor itself fails (never the unredacted text)."""
+    try:
+        from redline.git.process import strip_control
+        from redline.redaction import redact
 
-    line = strip_control(redact(text).strip().split("\n", 1)[0])
+        line = strip_control(redact(text).strip().split("\n", 1)[0])
+    except Exception:
+        return "(no message)"
     return line if len(line) <= 300 else line[:299] + "…"
 
 
