@@ -101,6 +101,8 @@ def test_the_refusal_shows_a_control_character_free_name(tree: Path, tmp_path: P
         (["diff", "A", "B"], True),  # no marker: revisions cannot be told, so it reads
         (["diff", "--end-of-options", "HEAD", "--", "--cached"], True),  # a path, not a flag
         (["diff", "--end-of-options", "HEAD"], True),
+        (["diff", "--cached"], False),  # no "--": every argument is an option
+        (["diff", "--end-of-options", "A..", "--"], False),
     ],
 )
 def test_which_diffs_read_the_work_tree(args: list[str], reads: bool) -> None:
@@ -122,8 +124,9 @@ def test_which_blames_read_the_work_tree(args: list[str], path: str | None) -> N
 
 @pytest.mark.parametrize("args", [["blame", "a.py"], ["blame", "--", "a", "b"], ["blame"]])
 def test_a_blame_whose_file_cannot_be_told_is_refused(args: list[str]) -> None:
-    with pytest.raises(GitCommandError, match="one argument after --"):
+    with pytest.raises(GitCommandError) as info:
         blame_path(args)
+    assert info.value.message == "git blame takes its file as the one argument after --"
 
 
 GREP = ["grep", "-n", "-z", "-I"]
@@ -144,9 +147,18 @@ def test_which_greps_read_the_work_tree(args: list[str], reads: bool) -> None:
     assert grep_reads_worktree(args) is reads
 
 
+GREP_FORM = (
+    "git grep of the work tree takes its patterns with -e, -I -n -z and only --cached "
+    "--full-name --no-color --no-textconv -F -i -w besides: its output must be records Redline "
+    "can read"
+)
+
+
 @pytest.mark.parametrize(
     "args",
     [
+        [*GREP, "x", "--"],  # a pattern without -e could not be told from a revision
+        [*GREP, "--cached", "x", "--"],
         ["grep", "-n", "-z", "-e", "x", "--"],  # no -I: "Binary file matches" lines
         ["grep", "-z", "-I", "-e", "x", "--"],  # no -n
         ["grep", "-n", "-I", "-e", "x", "--"],  # no -z: names could not be read
@@ -156,8 +168,15 @@ def test_which_greps_read_the_work_tree(args: list[str], reads: bool) -> None:
     ],
 )
 def test_a_work_tree_grep_in_another_format_is_refused(args: list[str]) -> None:
-    with pytest.raises(GitCommandError, match="git grep of the work tree takes"):
+    with pytest.raises(GitCommandError) as info:
         grep_reads_worktree(args)
+    assert info.value.message == GREP_FORM
+
+
+def test_grep_options_after_the_patterns_count_too() -> None:
+    assert grep_reads_worktree(["grep", "-e", "x", "-e", "y", "-n", "-z", "-I", "--"])
+    assert not grep_reads_worktree(["grep", "abc123", "-e", "x", "-n", "-z", "-I", "--"])
+    assert not grep_reads_worktree(["grep", "-e", "x", "-n", "-z", "-I", "HEAD"])  # no --
 
 
 def test_guard_for_picks_the_guard_by_call(tree: Path) -> None:
@@ -165,6 +184,9 @@ def test_guard_for_picks_the_guard_by_call(tree: Path) -> None:
     assert guard_for(["diff", "--end-of-options", "A", "B", "--"], tree) is None
     assert guard_for([*GREP, "-e", "x", "--"], tree).kind == "grep"  # type: ignore[union-attr]
     assert guard_for([*GREP, "-e", "x", "HEAD", "--"], tree) is None
+    for args in (["diff", "--"], [*GREP, "-e", "x", "--"], ["blame", "--", "a"]):
+        found = guard_for(args, tree)
+        assert found is not None and found.tree.root == tree
     blame = guard_for(["blame", "--", "util.py"], tree)
     assert blame is not None and blame.kind == "blame" and blame.path == "util.py"
     assert guard_for(["blame", "HEAD", "--", "util.py"], tree) is None
@@ -273,7 +295,40 @@ def test_names_come_from_every_header_line(tree: Path) -> None:
     ]
 
 
+def test_quoted_names_are_unquoted_as_git_writes_them() -> None:
+    from redline.git.worktree_guard import _unquote, _unquote_prefix
+
+    assert _unquote(b"plain") == b"plain"
+    assert _unquote(b'"a\\tb\\nc\\"d\\\\e"') == b'a\tb\nc"d\\e'
+    assert _unquote(b'"\\a\\b\\f\\r\\v"') == b"\a\b\f\r\v"
+    assert _unquote(b'"\\303\\274"') == "ü".encode()
+    assert _unquote(b'"\\q"') == b"q"  # an escape git does not write: the character
+    assert _unquote(b'"\\188"') == b"188"  # 8 is no octal digit
+    assert _unquote_prefix(b'"ab" rest') == (b"ab", b" rest")
+    assert _unquote_prefix(b'"abc') == (b"abc", b"")  # unterminated: what is there
+    assert _unquote_prefix(b'"ab\\') == (b"ab\\", b"")  # a backslash at the very end
+    assert _unquote_prefix(b'"\\"') == (b'"', b"")
+
+
 def test_without_other_lines_every_split_of_the_git_line_is_a_name() -> None:
+    assert header_names([b"diff --git a/p b/q b/r b/s\n"]) == [
+        b"p b/q b/r b/s",
+        b"p",
+        b"q b/r b/s",
+        b"p b/q",
+        b"r b/s",
+        b"p b/q b/r",
+        b"s",
+    ]
+    assert header_names([b"diff --git a/p b/ b/q\n"]) == [
+        b"p b/ b/q",
+        b"p",
+        b" b/q",
+        b"p b/",
+        b"q",
+    ]
+    assert header_names([b'diff --git "a/x"\n']) == [b"x"]  # one name only
+    assert header_names([b'diff --git "a/x""b/y"\n']) == [b"x"]  # no space: not a pair
     assert header_names([b"diff --git a/p b/q b/r\n"]) == [
         b"p b/q b/r",
         b"p",
@@ -286,6 +341,71 @@ def test_without_other_lines_every_split_of_the_git_line_is_a_name() -> None:
         "ü.py".encode(),
     ]
     assert header_names([]) == []
+
+
+def test_a_contentless_section_before_a_withheld_one_keeps_its_own_header(tree: Path) -> None:
+    mode_only = b"diff --git a/app.py b/app.py\nold mode 100644\nnew mode 100755\n"
+    data = mode_only + section("util.py") + mode_only
+    for chunk in (None, 1, 5, 9):
+        assert filtered(tree, data, chunk) == mode_only + withheld("util.py") + mode_only
+
+
+def test_every_cut_of_a_section_start_is_found(tree: Path) -> None:
+    """ "diff " split by a chunk's end at every place, at the top and after a newline."""
+    data = section("app.py") + section("util.py")
+    cut = len(section("app.py"))
+    for k in range(-1, 7):
+        parts = [data[: cut + k], data[cut + k :]]
+        out: list[bytes] = []
+        f = DiffFilter(WorkTree(tree).refused, out.append)
+        for part in parts:
+            f.take(part)
+        f.flush()
+        assert b"".join(out) == section("app.py") + withheld("util.py"), k
+    for k in range(1, 6):
+        out = []
+        f = DiffFilter(WorkTree(tree).refused, out.append)
+        f.take(section("util.py")[:k])
+        f.take(section("util.py")[k:])
+        f.flush()
+        assert b"".join(out) == withheld("util.py"), k
+
+
+def test_a_decided_section_is_passed_on_before_the_end(tree: Path) -> None:
+    out: list[bytes] = []
+    f = DiffFilter(WorkTree(tree).refused, out.append)
+    f.take(section("app.py") + b"diff --git a/util.py b/util.py\n")
+    assert b"".join(out) == section("app.py")  # emitted already; the next header is held
+    f.take(section("util.py")[len(b"diff --git a/util.py b/util.py\n") :] + b"+more\n")
+    assert b"".join(out) == section("app.py") + withheld("util.py")  # before flush
+    f.flush()
+    assert b"".join(out) == section("app.py") + withheld("util.py")
+
+
+def test_a_header_line_cut_off_by_the_end_is_passed_whole(tree: Path) -> None:
+    data = b"diff --git a/app.py b/app.py\nold mode 100644\nnew mode"
+    assert filtered(tree, data) == data
+    assert filtered(tree, data, 3) == data
+    assert filtered(tree, b"diff --git a/util.py b/util.py") == b"diff --git a/util.py b/util.py"
+    assert filtered(tree, b"") == b""
+
+
+def test_the_header_limit_is_exact(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    head = b"diff --git a/util.py b/util.py\n"  # 31 bytes
+    line = b"index 1111111..2222222 100644\n"  # 30 bytes
+    monkeypatch.setattr(DiffFilter, "HEADER_LIMIT", len(head) + len(line))
+    mark = f"{WITHHELD_MARK}{REFUSAL}\n".encode()
+    # Up to the limit exactly, lines are header lines; the line that would pass it is taken
+    # as content (and dropped with the rest).
+    data = head + line + b"--- a/util.py\n+++ b/util.py\n@@ -1 +1 @@\n-x\n+SECRET\n"
+    assert filtered(tree, data) == head + mark + line
+    longer = head + b"index 1111111..2222222 1006440\n--- a/util.py\n+SECRET\n"
+    assert filtered(tree, longer) == head + mark
+    # A line with no end, over the limit while it streams: decided where it stands.
+    out = []
+    f = DiffFilter(WorkTree(tree).refused, out.append)
+    f.take(head + b"x" * 100)
+    assert WITHHELD_MARK.encode() in b"".join(out)
 
 
 def test_a_header_that_never_ends_is_decided_where_it_stands(tree: Path) -> None:

@@ -109,10 +109,77 @@ def test_the_size_limit_is_exact(top: Path) -> None:
 
 
 def test_a_file_needs_a_name(top: Path) -> None:
-    with pytest.raises(ValueError, match="a file needs a name"):
+    with pytest.raises(ValueError) as info:
         read_file(top, (), 10)
-    with pytest.raises(ValueError, match="a file needs a name"):
+    assert str(info.value) == "a file needs a name"
+    with pytest.raises(ValueError) as info:
         replace_file(top, (), b"")
+    assert str(info.value) == "a file needs a name"
+
+
+def test_a_file_at_the_top_and_three_levels_down(top: Path) -> None:
+    """One part and three: the last part is the file, all before it directories."""
+    (top / "one.txt").write_text("1\n")
+    (top / "d" / "e" / "f").mkdir(parents=True)
+    (top / "d" / "e" / "f" / "deep.txt").write_text("3\n")
+    assert read_file(top, ("one.txt",), 10) == b"1\n"
+    assert read_file(top, ("d", "e", "f", "deep.txt"), 10) == b"3\n"
+    (top / "d" / "e" / "ln").symlink_to("f")
+    with pytest.raises(NoFollowError) as info:
+        read_file(top, ("d", "e", "ln", "deep.txt"), 10)
+    assert info.value.path == top / "d" / "e" / "ln"
+    replace_file(top, ("d", "e", "f", "new.txt"), b"n")
+    replace_file(top, ("top.txt",), b"t")
+    assert (top / "d" / "e" / "f" / "new.txt").read_bytes() == b"n"
+    assert (top / "top.txt").read_bytes() == b"t"
+    assert stat.S_IMODE((top / "top.txt").stat().st_mode) == 0o644  # the default mode
+
+
+def test_a_file_swapped_for_a_fifo_after_it_was_looked_at_is_caught(
+    top: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """lstat said regular, but a FIFO was opened (swapped in between): fstat refuses it."""
+    target = top / "d" / "swapped"
+    os.mkfifo(target)
+    regular = os.lstat(top / "d" / "f.txt")
+    real_lstat = os.lstat
+    monkeypatch.setattr(
+        os, "lstat", lambda p, **kw: regular if p == "swapped" else real_lstat(p, **kw)
+    )
+    with pytest.raises(NoFollowError) as info:
+        read_file(top, ("d", "swapped"), 100)
+    assert info.value.message == f"{target} is a FIFO (named pipe), not a regular file"
+
+
+def test_a_file_that_grows_after_fstat_is_still_bounded(
+    top: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_fstat = os.fstat
+
+    def small(fd: int) -> os.stat_result:
+        st = real_fstat(fd)
+        return os.stat_result((st.st_mode, *st[1:6], 0, *st[7:]))  # st_size 0
+
+    monkeypatch.setattr(os, "fstat", small)
+    assert read_file(top, ("d", "f.txt"), 7) == b"inside\n"
+    with pytest.raises(NoFollowError) as info:
+        read_file(top, ("d", "f.txt"), 6)
+    assert info.value.message == f"{top / 'd' / 'f.txt'} is over 6 bytes"
+    with pytest.raises(NoFollowError):
+        read_file(top, ("d", "f.txt"), 5)
+
+
+def test_a_name_planted_where_the_temporary_goes_is_never_written_through(
+    top: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import secrets
+
+    monkeypatch.setattr(secrets, "token_hex", lambda _n: "fixed")
+    (top / "d" / ".f.txt.fixed.tmp").symlink_to(out(top) / "secret")
+    with pytest.raises(FileExistsError):
+        replace_file(top, ("d", "f.txt"), b"new\n")
+    assert (out(top) / "secret").read_text() == "secret\n"
+    assert (top / "d" / "f.txt").read_text() == "inside\n"
 
 
 # -- open_dir --------------------------------------------------------------------------------------

@@ -70,11 +70,7 @@ def check_parts(parts: Sequence[str]) -> None:
 
 def _refusal(path: Path, fd_parent: int, name: str) -> NoFollowError:
     """Why opening `name` below fd_parent failed with ELOOP/ENOTDIR: say what it is."""
-    try:
-        st = os.stat(name, dir_fd=fd_parent, follow_symlinks=False)
-    except OSError as exc:
-        return NoFollowError(path, f"cannot be opened ({exc.strerror})")
-    return NoFollowError(path, f"is {kind(st.st_mode)}")
+    return NoFollowError(path, f"is {kind(os.lstat(name, dir_fd=fd_parent).st_mode)}")
 
 
 @contextmanager
@@ -92,27 +88,26 @@ def open_dir(
         for part in parts:
             path = path / part
             try:
-                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                child = _open_dir_at(fd, part, path)
             except FileNotFoundError:
                 if not create:
                     raise
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, mode, dir_fd=fd)
-                try:
-                    child = os.open(part, _DIR_FLAGS, dir_fd=fd)
-                except OSError as exc:
-                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                        raise _refusal(path, fd, part) from None
-                    raise
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise _refusal(path, fd, part) from None
-                raise
+                os.mkdir(part, mode, dir_fd=fd)
+                child = _open_dir_at(fd, part, path)
             os.close(fd)
             fd = child
         yield fd
     finally:
         os.close(fd)
+
+
+def _open_dir_at(fd: int, part: str, path: Path) -> int:
+    try:
+        return os.open(part, _DIR_FLAGS, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # a link, or no directory
+            raise _refusal(path, fd, part) from None
+        raise
 
 
 def read_file(top: Path, parts: Sequence[str], max_bytes: int) -> bytes | None:
@@ -123,30 +118,29 @@ def read_file(top: Path, parts: Sequence[str], max_bytes: int) -> bytes | None:
     if not parts:
         raise ValueError("a file needs a name")
     path = top.joinpath(*parts)
+    name = parts[-1]
     try:
         with open_dir(top, parts[:-1]) as dir_fd:
             # Looked at before it is opened: opening a device can do something by itself.
-            st = os.stat(parts[-1], dir_fd=dir_fd, follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode):
-                raise NoFollowError(path, f"is {kind(st.st_mode)}, not a regular file")
-            try:
-                fd = os.open(parts[-1], _READ_FLAGS, dir_fd=dir_fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENXIO):
-                    raise _refusal(path, dir_fd, parts[-1]) from None
-                raise
+            _regular(path, os.lstat(name, dir_fd=dir_fd).st_mode)
+            fd = os.open(name, _READ_FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
         return None
     with os.fdopen(fd, "rb") as fh:
+        # And what was opened, in case it was swapped since (O_NOFOLLOW: never for a link).
         st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise NoFollowError(path, f"is {kind(st.st_mode)}, not a regular file")
+        _regular(path, st.st_mode)
         if st.st_size > max_bytes:
             raise NoFollowError(path, f"is {st.st_size:,} bytes, over {max_bytes:,}")
         data = fh.read(max_bytes + 1)
-    if len(data) > max_bytes:
+    if len(data) > max_bytes:  # it grew since fstat
         raise NoFollowError(path, f"is over {max_bytes:,} bytes")
     return data
+
+
+def _regular(path: Path, mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        raise NoFollowError(path, f"is {kind(mode)}, not a regular file")
 
 
 def replace_file(top: Path, parts: Sequence[str], data: bytes, *, mode: int = 0o644) -> None:
@@ -161,18 +155,15 @@ def replace_file(top: Path, parts: Sequence[str], data: bytes, *, mode: int = 0o
     name = parts[-1]
     with open_dir(top, parts[:-1], create=True) as dir_fd:
         try:
-            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            st = os.lstat(name, dir_fd=dir_fd)
         except FileNotFoundError:
             st = None
         if st is not None:
-            if not stat.S_ISREG(st.st_mode):
-                raise NoFollowError(path, f"is {kind(st.st_mode)}, not a regular file")
+            _regular(path, st.st_mode)
             mode = stat.S_IMODE(st.st_mode)
         tmp = f".{name}.{secrets.token_hex(6)}.tmp"
-        fd = os.open(
-            tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC, 0o600,
-            dir_fd=dir_fd,
-        )  # fmt: skip
+        # O_EXCL: a name planted there (a link out) fails the open instead of being followed.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o600, dir_fd=dir_fd)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)

@@ -213,12 +213,10 @@ def _read_small(path: Path, limit: int = _GITFILE_MAX, *, whole: bool = False) -
     """A small regular file's text (its first line, or all of it), or None: never a FIFO or
     device, and never through a link (O_NOFOLLOW on the last component; the directories
     above it were resolved by the caller)."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    # O_NONBLOCK: opening a FIFO must not wait; what was opened is looked at below. (Python
+    # makes every descriptor close-on-exec itself, PEP 446.)
     try:
-        st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        fd = os.open(path, flags)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as fh:
@@ -228,7 +226,7 @@ def _read_small(path: Path, limit: int = _GITFILE_MAX, *, whole: bool = False) -
     if len(data) > limit or b"\0" in data:
         return None
     text = os.fsdecode(data)
-    return text if whole else text.split("\n", 1)[0].rstrip("\r")
+    return text if whole else text.partition("\n")[0].rstrip("\r")
 
 
 def _read_gitfile(path: Path) -> str | None:

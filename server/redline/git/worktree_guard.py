@@ -25,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final
@@ -40,6 +39,11 @@ Emit = Callable[[bytes], None]
 Refuser = Callable[[bytes], "str | None"]
 
 _MARK: Final = WITHHELD_MARK.encode()
+# DiffFilter's modes: passing output on, dropping a withheld section's content, holding a
+# section's header until it is decided.
+_PASS: Final = "pass"
+_DROP: Final = "drop"
+_HEADER: Final = "header"
 _CONTENT_START: Final = (b"@@", b"GIT binary patch")
 _NAME_LINES: Final = (b"--- ", b"+++ ", b"rename from ", b"rename to ", b"copy from ", b"copy to ")
 
@@ -58,15 +62,11 @@ class WorkTree:
         return self._answers[rel]
 
     def _refused(self, rel: bytes) -> str | None:
-        if not rel or b"\0" in rel:
-            return None
         try:
             st = os.lstat(os.path.join(os.fsencode(self.root), rel))
-        except (OSError, ValueError):
-            return None  # not there: git read nothing of it from the work tree
-        if not stat.S_ISREG(st.st_mode) or st.st_nlink <= 1:
+        except (OSError, ValueError):  # not there (git read nothing of it), or a NUL in it
             return None
-        if self._census.all_names_inside(st):
+        if self._census.all_names_inside(st):  # also: not a regular file, or one name only
             return None
         return refusal(repr(strip_control(os.fsdecode(rel))))
 
@@ -80,58 +80,69 @@ def _options(args: Sequence[str]) -> list[str]:
 
 
 def diff_reads_worktree(args: Sequence[str]) -> bool:
-    """A diff with fewer than two revisions that is not of the index (`--cached`). Revisions
-    are counted after `--end-of-options` (a range counts two); without that marker the call
-    is taken to read the work tree."""
+    """A diff with fewer than two revisions (a range is two) that is not of the index
+    (`--cached`). Revisions are those after `--end-of-options`; without that marker they
+    cannot be told from option values, and the call is taken to read the work tree."""
     options = _options(args)
     if "--cached" in options or "--staged" in options:
         return False
     if "--end-of-options" not in options:
         return True
     revisions = options[options.index("--end-of-options") + 1 :]
-    return sum(2 if ".." in r else 1 for r in revisions) < 2
+    return len(revisions) < 2 and not any(".." in r for r in revisions)
+
+
+_BLAME_FORM: Final = "git blame takes its file as the one argument after --"
 
 
 def blame_path(args: Sequence[str]) -> str | None:
     """The file a blame of the work tree reads (blame without a revision), else None. A blame
     whose file is not the one argument after `--` is refused: its file could not be told."""
     if "--" not in args or args.index("--") != len(args) - 2:
-        raise GitCommandError("git blame takes its file as the one argument after --")
-    options = _options(args)
-    if any(not a.startswith("-") for a in options):
+        raise GitCommandError(_BLAME_FORM)
+    if any(not a.startswith("-") for a in _options(args)):
         return None  # a revision: blame reads its objects, not the work tree
     return args[-1]
 
 
-# git grep options whose output is exactly `path NUL lineno NUL text LF` records (with -n -z).
+# git grep options whose output is exactly `path NUL lineno NUL text LF` records.
 _GREP_REQUIRED: Final = frozenset({"-n", "-z", "-I"})
 _GREP_ALLOWED: Final = _GREP_REQUIRED | {"-w", "-F", "-i", "--no-color", "--no-textconv",
                                          "--full-name", "--cached"}  # fmt: skip
+_GREP_FORM: Final = (
+    "git grep of the work tree takes its patterns with -e, "
+    + " ".join(sorted(_GREP_REQUIRED))
+    + " and only "
+    + " ".join(sorted(_GREP_ALLOWED - _GREP_REQUIRED))
+    + " besides: its output must be records Redline can read"
+)
 
 
 def grep_reads_worktree(args: Sequence[str]) -> bool:
-    """A grep without `--cached` and without a revision; checks that its output is records
-    this module can read (a work-tree grep with other options is refused)."""
+    """A grep without `--cached` and without a revision. Its patterns must come with -e (a
+    pattern without it could not be told from a revision), and a work-tree grep must write
+    records this module can read; anything else is refused."""
+    flags: set[str] = set()
+    patterns = revisions = 0
     options = _options(args)
-    plain: list[str] = []
     i = 0
     while i < len(options):
         arg = options[i]
         if arg == "-e":
+            patterns += 1
             i += 2
             continue
-        if not arg.startswith("-"):
-            plain.append(arg)
+        if arg.startswith("-"):
+            flags.add(arg)
+        else:
+            revisions += 1
         i += 1
-    if "--cached" in options or plain:
+    if not patterns:
+        raise GitCommandError(_GREP_FORM)
+    if "--cached" in flags or revisions:
         return False
-    flags = {a for j, a in enumerate(options) if a.startswith("-") and options[j - 1 : j] != ["-e"]}
-    unknown = flags - _GREP_ALLOWED - {"-e"}
-    if unknown or not flags >= _GREP_REQUIRED:
-        raise GitCommandError(
-            f"git grep of the work tree takes {' '.join(sorted(_GREP_REQUIRED))} and "
-            f"{', '.join(sorted(_GREP_ALLOWED - _GREP_REQUIRED))} only; not {sorted(unknown)}"
-        )
+    if flags - _GREP_ALLOWED or not flags >= _GREP_REQUIRED:
+        raise GitCommandError(_GREP_FORM)
     return True
 
 
@@ -146,12 +157,10 @@ def filter_grep(data: bytes, refused: Refuser) -> bytes:
     anything that is not a record ends the output (nothing unreadable is passed on)."""
     out: list[bytes] = []
     pos = 0
-    while pos < len(data):
-        match = _GREP_RECORD.match(data, pos)
-        if match is None or match.end() == pos:
-            break
+    # A record has two NULs, so a match is never empty and pos always moves on.
+    while (match := _GREP_RECORD.match(data, pos)) is not None:
         if refused(match.group(1)) is None:
-            out.append(data[pos : match.end()])
+            out.append(match.group(0))
         pos = match.end()
     return b"".join(out)
 
@@ -162,22 +171,21 @@ class DiffFilter:
 
     Between section starts the bytes are passed on (or dropped) as they come, found by one
     search for "\\ndiff " at C speed, so a long line is never held (git/section_cap.py bounds
-    what the stream holds of a huge section; this filter holds only up to five bytes of it,
-    the start of a "\\ndiff " cut by a chunk's end). A section's header is held as whole lines
+    what the stream holds of a huge section; this filter holds at most the four bytes after a
+    chunk's last newline that may begin "diff "). A section's header is held as whole lines
     until its first content line decides it; a header longer than HEADER_LIMIT (no genuine one
     is) is decided where it stands, from the names seen so far.
     """
 
-    HEADER_LIMIT: Final = 256 * 1024
+    HEADER_LIMIT = 256 * 1024
 
     def __init__(self, refused: Refuser, emit: Emit) -> None:
         self._refused = refused
         self._emit = emit
         self._buf = bytearray()
         self._at_line_start = True  # whether _buf[0] starts a line
-        self._header: list[bytes] | None = None  # a section's lines while undecided
-        self._header_size = 0
-        self._dropping = False
+        self._mode = _PASS
+        self._header: list[bytes] = []  # a section's lines while undecided (_HEADER)
 
     def take(self, chunk: bytes) -> None:
         self._buf += chunk
@@ -185,24 +193,22 @@ class DiffFilter:
 
     def flush(self) -> None:
         self._run(final=True)
-        if self._header is not None:
+        if self._mode == _HEADER:
             self._emit(b"".join(self._header))  # a section without content
-            self._header = None
+            self._mode = _PASS
 
     def _run(self, *, final: bool) -> None:
         out: list[bytes] = []
-        buf = self._buf
-        while buf:
-            if self._header is None:
-                if not self._between(buf, out, final):
-                    break
-            elif not self._header_line(buf, out, final):
+        while self._buf:
+            step = self._header_line if self._mode == _HEADER else self._between
+            if not step(out, final=final):
                 break
         if out:
             self._emit(b"".join(out))
 
-    def _between(self, buf: bytearray, out: list[bytes], final: bool) -> bool:
+    def _between(self, out: list[bytes], *, final: bool) -> bool:
         """Pass on (or drop) up to the next section start; False when there is none yet."""
+        buf = self._buf
         if self._at_line_start and buf.startswith(b"diff "):
             start = 0
         else:
@@ -211,24 +217,24 @@ class DiffFilter:
         if start == -1:
             keep = 0 if final else _maybe_section_start(buf, self._at_line_start)
             cut = len(buf) - keep
+            if self._mode == _PASS:
+                out.append(bytes(buf[:cut]))
             if cut:
-                if not self._dropping:
-                    out.append(bytes(buf[:cut]))
-                self._at_line_start = buf[cut - 1] == 0x0A
-                del buf[:cut]
+                self._at_line_start = buf[cut - 1] == ord("\n")
+            del buf[:cut]
             return False
-        if start and not self._dropping:
+        if self._mode == _PASS:
             out.append(bytes(buf[:start]))
         del buf[:start]
-        self._at_line_start = True
-        self._header, self._header_size, self._dropping = [], 0, False
+        self._mode, self._header = _HEADER, []
         return True
 
-    def _header_line(self, buf: bytearray, out: list[bytes], final: bool) -> bool:
+    def _header_line(self, out: list[bytes], *, final: bool) -> bool:
         """Take one whole header line; False when the rest of one is still to come."""
-        assert self._header is not None
+        buf = self._buf
         end = buf.find(b"\n")
-        if end == -1 and not final and self._header_size + len(buf) <= self.HEADER_LIMIT:
+        size = sum(map(len, self._header))
+        if end == -1 and not final and size + len(buf) <= self.HEADER_LIMIT:
             return False
         end = len(buf) if end == -1 else end + 1
         line = bytes(buf[:end])
@@ -236,21 +242,21 @@ class DiffFilter:
         self._at_line_start = line.endswith(b"\n")
         if line.startswith(b"diff ") and self._header:
             out += self._header  # the previous section ended without content
-            self._header, self._header_size = [], 0
-        if line.startswith(_CONTENT_START) or self._header_size > self.HEADER_LIMIT:
-            header, self._header = self._header, None
+            self._header, size = [], 0
+        if line.startswith(_CONTENT_START) or size + len(line) > self.HEADER_LIMIT:
+            header = self._header
             reason = self._decide(header)
             if reason is None:
                 out += [*header, line]
+                self._mode = _PASS
             else:
                 # The marker goes right after the `diff` line, where git/section_cap.py puts
                 # its own: the parser reads it as part of the header.
-                mark = _MARK + reason.encode("utf-8", "replace") + b"\n"
+                mark = _MARK + reason.encode() + b"\n"
                 out += [*header[:1], mark, *header[1:]]
-                self._dropping = True
+                self._mode = _DROP
             return True
         self._header.append(line)
-        self._header_size += len(line)
         return True
 
     def _decide(self, header: list[bytes]) -> str | None:
@@ -262,15 +268,14 @@ class DiffFilter:
 
 
 def _maybe_section_start(buf: bytearray, at_line_start: bool) -> int:
-    """How many bytes at the end of buf may begin a section start ("\\ndiff ", or "diff "
-    right at a line start) that the next chunk completes."""
-    tail = bytes(buf[-6:])
-    for k in range(min(len(tail), 5), 0, -1):
-        if b"\ndiff "[:k] == tail[-k:]:
-            return k
-    if at_line_start and len(buf) < 5 and b"diff ".startswith(bytes(buf)):
-        return len(buf)
-    return 0
+    """How many bytes at the end of buf may begin a section start that the next chunk
+    completes: the bytes after the last newline (or all of buf, when it starts a line), if
+    they are fewer than "diff " and begin it."""
+    last = buf.rfind(b"\n")
+    if last == -1 and not at_line_start:
+        return 0
+    tail = bytes(buf[last + 1 :])
+    return len(tail) if len(tail) < len(b"diff ") and b"diff ".startswith(tail) else 0
 
 
 def header_names(header: list[bytes]) -> list[bytes]:
@@ -278,7 +283,7 @@ def header_names(header: list[bytes]) -> list[bytes]:
     --git` line too, every way it can be split, when no other line names the file."""
     names: list[bytes] = []
     for line in header:
-        text = line.rstrip(b"\n").rstrip(b"\r")
+        text = line.removesuffix(b"\n")
         for start in _NAME_LINES:
             if text.startswith(start):
                 name = _unquote(text[len(start) :].removesuffix(b"\t"))
@@ -290,22 +295,24 @@ def header_names(header: list[bytes]) -> list[bytes]:
                 names.append(name)
                 break
     if not names and header and header[0].startswith(b"diff --git "):
-        names = _git_line_names(header[0].rstrip(b"\n")[len(b"diff --git ") :])
+        names = _git_line_names(header[0].removesuffix(b"\n").removeprefix(b"diff --git "))
     return names
 
 
 def _git_line_names(rest: bytes) -> list[bytes]:
     if rest.startswith(b'"'):
         first, tail = _unquote_prefix(rest)
-        tail = tail.lstrip(b" ")
-        second = _unquote(tail) if tail.startswith(b'"') else tail
-        return [n[2:] for n in (first, second) if n[1:2] == b"/"]
+        both = [first]
+        if tail.startswith(b" "):
+            both.append(_unquote(tail[1:]))
+        return [n[2:] for n in both if n[1:2] == b"/"]
     # Unquoted "a/X b/Y": ambiguous when a name holds " b/"; every split is a candidate.
     names = [rest[2:]]
-    at = rest.find(b" b/")
+    sep = b" b/"
+    at = rest.find(sep)
     while at != -1:
-        names += [rest[2:at], rest[at + 3 :]]
-        at = rest.find(b" b/", at + 1)
+        names += [rest[2:at], rest[at + len(sep) :]]
+        at = rest.find(sep, at + len(sep))
     return names
 
 
@@ -350,18 +357,18 @@ class Guard:
 
     tree: WorkTree
     kind: str  # "diff", "grep" or "blame"
-    path: str | None = None  # blame's file
+    path: str | None = None  # blame's file (the one guard kind that names one)
     _filter: DiffFilter | None = None
     _streamed: Emit | None = None
 
     def refusal(self) -> ProcessResult | None:
         """A failed result in place of the call (blame of a withheld file), or None."""
-        if self.kind != "blame" or self.path is None:
+        if self.path is None:  # only blame's guard names a file
             return None
         reason = self.tree.refused(os.fsencode(self.path))
         if reason is None:
             return None
-        return ProcessResult(128, b"", b"fatal: " + reason.encode("utf-8", "replace"))
+        return ProcessResult(128, b"", b"fatal: " + reason.encode())
 
     def stream(self, emit: Emit) -> Emit:
         """The on_stdout to give git instead of emit (a diff's chunks pass the filter)."""
@@ -387,7 +394,9 @@ class Guard:
 
 def guard_for(args: Sequence[str], worktree: Path) -> Guard | None:
     """The guard a git call needs when it reads the work tree (see the module docstring)."""
-    sub = args[0] if args else ""
+    if not args:
+        return None
+    sub = args[0]
     if sub == "diff" and diff_reads_worktree(args):
         return Guard(WorkTree(worktree), "diff")
     if sub == "grep" and grep_reads_worktree(args):
