@@ -90,7 +90,7 @@ def test_a_url_password_made_only_of_filler_characters_is_not_masked() -> None:
     assert own_masks("ftp://u:*x1@h") == [("*x1", "url-password")]
 
 
-@pytest.mark.parametrize("password", ["$1abcd", "{abcd", "%abcd"])
+@pytest.mark.parametrize("password", ["$1abcd", "{abcd", "%abcx"])
 def test_a_url_password_that_starts_like_a_template_is_not_masked(password: str) -> None:
     assert own_masks(f"postgres://user:{password}@host/db") == []
 
@@ -122,8 +122,16 @@ def test_an_env_value_that_is_a_path_url_or_reference_is_not_masked(value: str) 
     assert own_masks(f"SOME_SETTING={value}") == []
 
 
+@pytest.mark.parametrize("head", ["/", "./", "http://", "https://", "$1"])
+def test_a_random_looking_env_value_that_is_a_path_url_or_reference_is_not_masked(
+    head: str,
+) -> None:
+    assert own_masks(f"SOME_SETTING={head}{RANDOM20}") == []
+
+
 def test_a_hex_env_value_is_masked_only_above_three_bits_of_entropy() -> None:
     assert own_masks("BUILD_ID=0123456789abcdef0123") == [("0123456789abcdef0123", "env-secret")]
+    assert own_masks("BUILD_ID=0123456789ABCDEF0123") == [("0123456789ABCDEF0123", "env-secret")]
     assert own_masks("BUILD_ID=0123456701234567") == []  # exactly 3.0 bits
     assert own_masks("BUILD_ID=00000000aaaaaaaa") == []
 
@@ -196,6 +204,11 @@ def test_a_provider_token_inside_a_longer_context_value_is_named_by_its_provider
     assert own_masks(text) == [(f"{GHP}-x", "github-token")]
 
 
+@pytest.mark.parametrize("value", ["your-access-token", "xxxxxxxxxxxxxxxxxxxx"])
+def test_a_bearer_token_that_is_an_example_is_not_masked(value: str) -> None:
+    assert own_masks(f'curl -H "Bearer {value}"') == []
+
+
 def test_a_bearer_token_anywhere_is_masked_but_not_a_call() -> None:
     assert own_masks(f'curl -H "Bearer {RANDOM20}"') == [(RANDOM20, "bearer-token")]
     assert own_masks("Bearer aaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbb(x)") == []
@@ -254,6 +267,31 @@ def test_a_yaml_password_word_is_masked_but_a_docstring_is_not() -> None:
     assert own_masks("x\ntoken: abc123 the token to send\ny") == []
 
 
+# The keyword rules see only the keyword gate's lines, joined: the lines around an assignment
+# below are keyword lines too, so they are what the rule could wrongly take for its line.
+
+
+def test_a_password_followed_by_prose_on_its_own_line_is_a_docstring() -> None:
+    assert own_masks("pwd_a = 1\npassword: abc123 the password to use\npwd_b = 2") == []
+    assert own_masks("password: abc123 the password to use") == []
+
+
+def test_only_the_assignments_own_line_decides_whether_it_is_an_env_line() -> None:
+    assert own_masks("TOKEN_A=b\npassword = hunter") == []  # the line before is an .env line
+    assert own_masks("a_token\nTOKEN_A=b\npassword = hunter") == []
+    assert own_masks("DB_PASSWORD=correcthorse") == [("correcthorse", "password")]
+    assert own_masks("A_PASSWORD=correcthorse") == [("correcthorse", "password")]
+    assert own_masks("pwd = 1\nA_PASSWORD=correcthorse") == [("correcthorse", "password")]
+
+
+def test_a_yaml_password_is_judged_by_what_follows_on_its_own_line() -> None:
+    assert own_masks("pass: hunter\n) # token\n# token") == [("hunter", "password")]
+
+
+def test_a_quoted_message_assigned_to_a_password_is_not_masked() -> None:
+    assert own_masks('password = "Password is too short"') == []
+
+
 def test_prose_on_another_line_does_not_unmask_a_yaml_password() -> None:
     assert own_masks("hunter is a name\npass: hunter") == [("hunter", "password")]
 
@@ -271,6 +309,10 @@ def test_the_name_is_read_back_at_most_64_characters() -> None:
     assert own_masks(f"x{head}key = {RANDOM20}") == [(RANDOM20, "secret-key")]
     # The owner word 65 characters back is not read: `key` alone is no secret name.
     assert own_masks(f"signing_{'_' * 57}key = {RANDOM20}") == []
+
+
+def test_the_name_is_read_back_to_the_first_character_that_is_not_part_of_a_name() -> None:
+    assert own_masks(f"x = 1\n  signing_key = {RANDOM20}") == [(RANDOM20, "secret-key")]
 
 
 def test_a_name_at_the_start_of_a_text_ending_in_a_name_character_is_read_whole() -> None:
@@ -303,6 +345,8 @@ def test_a_name_at_the_start_of_a_text_ending_in_a_name_character_is_read_whole(
         ("signing_keys", "secret-key"),
         ("password_token", "token"),  # the last word names it
         ("token_password", "password"),
+        ("token_secret", "secret"),
+        ("password_secrets", "secret"),
         ("token_value", "token"),  # ... or the last word that says anything
         ("key_id", "secret"),
         ("other", "secret"),

@@ -187,6 +187,7 @@ def test_the_cli_handler_writes_to_stderr_as_it_is_when_a_record_arrives(
 ) -> None:
     configure_cli_logging()
     handler = _stderr_handlers(root)[0]
+    assert isinstance(handler, logfilter._StderrHandler)
     handler.stream = io.StringIO()  # ignored: the handler follows sys.stderr
     later = io.StringIO()
     monkeypatch.setattr(sys, "stderr", later)

@@ -70,6 +70,12 @@ def test_a_stored_key_of_sixteen_bytes_is_used(cache: Path) -> None:
     assert stored_key() == bytes.fromhex("ab" * 16)
 
 
+def test_a_stored_key_is_read_from_its_first_128_hex_digits(cache: Path) -> None:
+    cache.mkdir(mode=0o700)
+    (cache / KEY_FILE).write_text("ab" * 64 + "cdef")
+    assert stored_key() == bytes.fromhex("ab" * 64)
+
+
 def test_a_stored_key_shorter_than_sixteen_bytes_is_not_used_nor_replaced(cache: Path) -> None:
     cache.mkdir(mode=0o700)
     (cache / KEY_FILE).write_text("ab" * 15)

@@ -15,7 +15,7 @@ import contextlib
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -115,8 +115,8 @@ def test_a_keyword_plugin_refuses_a_value_that_is_a_name_made_of_words() -> None
 # -- a regex plugin's findings --------------------------------------------------------------------
 
 
-def _plugin(*patterns: str, confirm: object = None) -> RegexPlugin:
-    return RegexPlugin("Demo", "demo", tuple(re.compile(p) for p in patterns), None, confirm)  # type: ignore[arg-type]
+def _plugin(*patterns: str, confirm: Callable[[str], bool] | None = None) -> RegexPlugin:
+    return RegexPlugin("Demo", "demo", tuple(re.compile(p) for p in patterns), None, confirm)
 
 
 def test_a_finding_is_every_non_empty_group() -> None:

@@ -24,7 +24,7 @@ def ph(r: Redactor) -> str:
 
 def test_every_string_and_key_is_redacted_and_the_shape_kept() -> None:
     r = redactor()
-    data = {
+    data: dict[Any, Any] = {
         "a": [f"t {GHP}", 1, None, 2.5, True],
         GHP: {"inner": (f"{GHP}", "plain")},
         7: "seven",
@@ -119,7 +119,7 @@ def test_string_and_multi_part_contents_are_redacted_in_copies() -> None:
 def test_tool_call_arguments_are_redacted_and_stay_valid_json() -> None:
     r = redactor()
     args = json.dumps({"path": "café.py", "note": f'token "{GHP}"\nnext'})
-    messages = [
+    messages: list[dict[str, Any]] = [
         {
             "role": "assistant",
             "content": "",
