@@ -679,22 +679,27 @@ def test_a_views_home_owned_by_someone_else_is_not_used(_private_views_home: Pat
     assert chosen.stat().st_uid == os.getuid()
 
 
-def test_a_fifo_as_alternates_does_not_hang_the_view(committed: GitRepo) -> None:
-    """A hostile repository's objects/info/alternates may be a FIFO nobody writes to: opening it
-    must not wait for a writer."""
-    info = committed.root / ".git" / "objects" / "info"
+def test_a_fifo_as_alternates_is_refused_without_hanging(committed: GitRepo) -> None:
+    """A hostile repository's objects/info/alternates may be a FIFO nobody writes to: it is
+    refused by what it is (git/gitdir.py), before anything opens it."""
+    info = committed.root.resolve() / ".git" / "objects" / "info"
     info.mkdir(exist_ok=True)
     os.mkfifo(info / "alternates")
-    built: list[RepoView] = []
-    worker = threading.Thread(target=lambda: built.append(_view(committed)), daemon=True)
+    raised: list[BaseException] = []
+
+    def build() -> None:
+        try:
+            _view(committed).close()
+        except RepositoryError as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=build, daemon=True)
     worker.start()
     worker.join(20)
-    assert built, "building the view blocked on the FIFO"
-    try:
-        assert (built[0].root / "mirror").is_dir()
-        assert "GIT_OBJECT_DIRECTORY" not in built[0].env()
-    finally:
-        built[0].close()
+    assert raised, "building the view blocked on the FIFO, or did not refuse it"
+    assert str(raised[0]).startswith(
+        f"refusing {info / 'alternates'}: it is a FIFO (named pipe), not a regular file"
+    )
 
 
 def test_sweeping_only_asks_whether_a_process_lives_and_never_signals_it(
@@ -730,17 +735,23 @@ def test_closing_a_view_whose_directory_is_already_gone_is_quiet(committed: GitR
     assert not view.root.exists()
 
 
-def test_alternates_are_read_no_further_than_64_kib(committed: GitRepo) -> None:
-    info = committed.root / ".git" / "objects" / "info"
+def test_alternates_are_read_up_to_one_mib_and_refused_beyond(committed: GitRepo) -> None:
+    info = committed.root.resolve() / ".git" / "objects" / "info"
     info.mkdir(exist_ok=True)
-    first = b"#" + b"x" * (64 * 1024 - 2) + b"\n"  # exactly 64 KiB, a comment
-    (info / "alternates").write_bytes(first + b"/beyond/the/limit\n")
+    first = b"#" + b"x" * (1024 * 1024 - 2) + b"\n"  # exactly 1 MiB, a comment
+    (info / "alternates").write_bytes(first)
     view = _view(committed)
     try:
-        assert view.notes == []  # the entry after 64 KiB is never read
+        assert view.notes == []
         assert (view.root / "mirror").is_dir()
     finally:
         view.close()
+    (info / "alternates").write_bytes(first + b"/beyond/the/limit\n")
+    with pytest.raises(RepositoryError) as info_error:
+        _view(committed)
+    assert info_error.value.message == (
+        f"refusing {info / 'alternates'}: it is 1,048,594 bytes, over 1,048,576"
+    )
 
 
 def test_alternates_that_are_not_utf8_are_still_named(committed: GitRepo) -> None:
