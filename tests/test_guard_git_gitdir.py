@@ -136,6 +136,13 @@ def test_a_tree_of_files_and_directories_passes(gd: Path) -> None:
     assert GitDirFiles(gd).check_tree(gd / "logs") is None
 
 
+def test_a_tree_behind_a_loop_is_named(gd: Path) -> None:
+    (gd / "logs").symlink_to("logs")
+    with pytest.raises(RepositoryError) as info:
+        GitDirFiles(gd).check_tree(gd / "logs")
+    assert info.value.message.startswith(f"cannot read {gd / 'logs'}: ")
+
+
 def test_a_tree_that_is_a_file_is_refused(gd: Path) -> None:
     (gd / "logs").write_text("not a directory")
     with pytest.raises(RepositoryError) as info:
@@ -176,8 +183,45 @@ def test_a_link_inside_to_a_directory_is_walked_too(gd: Path) -> None:
 def test_a_link_inside_to_a_fifo_is_refused(gd: Path) -> None:
     os.mkfifo(gd / "pipe")
     (gd / "refs" / "heads" / "x").symlink_to("../../pipe")
-    with pytest.raises(RepositoryError, match="it is a FIFO"):
+    with pytest.raises(RepositoryError) as info:
         GitDirFiles(gd).check_tree(gd / "refs")
+    assert info.value.message == refusal(
+        gd / "refs" / "heads" / "x", "it is a FIFO (named pipe), not a regular file"
+    )
+
+
+def test_a_link_loop_below_is_named(gd: Path) -> None:
+    (gd / "refs" / "heads" / "a").symlink_to("b")
+    (gd / "refs" / "heads" / "b").symlink_to("a")
+    with pytest.raises(RepositoryError) as info:
+        GitDirFiles(gd).check_tree(gd / "refs")
+    assert info.value.message.startswith(f"cannot read {gd / 'refs' / 'heads' / 'a'}: ")
+
+
+def test_a_directory_seen_again_does_not_end_the_walk(gd: Path) -> None:
+    """Entries are walked in name order, the stack last-in first-out: "zz" (a link back to
+    refs, seen already) is taken before "aa", which must still be looked into."""
+    (gd / "refs" / "zz").symlink_to(".")
+    (gd / "refs" / "aa").mkdir()
+    (gd / "refs" / "aa" / "bad").symlink_to(outside(gd) / "secret")
+    with pytest.raises(RepositoryError, match=f"refusing {gd / 'refs' / 'aa' / 'bad'}"):
+        GitDirFiles(gd).check_tree(gd / "refs")
+
+
+def test_a_directory_that_cannot_be_listed_is_a_clear_error(
+    gd: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_scandir = os.scandir
+
+    def scandir(path: object) -> object:
+        if Path(str(path)).name == "heads":
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(path)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(RepositoryError) as info:
+        GitDirFiles(gd).check_tree(gd / "refs")
+    assert info.value.message == f"cannot read {gd / 'refs' / 'heads'}: Permission denied"
 
 
 def test_links_that_loop_through_directories_end(gd: Path) -> None:
@@ -205,6 +249,25 @@ def test_read_gives_the_bytes_up_to_the_limit(gd: Path) -> None:
 def test_read_follows_a_link_inside(gd: Path) -> None:
     (gd / "config").symlink_to("HEAD")
     assert GitDirFiles(gd).read(gd / "config", 100) == b"ref: refs/heads/main\n"
+
+
+def test_read_names_the_path_and_says_how_redline_reads(gd: Path) -> None:
+    os.mkfifo(gd / "config")
+    with pytest.raises(RepositoryError) as info:
+        GitDirFiles(gd).read(gd / "config", 100)
+    assert info.value.hint is not None and "its own git directory" in info.value.hint
+
+
+def test_read_reports_a_failing_read(gd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import redline.git.gitdir as gitdir
+
+    def broken(*_args: object) -> bytes:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(gitdir, "read_file", broken)
+    with pytest.raises(RepositoryError) as info:
+        GitDirFiles(gd).read(gd / "HEAD", 100)
+    assert info.value.message == f"cannot read {gd / 'HEAD'}: Input/output error"
 
 
 def test_read_refuses_a_link_out_and_a_fifo(gd: Path) -> None:

@@ -679,29 +679,27 @@ def test_a_views_home_owned_by_someone_else_is_not_used(_private_views_home: Pat
     assert chosen.stat().st_uid == os.getuid()
 
 
-def test_a_fifo_as_alternates_is_refused_without_waiting_for_a_writer(committed: GitRepo) -> None:
-    """A hostile repository's objects/info/alternates may be a FIFO nobody writes to: the view
-    refuses it (a git directory holds only regular files) and never opens it to wait."""
-    info = committed.root / ".git" / "objects" / "info"
+def test_a_fifo_as_alternates_is_refused_without_hanging(committed: GitRepo) -> None:
+    """A hostile repository's objects/info/alternates may be a FIFO nobody writes to: it is
+    refused by what it is (git/gitdir.py), before anything opens it."""
+    info = committed.root.resolve() / ".git" / "objects" / "info"
     info.mkdir(exist_ok=True)
     os.mkfifo(info / "alternates")
-    outcome: list[BaseException | RepoView] = []
+    raised: list[BaseException] = []
 
     def build() -> None:
         try:
-            outcome.append(_view(committed))
-        except BaseException as exc:  # handed to the test thread
-            outcome.append(exc)
+            _view(committed).close()
+        except RepositoryError as exc:
+            raised.append(exc)
 
     worker = threading.Thread(target=build, daemon=True)
     worker.start()
     worker.join(20)
-    assert outcome, "building the view blocked on the FIFO"
-    if isinstance(outcome[0], RepoView):
-        outcome[0].close()
-        raise AssertionError("a FIFO as objects/info/alternates was accepted")
-    assert isinstance(outcome[0], RepositoryError)
-    assert "alternates" in str(outcome[0]) and "not a regular file" in str(outcome[0])
+    assert raised, "building the view blocked on the FIFO, or did not refuse it"
+    assert str(raised[0]).startswith(
+        f"refusing {info / 'alternates'}: it is a FIFO (named pipe), not a regular file"
+    )
 
 
 def test_sweeping_only_asks_whether_a_process_lives_and_never_signals_it(
@@ -737,21 +735,23 @@ def test_closing_a_view_whose_directory_is_already_gone_is_quiet(committed: GitR
     assert not view.root.exists()
 
 
-def test_alternates_over_one_mib_are_refused_not_read(committed: GitRepo) -> None:
-    """objects/info/alternates is read whole up to 1 MiB; a bigger one is a clear error, never
-    a partial read whose cut could hide an entry."""
-    info = committed.root / ".git" / "objects" / "info"
+def test_alternates_are_read_up_to_one_mib_and_refused_beyond(committed: GitRepo) -> None:
+    info = committed.root.resolve() / ".git" / "objects" / "info"
     info.mkdir(exist_ok=True)
     first = b"#" + b"x" * (1024 * 1024 - 2) + b"\n"  # exactly 1 MiB, a comment
     (info / "alternates").write_bytes(first)
     view = _view(committed)
     try:
         assert view.notes == []
+        assert (view.root / "mirror").is_dir()
     finally:
         view.close()
     (info / "alternates").write_bytes(first + b"/beyond/the/limit\n")
-    with pytest.raises(RepositoryError, match="over 1,048,576"):
+    with pytest.raises(RepositoryError) as info_error:
         _view(committed)
+    assert info_error.value.message == (
+        f"refusing {info / 'alternates'}: it is 1,048,594 bytes, over 1,048,576"
+    )
 
 
 def test_alternates_that_are_not_utf8_are_still_named(committed: GitRepo) -> None:

@@ -382,6 +382,43 @@ def test_a_decided_section_is_passed_on_before_the_end(tree: Path) -> None:
     assert b"".join(out) == section("app.py") + withheld("util.py")
 
 
+def test_only_what_may_begin_a_section_is_held_back(tree: Path) -> None:
+    """Passing on: the bytes after the last newline are held only while they may still become
+    "diff " (at most four); mid-line bytes and anything else go on at once."""
+    out: list[bytes] = []
+    f = DiffFilter(WorkTree(tree).refused, out.append)
+    f.take(section("app.py"))
+    for chunk, held in (
+        (b"+x\nd", 1),
+        (b"if", 3),  # "dif"
+        (b"x y\n", 0),  # not "diff " after all: all of it goes on
+        (b"diff", 4),
+        (b"y", 0),  # "diffy": a line that only starts like it
+        (b"zz dif", 0),  # mid-line: never a section start
+        (b"f \n", 0),
+    ):
+        f.take(chunk)
+        assert len(f._buf) == held, chunk
+    f.flush()
+    assert b"".join(out) == section("app.py") + b"+x\ndifx y\ndiffyzz diff \n"
+
+
+def test_the_held_tail_is_passed_on_at_the_end(tree: Path) -> None:
+    for tail in (b"d", b"dif", b"diff", b"x"):
+        data = section("app.py") + tail
+        assert filtered(tree, data) == data
+        assert filtered(tree, data, 3) == data
+
+
+def test_a_section_right_after_a_hunk_header_is_still_found(tree: Path) -> None:
+    """Not what git writes, but nothing between a content line and the next `diff` line may
+    hide a section start: after a decided line the next one starts a line."""
+    data = b"diff --git a/app.py b/app.py\n@@ -1 +1 @@\n" + section("util.py")
+    expected = b"diff --git a/app.py b/app.py\n@@ -1 +1 @@\n" + withheld("util.py")
+    for chunk in (None, 1, 41, 42, 43):
+        assert filtered(tree, data, chunk) == expected, chunk
+
+
 def test_a_header_line_cut_off_by_the_end_is_passed_whole(tree: Path) -> None:
     data = b"diff --git a/app.py b/app.py\nold mode 100644\nnew mode"
     assert filtered(tree, data) == data
@@ -406,6 +443,15 @@ def test_the_header_limit_is_exact(tree: Path, monkeypatch: pytest.MonkeyPatch) 
     f = DiffFilter(WorkTree(tree).refused, out.append)
     f.take(head + b"x" * 100)
     assert WITHHELD_MARK.encode() in b"".join(out)
+    # A line with no end yet, exactly at the limit: waited for (it may be a hunk header).
+    monkeypatch.setattr(DiffFilter, "HEADER_LIMIT", len(head) + 1)
+    out = []
+    f = DiffFilter(WorkTree(tree).refused, out.append)
+    f.take(head + b"@")
+    assert out == [] and bytes(f._buf) == b"@"
+    f.take(b"@ -1 +1 @@\n+SECRET\n")
+    f.flush()
+    assert b"".join(out) == head + mark
 
 
 def test_a_header_that_never_ends_is_decided_where_it_stands(tree: Path) -> None:
@@ -464,6 +510,10 @@ def test_the_guard_filters_a_whole_output_or_a_stream(tree: Path) -> None:
     take(data[50:])
     assert guard.finish(result(b"")) == result(b"")
     assert b"".join(streamed) == expected
+    # A whole output whose last section has no content: that header comes at the end.
+    mode_only = b"diff --git a/app.py b/app.py\nold mode 100644\nnew mode 100755\n"
+    whole = Guard(WorkTree(tree), "diff").finish(result(data + mode_only)).stdout
+    assert whole == expected + mode_only
     grep = b"util.py\x001\x00SECRET\napp.py\x001\x00a\n"
     assert Guard(WorkTree(tree), "grep").finish(result(grep)).stdout == b"app.py\x001\x00a\n"
     other = Guard(WorkTree(tree), "blame", "app.py")

@@ -270,3 +270,48 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(
         replace_file(top, ("d", "f.txt"), b"new\n")
     assert (top / "d" / "f.txt").read_text() == "inside\n"
     assert os.listdir(top / "d") == ["f.txt"]
+
+
+def test_the_temporary_is_private_until_it_takes_the_files_place(
+    top: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[int] = []
+    real_fchmod = os.fchmod
+
+    def fchmod(fd: int, mode: int) -> None:
+        seen.append(stat.S_IMODE(os.fstat(fd).st_mode))
+        real_fchmod(fd, mode)
+
+    monkeypatch.setattr(os, "fchmod", fchmod)
+    replace_file(top, ("d", "new.toml"), b"x")
+    assert seen == [0o600]
+
+
+def test_a_temporary_that_cannot_be_removed_does_not_hide_the_first_error(
+    top: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(*_args: object, **_kw: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    def unremovable(*_args: object, **_kw: object) -> None:
+        raise OSError(16, "Device or resource busy")
+
+    monkeypatch.setattr(os, "replace", fail)
+    monkeypatch.setattr(os, "unlink", unremovable)
+    with pytest.raises(OSError, match="No space left"):
+        replace_file(top, ("d", "f.txt"), b"new\n")
+
+
+def test_a_directory_that_cannot_be_synced_does_not_undo_the_write(
+    top: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(22, "Invalid argument")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    replace_file(top, ("d", "f.txt"), b"new\n")
+    assert (top / "d" / "f.txt").read_bytes() == b"new\n"

@@ -60,6 +60,9 @@ class GitDirFiles:
         there. A link out is a RepositoryError."""
         if not os.path.lexists(path):
             return None
+        return self._inside(path)
+
+    def _inside(self, path: Path) -> Path:
         real = Path(os.path.realpath(path))
         if real != self.root and not real.is_relative_to(self.root):
             raise RepositoryError(
@@ -102,7 +105,8 @@ class GitDirFiles:
                 continue
             seen.add((st.st_dev, st.st_ino))
             try:
-                entries = list(os.scandir(directory))
+                # In name order: the same entry is named first on every run.
+                entries = sorted(os.scandir(directory), key=lambda e: e.name)
             except OSError as exc:
                 raise RepositoryError(f"cannot read {shown(directory)}: {exc.strerror}") from exc
             for entry in entries:
@@ -110,21 +114,22 @@ class GitDirFiles:
         return real
 
     def _check_entry(self, entry: os.DirEntry[str], stack: list[Path]) -> None:
-        # d_type answers these without a system call on the usual file systems.
+        # d_type answers these without a system call on the usual file systems; an entry that
+        # is no link is the same followed or not.
+        path = Path(entry.path)
         if entry.is_symlink():
-            target = self.resolve(Path(entry.path))
-            mode = self._mode(Path(entry.path), target) if target is not None else None
+            target = self._inside(path)
+            mode = self._mode(path, target)
             if mode is None:
                 return  # a dangling link inside: git finds nothing there
-            if stat.S_ISDIR(mode) and target is not None:
+            if stat.S_ISDIR(mode):
                 stack.append(target)
             elif not stat.S_ISREG(mode):
-                raise self._odd(Path(entry.path), mode)
-        elif entry.is_dir(follow_symlinks=False):
-            stack.append(Path(entry.path))
-        elif not entry.is_file(follow_symlinks=False):
-            mode = entry.stat(follow_symlinks=False).st_mode
-            raise self._odd(Path(entry.path), mode)
+                raise self._odd(path, mode)
+        elif entry.is_dir():
+            stack.append(path)
+        elif not entry.is_file():
+            raise self._odd(path, entry.stat().st_mode)
 
     def read(self, path: Path, max_bytes: int) -> bytes | None:
         """The bytes of the regular file path (inside root), or None when there is none."""

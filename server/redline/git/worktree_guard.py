@@ -123,23 +123,23 @@ def grep_reads_worktree(args: Sequence[str]) -> bool:
     pattern without it could not be told from a revision), and a work-tree grep must write
     records this module can read; anything else is refused."""
     flags: set[str] = set()
-    patterns = revisions = 0
+    has_pattern = has_revision = False
     options = _options(args)
     i = 0
     while i < len(options):
         arg = options[i]
         if arg == "-e":
-            patterns += 1
+            has_pattern = True
             i += 2
             continue
         if arg.startswith("-"):
             flags.add(arg)
         else:
-            revisions += 1
+            has_revision = True
         i += 1
-    if not patterns:
+    if not has_pattern:
         raise GitCommandError(_GREP_FORM)
-    if "--cached" in flags or revisions:
+    if "--cached" in flags or has_revision:
         return False
     if flags - _GREP_ALLOWED or not flags >= _GREP_REQUIRED:
         raise GitCommandError(_GREP_FORM)
@@ -178,6 +178,7 @@ class DiffFilter:
     """
 
     HEADER_LIMIT = 256 * 1024
+    _header: list[bytes]  # a section's lines while undecided (in _HEADER mode)
 
     def __init__(self, refused: Refuser, emit: Emit) -> None:
         self._refused = refused
@@ -185,7 +186,6 @@ class DiffFilter:
         self._buf = bytearray()
         self._at_line_start = True  # whether _buf[0] starts a line
         self._mode = _PASS
-        self._header: list[bytes] = []  # a section's lines while undecided (_HEADER)
 
     def take(self, chunk: bytes) -> None:
         self._buf += chunk
@@ -195,7 +195,6 @@ class DiffFilter:
         self._run(final=True)
         if self._mode == _HEADER:
             self._emit(b"".join(self._header))  # a section without content
-            self._mode = _PASS
 
     def _run(self, *, final: bool) -> None:
         out: list[bytes] = []
@@ -217,13 +216,13 @@ class DiffFilter:
         if start == -1:
             keep = 0 if final else _maybe_section_start(buf, self._at_line_start)
             cut = len(buf) - keep
-            if self._mode == _PASS:
-                out.append(bytes(buf[:cut]))
             if cut:
+                if self._mode != _DROP:
+                    out.append(bytes(buf[:cut]))
                 self._at_line_start = buf[cut - 1] == ord("\n")
-            del buf[:cut]
+                del buf[:cut]
             return False
-        if self._mode == _PASS:
+        if start and self._mode != _DROP:
             out.append(bytes(buf[:start]))
         del buf[:start]
         self._mode, self._header = _HEADER, []
@@ -233,8 +232,7 @@ class DiffFilter:
         """Take one whole header line; False when the rest of one is still to come."""
         buf = self._buf
         end = buf.find(b"\n")
-        size = sum(map(len, self._header))
-        if end == -1 and not final and size + len(buf) <= self.HEADER_LIMIT:
+        if end == -1 and not final and self._held() + len(buf) <= self.HEADER_LIMIT:
             return False
         end = len(buf) if end == -1 else end + 1
         line = bytes(buf[:end])
@@ -242,8 +240,8 @@ class DiffFilter:
         self._at_line_start = line.endswith(b"\n")
         if line.startswith(b"diff ") and self._header:
             out += self._header  # the previous section ended without content
-            self._header, size = [], 0
-        if line.startswith(_CONTENT_START) or size + len(line) > self.HEADER_LIMIT:
+            self._header = []
+        if line.startswith(_CONTENT_START) or self._held() + len(line) > self.HEADER_LIMIT:
             header = self._header
             reason = self._decide(header)
             if reason is None:
@@ -258,6 +256,9 @@ class DiffFilter:
             return True
         self._header.append(line)
         return True
+
+    def _held(self) -> int:
+        return sum(map(len, self._header))
 
     def _decide(self, header: list[bytes]) -> str | None:
         for name in header_names(header):
