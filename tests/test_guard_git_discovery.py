@@ -476,7 +476,7 @@ def test_a_dot_git_that_cannot_be_looked_at_is_a_clear_error(
 def test_a_gitdir_line_keeps_its_trailing_spaces_as_git_does(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     tree.mkdir()
-    git_dir = fake_git_dir(tmp_path / "store" / "modules" / "m")
+    git_dir = module_dir(tmp_path)
     (tree / ".git").write_text(f"gitdir: {git_dir} \n")
     with pytest.raises(RepositoryError, match="cannot verify"):
         discover(tree, config_of({"core.worktree": str(tree)}))
@@ -539,7 +539,11 @@ def test_a_git_file_naming_a_directory_inside_the_tree_is_refused_as_built_insid
         f"{tree.resolve() / '.git'} points to {git_dir.resolve()}, a git directory inside the "
         "working tree"
     )
-    assert "built by the tree's author" in (info.value.hint or "")
+    assert info.value.hint == (
+        "a linked worktree's or submodule's git directory lives in its main repository's or "
+        "superproject's .git, outside the tree it serves; one inside was built by the tree's "
+        "author, so Redline does not read it"
+    )
     assert reader.asked == []  # type: ignore[attr-defined]
 
 
@@ -559,8 +563,11 @@ def test_a_worktree_whose_common_dir_is_inside_the_tree_is_refused(
     (planted / "commondir").write_text(f"{common}\n")
     (planted / "gitdir").write_text(str(worktree / ".git") + "\n")
     (worktree / ".git").write_text(f"gitdir: {planted}\n")
-    with pytest.raises(RepositoryError, match=f"points to {common}, a git directory inside"):
+    with pytest.raises(RepositoryError) as info:
         discover(worktree, no_config)
+    assert info.value.message == (
+        f"{worktree / '.git'} points to {common}, a git directory inside the working tree"
+    )
 
 
 def test_a_worktree_added_inside_the_main_tree_is_genuine(repo: GitRepo) -> None:
@@ -639,6 +646,41 @@ def test_a_worktree_pointer_that_is_a_link_is_not_read(
         discover(worktree, no_config)
 
 
+def test_a_submodule_config_may_be_longer_than_a_git_file(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    git_dir = module_dir(tmp_path)
+    (git_dir / "config").write_text("[core]\n" + "# padding\n" * 1000)  # 10 kB
+    (tree / ".git").write_text(f"gitdir: {git_dir}\n")
+    assert discover(tree, config_of({"core.worktree": str(tree)})) is not None
+
+
+def test_a_git_dir_inside_another_that_is_no_modules_directory_is_refused(
+    tmp_path: Path,
+) -> None:
+    """Only a `modules` directory's parent counts as the superproject, not any git directory
+    above."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    git_dir = fake_git_dir(fake_git_dir(tmp_path / "store") / "sub" / "m")
+    (tree / ".git").write_text(f"gitdir: {git_dir}\n")
+    with pytest.raises(RepositoryError, match="cannot verify"):
+        discover(tree, config_of({"core.worktree": str(tree)}))
+
+
+def test_a_head_link_that_leads_nowhere_is_no_git_directory(tmp_path: Path) -> None:
+    """A link is not what a FIFO is: a dangling HEAD link means no HEAD."""
+    tree = tmp_path / "tree"
+    git_dir = fake_git_dir(tree / ".git")
+    (git_dir / "HEAD").unlink()
+    (git_dir / "HEAD").symlink_to("nowhere")
+    with pytest.raises(RepositoryError) as info:
+        discover(tree, no_config)
+    assert info.value.message == (
+        f"{git_dir.resolve()} is not a git directory (no HEAD, objects or refs)"
+    )
+
+
 def test_a_head_that_is_a_fifo_is_named_as_one(tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     git_dir = fake_git_dir(tree / ".git")
@@ -650,3 +692,4 @@ def test_a_head_that_is_a_fifo_is_named_as_one(tmp_path: Path) -> None:
         info.value.message
         == f"refusing {git_dir.resolve() / 'HEAD'}: it is a FIFO (named pipe), not a regular file"
     )
+    assert info.value.hint == "a git directory holds only regular files and directories"

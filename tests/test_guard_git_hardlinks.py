@@ -251,3 +251,36 @@ def test_the_census_skips_names_gone_since_and_directories_it_cannot_list(
 
 def test_the_withheld_marker_is_a_line_git_never_writes_in_a_header() -> None:
     assert WITHHELD_MARK == "\\ Redline: withheld: "
+
+
+def test_the_census_knows_no_name_of_a_file_outside_the_tree(tree: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("x")
+    os.link(elsewhere, tmp_path / "elsewhere2.txt")
+    assert not LinkCensus(tree).all_names_inside(os.stat(elsewhere))
+
+
+def test_the_census_passes_over_a_name_gone_since_and_counts_the_rest(tree: Path) -> None:
+    os.link(tree / "a.txt", tree / "b.txt")
+    os.link(tree / "a.txt", tree / "c.txt")
+    answers = LinkCensus(tree)
+    assert answers.all_names_inside(os.stat(tree / "a.txt"))
+    ino = os.stat(tree / "a.txt").st_ino
+    os.unlink(tree / "c.txt")
+    known = answers._by_inode
+    assert known is not None
+    known[ino] = sorted(known[ino], key=lambda p: not p.endswith("c.txt"))
+    assert known[ino][0].endswith("c.txt")  # the gone name is met first
+    assert answers.all_names_inside(os.stat(tree / "a.txt"))
+
+
+def test_the_census_counts_a_name_only_while_it_is_still_the_same_file(
+    tree: Path, tmp_path: Path
+) -> None:
+    os.link(tree / "a.txt", tree / "c.txt")
+    answers = LinkCensus(tree)
+    assert answers.all_names_inside(os.stat(tree / "a.txt"))
+    os.unlink(tree / "c.txt")
+    (tree / "c.txt").write_text("another file now, same device")
+    os.link(tree / "a.txt", tmp_path / "outside.txt")
+    assert not answers.all_names_inside(os.stat(tree / "a.txt"))

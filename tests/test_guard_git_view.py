@@ -569,6 +569,24 @@ def test_a_linked_objects_info_inside_is_taken_as_borrowing(committed: GitRepo) 
     try:
         assert (view.root / "mirror").is_dir()
         assert "GIT_OBJECT_DIRECTORY" not in view.env()
+        assert view.notes == []  # no alternates file there: nothing borrowed to name
+    finally:
+        view.close()
+
+
+def test_a_repository_without_a_config_file_lists_nothing(committed: GitRepo) -> None:
+    (committed.root / ".git" / "config").unlink()
+    asked: list[bytes] = []
+
+    def list_config(data: bytes) -> bytes:
+        asked.append(data)
+        return b""
+
+    view = RepoView(_location(committed), list_config, HARDENED_CONFIG)
+    try:
+        assert asked == []
+        expected = render_config(RealConfig(), HARDENED_CONFIG)
+        assert (view.git_dir / "config").read_text() == expected
     finally:
         view.close()
 

@@ -396,11 +396,15 @@ def test_only_what_may_begin_a_section_is_held_back(tree: Path) -> None:
         (b"y", 0),  # "diffy": a line that only starts like it
         (b"zz dif", 0),  # mid-line: never a section start
         (b"f \n", 0),
+        (b"zz ", 0),
+        (b"dif", 0),  # mid-line again, though it spells the start of "diff "
+        (b"\nab", 0),  # short, but not the start of "diff "
+        (b"\n", 0),
     ):
         f.take(chunk)
         assert len(f._buf) == held, chunk
     f.flush()
-    assert b"".join(out) == section("app.py") + b"+x\ndifx y\ndiffyzz diff \n"
+    assert b"".join(out) == section("app.py") + b"+x\ndifx y\ndiffyzz diff \nzz dif\nab\n"
 
 
 def test_the_held_tail_is_passed_on_at_the_end(tree: Path) -> None:

@@ -17,7 +17,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from redline.errors import RepositoryError
@@ -288,10 +288,9 @@ def test_superproject_candidates_are_parents_of_modules_directories(p: list[str]
         assert git_dir != modules and git_dir.is_relative_to(modules)
 
 
-@given(parts, st.sampled_from(["w", "x", "..", "."]))
+@given(parts, st.sampled_from(["w", "x", "wt-2"]))
 def test_a_linked_worktree_is_one_level_below_worktrees(p: list[str], name: str) -> None:
     common = Path("/", *p)
-    assume(name not in (".", ".."))
     assert linked_worktree_shape(common / "worktrees" / name, common)
     assert not linked_worktree_shape(common / "worktrees" / name / "deeper", common)
     assert not linked_worktree_shape(common / name, common)

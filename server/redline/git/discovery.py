@@ -189,15 +189,16 @@ def inside(path: Path, tree: Path) -> bool:
 
 
 def linked_worktree_shape(git_dir: Path, common: Path) -> bool:
-    """`git worktree add` makes <common>/worktrees/<name>, one level below."""
-    return git_dir.parent == common / "worktrees" and git_dir.name not in ("", ".", "..")
+    """`git worktree add` makes <common>/worktrees/<name>, one level below (both paths are
+    resolved: no "." or ".." in them)."""
+    return git_dir.parent == common / "worktrees"
 
 
 def superproject_candidates(git_dir: Path) -> list[Path]:
     """The directories that would be git_dir's superproject's git directory: the parent of
     each `modules` directory above git_dir (a submodule's name may hold slashes, and one may
     be named `modules/...`), nearest first."""
-    return [p.parent for p in git_dir.parents if p.name == "modules" and p.parent != p]
+    return [p.parent for p in git_dir.parents if p.name == "modules"]
 
 
 def _built_inside(dot_git: Path, git_dir: Path) -> RepositoryError:

@@ -205,7 +205,7 @@ class RepoView:
         common, git_dir = loc.common_dir, loc.git_dir
         files = self.files
         config = files.read(common / "config", _CONFIG_MAX)
-        real = parse_real_config(list_config(config) if config else b"")
+        real = parse_real_config(list_config(config)) if config else RealConfig()
         view = self.git_dir
         (view / "objects" / "info").mkdir(parents=True)
         (view / "info").mkdir()
