@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import os
 import stat
 from pathlib import Path
@@ -111,6 +112,21 @@ def test_an_unusable_cache_gives_a_per_process_key(
     monkeypatch.setenv("REDLINE_CACHE_DIR", str(blocker / "cache"))
     a, b = stored_key(), stored_key()
     assert len(a) == 32 and a != b
+
+
+def test_a_key_that_cannot_be_stored_is_said_so_in_the_debug_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("REDLINE_CACHE_DIR", str(blocker / "cache"))
+    with caplog.at_level(logging.DEBUG, logger="redline.redaction.placeholder"):
+        stored_key()
+    [record] = [r for r in caplog.records if r.name == "redline.redaction.placeholder"]
+    message = record.getMessage()
+    assert message.startswith("redaction key not stored (")
+    assert message.endswith("); placeholders are per process")
+    assert str(blocker) in message  # the reason: the error names the path
 
 
 def test_two_processes_creating_the_key_at_once_agree_on_one(
