@@ -55,7 +55,7 @@ def refuse(*args, **kwargs):
 socket.socket.connect = refuse
 socket.socket.connect_ex = refuse
 socket.create_connection = refuse
-from redline.cli import main
+from redline.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from model_env import isolate_model_env
-from redline.cli import main
+from redline.cli.main import main
 
 from demo_findings import BARE_EXCEPT, PHANTOM, SHELL, SPECULATIVE
 from review_script import ReviewScript

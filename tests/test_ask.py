@@ -17,7 +17,7 @@ import pytest
 from redline import config
 from redline.agent.llm import LLMClient
 from redline.agent.toolkit import ToolError
-from redline.cli import main
+from redline.cli.main import main
 from redline.config_models import Settings
 from redline.model import Review
 from redline.requests import AskRequest

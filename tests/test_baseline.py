@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from redline.cli import main
+from redline.cli.main import main
 
 from gitrepo import GitRepo
 

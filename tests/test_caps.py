@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from redline.agent import LLMClient, RequestCapReached, ToolExecutor
-from redline.cli import main
+from redline.cli.main import main
 from redline.config import load_settings
 from redline.config_models import AnalyzerSettings, LLMSettings, ModelSettings, Settings
 from redline.errors import ConfigError

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from redline.cli import main
+from redline.cli.main import main
 
 from gitrepo import GitRepo
 

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from model_env import isolate_model_env
-from redline.cli_debate_input import decide
-from redline.cli_debate_view import DebateView
+from redline.cli.debate_input import decide
+from redline.cli.debate_view import DebateView
 from redline.debate.events import DebateEvent, Decision, EventKind
 
 from gitrepo import GitRepo

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.cli import main
+from redline.cli.main import main
 from redline.config_models import Settings
 from redline.requests import ScopeKind, ScopeRequest
 from redline.review import estimate

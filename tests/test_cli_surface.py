@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from redline import config
-from redline.cli import build_parser
+from redline.cli.main import build_parser
 from redline.config_models import Settings
 from redline.model import Coverage, Finding, Review, Severity
 from redline.store import TaskStore

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.cli import main
+from redline.cli.main import main
 from redline.config import load_settings
 from redline.errors import ConfigError
 from redline.model import Severity

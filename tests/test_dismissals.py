@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.cli import main
+from redline.cli.main import main
 from redline.model import Category, Finding, Severity, finding_id
 from redline.store.dismissal_matching import apply_dismissals, filter_dismissed, inline_ignores
 from redline.store.dismissals import (

@@ -211,7 +211,7 @@ def test_sources() -> None:
     assert {p.split("/")[0] for p, _ in corpus} == {"python", "javascript", "typescript", "go"}
     assert sum(t.count("\n") for _, t in corpus) >= 300
     own = dict(redline_files())
-    assert "redline/eval/mutate/generate.py" in own and "redline/cli.py" in own
+    assert "redline/eval/mutate/generate.py" in own and "redline/cli/main.py" in own
     assert not any(p.startswith("redline/eval/corpus/") for p in own)
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from eval_mutants import CART, CART_PY, cart_mutants, finding_for
 from model_env import isolate_model_env
-from redline.cli import main
+from redline.cli.main import main
 from redline.eval import cases
 from redline.eval.score import (
     ModelTrace,

@@ -15,7 +15,7 @@ import pytest
 from lsprotocol import types
 
 from redline.analyzers.rules import family
-from redline.cli import main
+from redline.cli.main import main
 from redline.model import Category, Finding, Severity, finding_id, number_occurrences
 from redline.store.dismissal_matching import split_dismissed
 from redline.store.dismissals import DISMISSED_PATH, DismissalStore, Dismissed

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from redline.cli import main
+from redline.cli.main import main
 from redline.errors import GitCommandError, RepositoryError, UsageError
 from redline.git import UNAVAILABLE_REV, GitRunner, ScopeDiff, ScopeRequest, resolve_scope
 from redline.git.forge import (

@@ -403,7 +403,7 @@ def test_deep_tool_arguments_in_a_streamed_debate_turn_are_a_tool_error(
 
 _RAISE = """
 import sys
-import redline.cli as cli
+import redline.cli.main as cli
 import redline.agent.litellm_loader as loader
 
 TOKEN = sys.argv[2]

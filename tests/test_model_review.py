@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 
 from model_env import FAST_RETRIES, isolate_model_env
-from redline.cli import main
+from redline.cli.main import main
 from redline.store import TaskStore
 
 from model_review_bed import demo, review  # demo: scripts/demo.py

@@ -80,7 +80,7 @@ def test_modules_are_chosen_by_path_or_directory() -> None:
     assert redaction and all(m.startswith("server/redline/redaction/") for m in redaction)
     assert runner.select([], mapping) == list(mapping)
     with pytest.raises(SystemExit, match="not a module listed"):
-        runner.select(["server/redline/cli.py"], mapping)
+        runner.select(["server/redline/cli/main.py"], mapping)
 
 
 def test_workspace_settings_point_mutmut_at_one_module_and_its_tests() -> None:

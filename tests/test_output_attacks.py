@@ -398,7 +398,7 @@ def test_the_debate_stream_spells_escapes_out() -> None:
     # A debater's streamed text goes to the terminal as it arrives (cli_debate_view.py).
     import io
 
-    from redline.cli_debate_view import DebateView
+    from redline.cli.debate_view import DebateView
     from redline.debate.events import DebateEvent, EventKind
 
     out = io.StringIO()

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from redline import config_repo
-from redline.cli import main
+from redline.cli.main import main
 from redline.config import REPO_TEMPLATE, LoadedSettings, load_settings
 from redline.config_models import AnalyzerSettings, LLMSettings, ReviewSettings, Settings
 from redline.config_repo import REPO_SETTINGS, filter_table, parse_layer

@@ -22,7 +22,7 @@ import pytest
 from lsprotocol import types
 
 from model_env import isolate_model_env
-from redline.cli import main
+from redline.cli.main import main
 from redline.redaction import get_redactor
 
 from gitrepo import GitRepo

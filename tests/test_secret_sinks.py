@@ -191,7 +191,7 @@ def test_whatever_the_cli_writes_to_stderr_is_masked(
 ) -> None:
     """A message written straight to sys.stderr during a command (not through logging or a
     progress event) passes the redactor too."""
-    from redline import cli
+    from redline.cli import main as cli
 
     secret = "sk_live_" + "Zq9" * 14
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from model_env import isolate_model_env
-from redline.cli import main
+from redline.cli.main import main
 
 from demo_findings import BARE_EXCEPT, GUTTER, NEAR_MISS, NOT_PARSING, SHELL
 from review_script import ReviewScript

@@ -57,7 +57,7 @@ def test_verifier_batches_run_at_once() -> None:
 _CLI_RUN = """
 import json, sys, time
 import redline.review.pipeline as pipeline
-from redline.cli import main
+from redline.cli.main import main
 seen = {}
 original = pipeline.run_analyzers
 def analyzers(*args, **kwargs):
@@ -203,7 +203,7 @@ def test_a_context_request_that_names_nothing_costs_no_round(repo: GitRepo) -> N
 def test_the_estimate_plans_the_reviewer_calls_the_review_makes(
     repo: GitRepo, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from redline.cli import main
+    from redline.cli.main import main
 
     _wide_change(repo, 10)
     with ScriptedLLM(handler=ReviewScript()) as llm:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pty_run import colour_codes, plain, run_redline, screen
-from redline.cli_debate_view import DebateView
+from redline.cli.debate_view import DebateView
 from redline.debate.events import DebateEvent, EventKind
 from redline.model import Category, Finding, Review, Severity
 from redline.progress import ProgressEvent, Stage, StderrProgress

@@ -21,7 +21,7 @@ def main() -> int:
         os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
     gc.disable()
     try:
-        from redline.cli import main as cli_main
+        from redline.cli.main import main as cli_main
     finally:
         gc.enable()
         if ours:

@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol, TextIO
 
 if TYPE_CHECKING:
-    from redline.progress_line import LiveLine
+    from redline.cli.progress_line import LiveLine
 
 
 class Stage(StrEnum):
@@ -149,7 +149,7 @@ def _stop(loop: asyncio.AbstractEventLoop) -> None:
 class StderrProgress:
     """Stage lines on stderr (never stdout: stdout carries the report).
 
-    On a terminal, a live line (`progress_line.py`: the stage, a bar, the elapsed time, tokens
+    On a terminal, a live line (`cli/progress_line.py`: the stage, a bar, the elapsed time, tokens
     and cost) redrawn in place, erased at the end, when `pause()`d, or by `close()`; otherwise
     (CI logs) each event is one plain `redline: …` line. `color` is the CLI's `--color`.
     Usable as a context manager, so an error or Ctrl+C never leaves the line drawn.
@@ -174,7 +174,7 @@ class StderrProgress:
             return
         if self._line is None:
             # Imported here: rich costs start-up time, and only a terminal needs it.
-            from redline.progress_line import LiveLine
+            from redline.cli.progress_line import LiveLine
 
             self._line = LiveLine(self.stream, self.color, self.started)
             _DRAWING.add(self)

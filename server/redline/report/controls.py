@@ -1,5 +1,5 @@
 """Control characters spelled out: the one rule every text Redline prints, writes or posts
-passes through last (report.render, cli_common.write_report, the terminal report's review, the
+passes through last (report.render, cli.common.write_report, the terminal report's review, the
 bodies posted to a forge).
 
 A committed file name, a branch name or a model's text may hold escape sequences: OSC 52 sets

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from redline import config
-from redline.cli_common import EXIT_ERROR, EXIT_OK, Parser, repo_root
+from redline.cli.common import EXIT_ERROR, EXIT_OK, Parser, repo_root
 from redline.config_templates import write_repo_template
 from redline.errors import ConfigError, RedlineError
 

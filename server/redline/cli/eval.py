@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from redline.cli_common import EXIT_MODEL, EXIT_OK, add_max_requests, repo_root, write_report
+from redline.cli.common import EXIT_MODEL, EXIT_OK, add_max_requests, repo_root, write_report
 from redline.errors import UsageError
 
 if TYPE_CHECKING:

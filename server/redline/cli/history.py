@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from redline.cli_common import EXIT_OK, FORMATS, repo_root, write_report
+from redline.cli.common import EXIT_OK, FORMATS, repo_root, write_report
 from redline.errors import RedlineError, UsageError
 from redline.model import Severity
 from redline.store.tasks import TaskStore, TaskSummary

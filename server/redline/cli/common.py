@@ -1,8 +1,8 @@
 """What the `redline` subcommands share: exit codes, the parser class, the scope flags, the
 settings with the user's flags, and writing the report with its exit code.
 
-Its own module so `cli.py` (the wiring) and the commands kept in their own modules
-(`cli_debate.py`) both import it without importing each other.
+Its own module so `main.py` (the wiring) and the commands kept in their own modules
+(`debate.py`) both import it without importing each other.
 """
 
 from __future__ import annotations

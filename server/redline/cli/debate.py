@@ -1,8 +1,8 @@
 """`redline debate`: the debaters argue over a change on the terminal, then the report.
 
-The debate streams to stderr as it happens (`cli_debate_view.py`); the report goes to stdout
+The debate streams to stderr as it happens (`debate_view.py`); the report goes to stdout
 or --output, like review's. Ctrl+C ends the debate and goes on to the summaries; a second one
-aborts (exit 130). `--interactive` asks before every turn (`cli_debate_input.py`).
+aborts (exit 130). `--interactive` asks before every turn (`debate_input.py`).
 Exit codes as review and ask: 0 done, 1 a finding at or above --fail-on, 2 a usage or
 configuration error or a debate that failed (the report is still written).
 """
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from redline.cli_common import (
+from redline.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     FORMAT_HELP,
@@ -32,7 +32,7 @@ from redline.cli_common import (
     settings_in_use,
     write_report,
 )
-from redline.cli_post import add_post_flags, check_post_flags, post_if_asked
+from redline.cli.post import add_post_flags, check_post_flags, post_if_asked
 from redline.requests import MAX_ROUNDS, DebateRequest
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ class _Progress:
 
 def cmd_debate(args: argparse.Namespace) -> int:
     from redline.agent.litellm_loader import start_background_import
-    from redline.cli_debate_input import require_terminal
+    from redline.cli.debate_input import require_terminal
     from redline.debate.roster import build_roster
 
     check_post_flags(args)
@@ -127,8 +127,8 @@ async def _debate(
     request: DebateRequest, repo: Path, loaded: LoadedSettings, args: argparse.Namespace
 ) -> Review | None:
     """The debate with Ctrl+C handled on the loop; None when the user aborted it."""
-    from redline.cli_debate_input import TerminalPrompter
-    from redline.cli_debate_view import DebateView
+    from redline.cli.debate_input import TerminalPrompter
+    from redline.cli.debate_view import DebateView
     from redline.debate.events import DebateControl
     from redline.debate.run import run_debate
     from redline.store import TaskStore

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from redline.cli_common import EXIT_ERROR, EXIT_MODEL, scope_request
+from redline.cli.common import EXIT_ERROR, EXIT_MODEL, scope_request
 from redline.config_models import Settings
 from redline.errors import RedlineError, UsageError
 from redline.git.scopes import ScopeDiff

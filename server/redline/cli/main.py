@@ -5,8 +5,8 @@ error, or a review that failed (`ask` when the agent never submitted — out of 
 the report is still written and its headline says why), 3 when a configured model could not
 be used (the report holds the analyzers' findings; one line on stderr says why), 130 when
 interrupted. The report goes to stdout (or --output); progress and messages go to
-stderr. The shared helpers are in `cli_common.py`; `redline debate` in `cli_debate.py`,
-`redline eval` in `cli_eval.py`.
+stderr. The shared helpers are in `common.py`; `redline debate` in `debate.py`,
+`redline eval` in `eval.py`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from redline.cli_common import (
+from redline.cli.common import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -38,11 +38,11 @@ from redline.cli_common import (
     settings_in_use,
     write_report,
 )
-from redline.cli_config import add_config_parser, add_init_parser, cmd_config, cmd_init
-from redline.cli_debate import add_debate_parser
-from redline.cli_eval import add_eval_parser
-from redline.cli_history import add_history_parser, cmd_history
-from redline.cli_post import add_post_flags, check_post_flags, post_if_asked
+from redline.cli.config import add_config_parser, add_init_parser, cmd_config, cmd_init
+from redline.cli.debate import add_debate_parser
+from redline.cli.eval import add_eval_parser
+from redline.cli.history import add_history_parser, cmd_history
+from redline.cli.post import add_post_flags, check_post_flags, post_if_asked
 from redline.errors import ConfigError, RedlineError, UsageError
 from redline.requests import AskRequest
 
@@ -342,11 +342,11 @@ def _run_command(args: argparse.Namespace) -> int:
         if args.command == "ask":
             return _cmd_ask(args)
         if args.command == "debate":
-            from redline.cli_debate import cmd_debate
+            from redline.cli.debate import cmd_debate
 
             return cmd_debate(args)
         if args.command == "eval":
-            from redline.cli_eval import cmd_eval
+            from redline.cli.eval import cmd_eval
 
             return cmd_eval(args)
         if args.command == "init":
