@@ -81,6 +81,9 @@ class FileDiff:
     is_copy: bool = False
     binary: bool = False
     submodule: bool = False
+    # A side of it is a symbolic link (mode 120000): its "content" is a target path, reviewed
+    # as a link (diff/links.py), never as code.
+    link: bool = False
     combined: bool = False  # a merge's combined diff (`diff --cc`), not split into hunks
     # (section bytes, cap) when the section was over the per-file cap and cut to its header
     # while the diff was read (git/section_cap.py): nothing of its content is here.

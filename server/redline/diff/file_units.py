@@ -27,6 +27,7 @@ from redline.diff.changes import Changes, change_lines
 from redline.diff.deleted import deleted_symbols
 from redline.diff.file_diff import FileDiff, Hunk
 from redline.diff.functions import function_spans, has_grammar, language_for, names_for_lines
+from redline.diff.links import link_reason
 from redline.diff.new_side import UNREAD_TAGS, ReadNew, content_file_tags, text_new_side
 from redline.diff.tags import (
     only_comments,
@@ -147,6 +148,10 @@ def _file_units(
     if fd.cut:  # cut while it was read: only its header is known, and nothing is read
         ctx = _FileContext.of(fd)
         return [_whole_file_unit(fd, ctx, settings, seen, skip_reason=cut_reason(*fd.cut))]
+    if fd.link:  # its content is a target path: reviewed as a link, never as code
+        ctx = _FileContext.of(fd)
+        ctx.language = None
+        return [_whole_file_unit(fd, ctx, settings, seen, skip_reason=link_reason(fd))]
     if fd.binary and content and not fd.is_deleted and not fd.submodule:
         fd = text_new_side(fd, read_new, settings) or fd
     ctx = _FileContext.of(fd)
@@ -251,7 +256,7 @@ def _whole_file_unit(
     if changes.count > settings.large_unit_lines:
         tags.add(Tag.LARGE)
     identity = [line for line in fd.header if line.startswith(_IDENTITY_HEADERS)]
-    if fd.binary or fd.submodule:
+    if fd.binary or fd.submodule or fd.link:
         identity += [line for line in fd.header if line.startswith("index ")]
     new_side = ctx.patch_type is not PatchType.DELETE
     patch = _patch_text(fd.header, hunks)

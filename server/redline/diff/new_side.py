@@ -129,7 +129,7 @@ def add_content_tags(
 
 def will_read(fd: FileDiff) -> bool:
     """Whether file_units._file_units reads this file's new version (keep in step with it)."""
-    if fd.error or fd.combined or fd.cut or fd.submodule or fd.is_deleted:
+    if fd.error or fd.combined or fd.cut or fd.submodule or fd.link or fd.is_deleted:
         return False
     if fd.binary:
         return _maybe_text(fd.path)

@@ -34,6 +34,7 @@ from redline.diff.header_paths import (
     split_pair,
     strip_prefix,
 )
+from redline.diff.links import is_link_header
 from redline.git.hardlinks import WITHHELD_MARK
 from redline.git.section_cap import read_marker
 
@@ -150,6 +151,7 @@ def _parse_extended_header(
 
 def _header_line(line: str, fd: FileDiff) -> bool:
     """Apply one extended header line to `fd`; False when it is not a header line."""
+    fd.link |= is_link_header(line)
     if line.startswith("new file mode "):
         fd.is_new = True
         fd.submodule |= line.endswith(_GITLINK_MODE)
