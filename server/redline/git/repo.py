@@ -11,7 +11,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +24,7 @@ from redline.git.process import decode, split_nul, strip_control
 from redline.git.runner import EMPTY_TREE, GitRunner
 from redline.git.section_cap import section_cap
 from redline.git.stream import DiffConsumer, DiffStream, ReadAhead
+from redline.git.unreadable import WorktreeChanges, withheld_section, worktree_changes
 from redline.git.worktree import read_worktree_file
 from redline.model import DiffStats
 
@@ -189,7 +190,12 @@ class Repo:
     # -- diffs ------------------------------------------------------------------------------
 
     def diff(
-        self, *revs: str, cached: bool = False, index_file: Path | None = None
+        self,
+        *revs: str,
+        cached: bool = False,
+        index_file: Path | None = None,
+        paths: Sequence[str] | None = None,
+        withheld: Mapping[str, str] | None = None,
     ) -> tuple[str, DiffStats]:
         """Unified diff text and its totals for `git diff [--cached] revs…`.
 
@@ -199,7 +205,7 @@ class Repo:
         its changed lines still count.
         """
         mode = ("--cached",) if cached else ()
-        tail = ("--end-of-options", *revs, "--")
+        tail = ("--end-of-options", *revs, "--", *(paths or ()))
         argv = ("diff", *DIFF_OPTIONS, *mode, *tail)
         # Two revisions: the new side is a commit (one: the work tree; --cached: the index).
         new_commit = revs[1] if len(revs) == 2 and not cached else None
@@ -209,12 +215,25 @@ class Repo:
         # never held whole, with or without a consumer.
         stream = DiffStream(self.consumer, self.read_ahead, section_cap(self.max_file_bytes))
         try:
-            self.runner.git(self.root, *argv, index_file=index_file, on_stdout=stream.take)
+            if paths is None or paths:  # an empty list: no path left to diff
+                self.runner.git(self.root, *argv, index_file=index_file, on_stdout=stream.take)
+            for path, reason in (withheld or {}).items():
+                # A section that is a header and a reason only (git/unreadable.py).
+                stream.take(withheld_section(path, reason))
             stream.flush()
         finally:
             if self.read_ahead is not None:
                 self.read_ahead.close()
         return stream.text(), stream.stats()
+
+    def worktree_changes(self, rev: str, index_file: Path | None = None) -> WorktreeChanges:
+        """The paths `git diff rev` would show against the work tree, listed without reading any
+        file, and those of them Redline cannot read (git/unreadable.py)."""
+        raw = self.git(
+            "diff", "--raw", "-z", "--no-renames", "--no-color", "--ignore-submodules=dirty",
+            "--end-of-options", rev, "--", index_file=index_file,
+        )  # fmt: skip
+        return worktree_changes(self.root, raw)
 
     @contextmanager
     def private_index(self) -> Iterator[Path]:

@@ -128,7 +128,16 @@ def scope_uncommitted(repo: Repo, arg: str | None = None) -> Resolved:
                 input=b"\0".join(p.encode("utf-8", "surrogateescape") for p in untracked),
                 index_file=index,
             )
-        diff_text, stats = repo.diff(head or repo.empty_tree(), index_file=index)
+        base = head or repo.empty_tree()
+        # A file git cannot open would fail the whole diff: list the changes without reading
+        # them first, and diff only what can be read (git/unreadable.py).
+        changes = repo.worktree_changes(base, index_file=index)
+        if changes.unreadable:
+            diff_text, stats = repo.diff(
+                base, index_file=index, paths=changes.readable, withheld=changes.unreadable
+            )
+        else:
+            diff_text, stats = repo.diff(base, index_file=index)
     label = f"uncommitted changes on {repo.where(head)}" + stats_suffix(stats, diff_text)
     return Resolved(label, diff_text, head, None, stats, notes)
 
