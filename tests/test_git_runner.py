@@ -49,18 +49,20 @@ def committed(repo: GitRepo) -> GitRepo:
 # -- binaries and environment -------------------------------------------------------------
 
 
-def test_git_is_resolved_from_trusted_dirs_not_path(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_git_is_never_taken_from_the_repository_on_path(
+    committed: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    script(tmp_path / "bin" / "git", "touch /nonexistent\n")
-    script(tmp_path / "bin" / "gh", "exit 0\n")
-    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    # PATH names the repository's own bin/ (absolute and relative): neither is searched.
+    script(committed.root / "bin" / "git", "touch /nonexistent\n")
+    script(committed.root / "bin" / "gh", "exit 0\n")
+    monkeypatch.setenv("PATH", f"{committed.root / 'bin'}:bin:{os.environ['PATH']}")
+    monkeypatch.chdir(committed.root)
 
     runner = GitRunner()
 
     assert runner.git_path is not None
-    assert os.path.dirname(runner.git_path) in TRUSTED_DIRS
-    assert runner.gh_path is None or os.path.dirname(runner.gh_path) in TRUSTED_DIRS
+    assert not runner.git_path.startswith(str(committed.root))
+    assert runner.gh_path is None or not runner.gh_path.startswith(str(committed.root))
 
 
 def test_child_env_is_an_allowlist(monkeypatch: pytest.MonkeyPatch) -> None:

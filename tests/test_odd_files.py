@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 
 from model_env import isolate_model_env
-from review_script import ReviewScript
-from scripted_llm import ScriptedLLM
 
 from gitrepo import GitRepo
+from review_script import ReviewScript
+from scripted_llm import ScriptedLLM
 
 REDLINE = str(Path(sys.executable).with_name("redline"))
 KEEP = ("REDLINE_CACHE_DIR", "REDLINE_CONFIG", "REDLINE_API_KEY")
@@ -165,7 +165,7 @@ def locked(tmp_path: Path) -> GitRepo:
     )
     for name in ("secret.py", "fresh.py"):
         (repo.root / name).chmod(0)
-    if not os.geteuid() == 0:
+    if os.geteuid() != 0:
         pytest.skip("needs root to drop capabilities with setpriv")
     if not _without_dac_works(repo.root / "secret.py"):
         pytest.skip("setpriv cannot make a read fail here")

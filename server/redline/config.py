@@ -30,6 +30,7 @@ from redline.config_models import Settings
 from redline.config_repo import REPO_FILE, RepoLayer
 from redline.config_templates import REPO_TEMPLATE, USER_TEMPLATE, write_template
 from redline.errors import ConfigError
+from redline.tool_paths import name_tools
 
 __all__ = [
     "REPO_FILE",
@@ -197,7 +198,12 @@ def load_user_settings(
         origin = f"flag --{key.split('.')[-1].replace('_', '-')}"
         _validate_layer({key: value}, origin)
         above[key] = (value, origin)
-    return _merge(UserLayers(below, sources, above, tuple(files)), None)
+    loaded = _merge(UserLayers(below, sources, above, tuple(files)), None)
+    # The user's programs, for git/binaries.py: set from these layers only, never from a
+    # repository's file (with_repository adds that layer later, and no tools.* key passes it).
+    tools = loaded.settings.tools
+    name_tools({"git": tools.git, "gh": tools.gh, "glab": tools.glab})
+    return loaded
 
 
 def _merge(layers: UserLayers, layer: RepoLayer | None) -> LoadedSettings:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Literal
 
@@ -182,6 +183,22 @@ class ToolSettings(_Strict):
 
     max_write_files: int = Field(default=20, ge=0)  # write_file: distinct reports per run
     max_write_total_bytes: int = Field(default=10 * 1024 * 1024, ge=0)  # all writes of a run
+    # The programs Redline runs, when the user names them (absolute, `~` expanded); unset:
+    # looked up on PATH minus the reviewed repository and directories others can write
+    # (git/binaries.py). User settings only: a repository file's value is ignored.
+    git: str | None = None
+    gh: str | None = None
+    glab: str | None = None
+
+    @field_validator("git", "gh", "glab")
+    @classmethod
+    def _absolute(cls, v: str | None) -> str | None:
+        if v is None or v == "":
+            return None
+        path = os.path.expanduser(v)
+        if not os.path.isabs(path):
+            raise ValueError(f"must be an absolute path, got {v[:200]!r}")
+        return path
 
 
 DEBATER_NAME = r"^[a-z0-9][a-z0-9_-]{0,39}$"

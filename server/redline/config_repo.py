@@ -89,7 +89,7 @@ REPO_SETTINGS: Final[Mapping[str, RepoSetting]] = MappingProxyType(
 _USERS: Final = (
     ("models", "where your code is sent is yours"),
     ("llm", "what a run may spend, retry and wait for is yours"),
-    ("tools", "what the model's tools may write is yours"),
+    ("tools", "which git, gh and glab run and what the model's tools may write is yours"),
     ("debate", "the debaters, their models and prompts are yours"),
     ("store", "how long your review records are kept is yours"),
     ("publish", "how many writes a posting run may make is yours"),

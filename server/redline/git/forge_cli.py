@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Final, Protocol
 
 from redline.errors import GitCommandError
+from redline.git.binaries import Lookup
 from redline.git.process import ProcessResult, run_process
 from redline.git.view import RepoView
 
@@ -28,9 +29,13 @@ class Runner(Protocol):
     timeout: float
     max_output: int
 
-    def forge_path(self, name: str) -> str | None: ...
+    def forge_path(self, name: str, cwd: Path | None = None) -> str | None: ...
 
-    def child_env(self, *, for_gh: bool = False, for_glab: bool = False) -> dict[str, str]: ...
+    def lookup(self, name: str, cwd: Path | None = None) -> Lookup: ...
+
+    def child_env(
+        self, *, for_gh: bool = False, for_glab: bool = False, cwd: Path | None = None
+    ) -> dict[str, str]: ...
 
     def view(self, cwd: Path) -> RepoView | None: ...
 
@@ -152,10 +157,11 @@ def run_cli(
 ) -> ProcessResult:
     """Run an allowlisted subcommand of cli in cwd (the workspace's own repository)."""
     check_args(cli, args)
-    path = runner.forge_path(cli.name)
+    path = runner.forge_path(cli.name, cwd)
     if not path:
-        raise GitCommandError(f"{cli.name} is not installed")
-    env = runner.child_env(for_gh=cli.name == "gh", for_glab=cli.name == "glab")
+        where = runner.lookup(cli.name, cwd).where()
+        raise GitCommandError(f"{cli.name} is not installed", hint=f"install {cli.name}; {where}")
+    env = runner.child_env(for_gh=cli.name == "gh", for_glab=cli.name == "glab", cwd=cwd)
     # gh and glab run git themselves (remote lookup): those processes see the view too.
     view = runner.view(cwd)
     if view is not None:
@@ -184,7 +190,7 @@ def checked_output(result: ProcessResult, cli: ForgeCli, args: Sequence[str]) ->
 
 def cli_available(runner: Runner, cli: ForgeCli, cwd: Path) -> tuple[bool, str]:
     """(usable, reason): the tool is installed and `<tool> auth status` succeeds."""
-    if not runner.forge_path(cli.name):
+    if not runner.forge_path(cli.name, cwd):
         return False, f"{cli.name} is not installed"
     try:
         result = run_cli(runner, cli, cwd, ("auth", "status"), timeout=min(runner.timeout, 15.0))

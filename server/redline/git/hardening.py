@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Final
 
 from redline.errors import GitCommandError, RepositoryError
+from redline.git.binaries import SYSTEM_DIRS
 
-# Directories that hold system-installed binaries, never the workspace. /opt/homebrew/bin is
-# where Homebrew puts git and gh on Apple silicon; it is root-owned-by-convention like the rest.
-TRUSTED_DIRS: Final[tuple[str, ...]] = ("/usr/local/bin", "/usr/bin", "/bin", "/opt/homebrew/bin")
+# The system directories a child process's PATH holds (and where a lookup ends when PATH has
+# nothing usable): never the workspace. Programs themselves are found by binaries.py.
+TRUSTED_DIRS: Final[tuple[str, ...]] = SYSTEM_DIRS
 
 # Overrides every configuration knob that can make a read-only git command run a program,
 # write a file, talk to the network or change the output format we parse.
@@ -109,7 +110,8 @@ _FIXED_ENV: Final[Mapping[str, str]] = {
 
 def resolve_binary(name: str, explicit: str | os.PathLike[str] | None) -> str | None:
     """The absolute path of `name`: the explicit one (tests' fakes; must be absolute), else
-    found in TRUSTED_DIRS only; None when there is none."""
+    found in TRUSTED_DIRS only; None when there is none. GitRunner looks programs up with
+    binaries.find (the user's PATH, filtered); this is for explicit paths."""
     if explicit is not None:
         path = Path(explicit)
         if not path.is_absolute():

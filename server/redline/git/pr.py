@@ -94,6 +94,9 @@ def resolve_pr(repo: Repo, arg: str | None) -> Resolved:
             f"install {forge.tool} and run `{forge.tool} auth login`, or fetch the {what} "
             f"yourself: {forge.fetch}"
         )
+        if not runner.forge_path(forge.tool, repo.root):
+            # Where it looked (binaries.py): the user's PATH, filtered, or their [tools] entry.
+            hint += f"; {forge.tool}: {runner.lookup(forge.tool, repo.root).where()}"
     if ref.forge == "github":
         origin = origin_project(repo)
         if origin is not None and origin.kind == "gitlab":

@@ -17,7 +17,9 @@ What gh and glab may run, and with which variables, is in forge_cli.py; the meth
 Test hooks: `GitRunner(gh_path=...)` / `glab_path=...` (or the environment variables
 `REDLINE_GH` / `REDLINE_GLAB`, absolute paths) select a fake `gh` / `glab`;
 `GitRunner(git_path=...)` selects a fake `git`. All are for tests: production code constructs
-`GitRunner()` and gets git/gh/glab from the trusted system directories.
+`GitRunner()` and gets git/gh/glab from the user's `[tools]` settings or their PATH, minus
+every directory the reviewed repository or another user could plant a program in
+(binaries.py), looked up for the directory each call runs in.
 """
 
 from __future__ import annotations
@@ -31,10 +33,10 @@ from typing import Final
 
 from redline.errors import GitCommandError, RepositoryError
 from redline.git import forge_cli
+from redline.git.binaries import SYSTEM_DIRS, Lookup, avoid_roots, find
 from redline.git.discovery import RepoLocation, discover
 from redline.git.hardening import (
     HARDENED_CONFIG,
-    TRUSTED_DIRS,
     check_git_args,
     clean_env,
     config_env,
@@ -48,6 +50,7 @@ from redline.git.process import (
 )
 from redline.git.view import RepoView, views_home
 from redline.git.worktree_guard import guard_for
+from redline.tool_paths import named_tool
 
 EMPTY_TREE: Final = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
@@ -82,22 +85,68 @@ class GitRunner:
             glab_path = self._environ["REDLINE_GLAB"]
         self._explicit_gh = gh_path is not None
         self._explicit_glab = glab_path is not None
-        self.git_path = resolve_binary("git", git_path)
+        # Paths given in code (tests' fakes) or by REDLINE_GH/REDLINE_GLAB; the rest is looked
+        # up per call, from the user's PATH minus what the reviewed repository could plant
+        # there (binaries.py), or taken from the user's `[tools]` settings.
+        self._explicit: dict[str, str | None] = {}
+        if git_path is not None:
+            self._explicit["git"] = resolve_binary("git", git_path)
+        if gh_path is not None:
+            self._explicit["gh"] = resolve_binary("gh", gh_path)
+        if glab_path is not None:
+            self._explicit["glab"] = resolve_binary("glab", glab_path)
+        self._lookups: dict[tuple[str, tuple[Path, ...], str | None], Lookup] = {}
+        self._avoid: dict[Path | None, tuple[Path, ...]] = {}
+        self._lookup_lock = threading.Lock()
         # One private view per repository (git/view.py), found by the directory a call runs
         # in. The lock is held while a view is built, so calls started together (a scope asks
         # for several revisions at once) wait for one view instead of each building one.
         self._views: dict[Path, RepoView] = {}
         self._located: dict[Path, RepoLocation | None] = {}
         self._view_lock = threading.Lock()
-        self.gh_path = resolve_binary("gh", gh_path)
-        self.glab_path = resolve_binary("glab", glab_path)
+
+    # -- programs (binaries.py) -------------------------------------------------------------
+
+    def lookup(self, name: str, cwd: Path | None = None) -> Lookup:
+        """Where `name` is taken from for a call run in cwd (None: the process's directory)."""
+        if name in self._explicit:
+            path = self._explicit[name]
+            return Lookup(name, path, (), () if path else ((name, "given path not usable"),))
+        with self._lookup_lock:
+            key_dir = None if cwd is None else Path(cwd)
+            avoid = self._avoid.get(key_dir)
+            if avoid is None:
+                avoid = self._avoid[key_dir] = avoid_roots(key_dir, self._environ)
+            key = (name, avoid, named_tool(name))
+            found = self._lookups.get(key)
+            if found is None:
+                found = self._lookups[key] = find(name, environ=self._environ, avoid=avoid)
+            return found
+
+    @property
+    def git_path(self) -> str | None:
+        return self.lookup("git").path
+
+    @property
+    def gh_path(self) -> str | None:
+        return self.lookup("gh").path
+
+    @property
+    def glab_path(self) -> str | None:
+        return self.lookup("glab").path
 
     # -- environment ----------------------------------------------------------------------
 
-    def child_env(self, *, for_gh: bool = False, for_glab: bool = False) -> dict[str, str]:
+    def child_env(
+        self, *, for_gh: bool = False, for_glab: bool = False, cwd: Path | None = None
+    ) -> dict[str, str]:
         """The complete environment a child process gets; nothing else is inherited. With
         for_gh/for_glab, also that tool's own auth and config variables (forge_cli.py)."""
-        dirs = list(TRUSTED_DIRS)
+        dirs = list(SYSTEM_DIRS)
+        git = self.lookup("git", cwd).path
+        if git and os.path.dirname(git) not in dirs:
+            # gh, glab and git's own helpers find git by PATH: the one Redline chose.
+            dirs.insert(0, os.path.dirname(git))
         if for_gh and self._explicit_gh and self.gh_path:
             dirs.insert(0, str(Path(self.gh_path).parent))
         if for_glab and self._explicit_glab and self.glab_path:
@@ -114,13 +163,11 @@ class GitRunner:
 
     # -- git --------------------------------------------------------------------------------
 
-    def _require_git(self) -> str:
-        if not self.git_path:
-            raise RepositoryError(
-                "git is not installed",
-                hint=f"install git; Redline looks for it in {os.pathsep.join(TRUSTED_DIRS)}",
-            )
-        return self.git_path
+    def _require_git(self, cwd: Path | None = None) -> str:
+        found = self.lookup("git", cwd)
+        if not found.path:
+            raise RepositoryError("git is not installed", hint=f"install git; {found.where()}")
+        return found.path
 
     # -- the private repository view ------------------------------------------------------
 
@@ -128,7 +175,10 @@ class GitRunner:
         """The repository cwd is in, found without git (git/discovery.py); None outside one."""
         key = Path(cwd)
         if key not in self._located:
-            self._located[key] = discover(key, self._read_config_key)
+            # git for reading its config is looked up as for a call in cwd (binaries.py).
+            self._located[key] = discover(
+                key, lambda data, name: self._read_config_key(data, name, cwd=key)
+            )
         return self._located[key]
 
     def view(self, cwd: Path) -> RepoView | None:
@@ -141,7 +191,10 @@ class GitRunner:
             with self._view_lock:
                 view = self._views.get(location.worktree)
                 if view is None:
-                    view = RepoView(location, self._list_config, HARDENED_CONFIG)
+                    where = location.worktree
+                    view = RepoView(
+                        location, lambda data: self._list_config(data, cwd=where), HARDENED_CONFIG
+                    )
                     self._views[location.worktree] = view
         return view
 
@@ -157,7 +210,7 @@ class GitRunner:
         for view in views:
             view.close()
 
-    def _config_as_data(self, data: bytes, *args: str) -> ProcessResult:
+    def _config_as_data(self, data: bytes, *args: str, cwd: Path | None = None) -> ProcessResult:
         """`git config --file - …` on a config file's bytes (read by Redline without following
         a link: git/gitdir.py, git/discovery.py), parsed as data and never applied. git opens
         no file of the repository's, and runs outside any repository (in the views' own
@@ -167,7 +220,7 @@ class GitRunner:
         env["GIT_CEILING_DIRECTORIES"] = str(home.parent)
         env["GIT_CONFIG_GLOBAL"] = os.devnull
         return run_process(
-            [self._require_git(), "config", "--file", "-", "--no-includes", *args],
+            [self._require_git(cwd), "config", "--file", "-", "--no-includes", *args],
             cwd=home,
             env=env,
             timeout=self.timeout,
@@ -176,15 +229,15 @@ class GitRunner:
             what="git config",
         )
 
-    def _list_config(self, data: bytes) -> bytes:
-        result = self._config_as_data(data, "--list", "-z")
+    def _list_config(self, data: bytes, cwd: Path | None = None) -> bytes:
+        result = self._config_as_data(data, "--list", "-z", cwd=cwd)
         if result.returncode != 0:
             # git names the file "-" and the line; never a line's text.
             raise RepositoryError(f"cannot read the repository's config: {result.error_text}")
         return result.stdout
 
-    def _read_config_key(self, data: bytes, key: str) -> str | None:
-        result = self._config_as_data(data, "--get", key)
+    def _read_config_key(self, data: bytes, key: str, cwd: Path | None = None) -> str | None:
+        result = self._config_as_data(data, "--get", key, cwd=cwd)
         return decode(result.stdout).rstrip("\n") if result.returncode == 0 else None
 
     def run_git(
@@ -289,8 +342,8 @@ class GitRunner:
     ) -> ProcessResult:
         # The hardened prefix (every HARDENED_CONFIG override as `-c`), and `--no-ext-diff
         # --no-textconv` on diff/log/show, `--no-textconv` on blame: hardening.py.
-        full_argv = hardened_argv(self._require_git(), argv)
-        env = self.child_env()
+        full_argv = hardened_argv(self._require_git(cwd), argv)
+        env = self.child_env(cwd=cwd)
         env.update(extra_env)
         return run_process(
             full_argv,
@@ -306,9 +359,9 @@ class GitRunner:
 
     # -- gh and glab (forge_cli.py) ---------------------------------------------------------
 
-    def forge_path(self, name: str) -> str | None:
-        """The absolute path of `gh` or `glab`, None when it is not installed."""
-        return {"gh": self.gh_path, "glab": self.glab_path}.get(name)
+    def forge_path(self, name: str, cwd: Path | None = None) -> str | None:
+        """The absolute path of `gh` or `glab` for a call in cwd, None when there is none."""
+        return self.lookup(name, cwd).path if name in ("gh", "glab") else None
 
     def gh_available(self, cwd: Path) -> tuple[bool, str]:
         """(usable, reason): gh installed and `gh auth status` succeeds."""
