@@ -189,14 +189,14 @@ def search_dirs(
     entries = path_var.split(os.pathsep) if path_var else []
     for entry in [*entries, *SYSTEM_DIRS]:
         system = entry in SYSTEM_DIRS
-        key = os.path.realpath(entry) if os.path.isabs(entry) else entry
-        if os.path.isabs(entry) and (os.path.normpath(entry) in seen or key in seen):
-            continue
         why = dir_problem(entry, avoid, me)
         if why is not None:
-            if not (system and why == "not a directory"):
+            if not (system and why == "not a directory") and (entry, why) not in skipped:
                 skipped.append((entry, why))
             continue
+        key = os.path.realpath(entry)
+        if os.path.normpath(entry) in seen or key in seen:
+            continue  # the same directory again (as spelled, or once links are followed)
         seen.update({os.path.normpath(entry), key})
         searched.append(os.path.normpath(entry))
     return searched, skipped
