@@ -99,6 +99,11 @@ _USER_ONLY = """
 # write_file (`redline ask`): at most this many reports, and this many bytes, per run.
 # max_write_files = 20
 # max_write_total_bytes = 10485760
+# The git, gh and glab Redline runs (absolute paths). Unset: looked up on your PATH, skipping
+# relative entries, the repository under review and directories others can write.
+# git = "/usr/bin/git"
+# gh = "/home/me/.local/bin/gh"
+# glab = "/usr/local/bin/glab"
 
 [debate]
 # `redline debate`: rounds of turns, model calls per turn (tool steps included), and the
