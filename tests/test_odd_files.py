@@ -195,3 +195,22 @@ def test_an_unreadable_file_does_not_block_the_gate_on_the_rest(locked: GitRepo)
     done = redline("review", "--fail-on", "high", cwd=locked.root, prefix=NO_DAC)
     assert done.returncode == 1, done.stdout + done.stderr  # app.py's shell=True, not exit 2
     assert "secret.py" in done.stdout and "cannot be read" in done.stdout
+
+
+# -- the editor ---------------------------------------------------------------------------------
+
+
+async def test_the_language_server_shows_nothing_on_a_link(linked: GitRepo, tmp_path: Path) -> None:
+    from lsp_support import server_env, start_session, stop_session
+
+    session = await start_session(linked.root, "vscode", server_env(tmp_path / "lsp-cache"))
+    try:
+        session.open("pkg/link.py", "other.py")  # what an editor holding the link's text sends
+        task = await session.review(scope="uncommitted")
+        end = await session.finished(task, timeout=60)
+        assert end["state"] == "finished", end
+        for rel in ("pkg/link.py", "pkg/out.py"):
+            assert session.client.diagnostics.get(session.uri(rel), []) == []
+            assert session.uri(rel) not in session.listed
+    finally:
+        await stop_session(session)
