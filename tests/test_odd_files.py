@@ -188,6 +188,10 @@ def test_an_unreadable_file_is_skipped_and_the_rest_reviewed(locked: GitRepo) ->
     assert "cannot be read" in reasons["fresh.py"]
     assert "app.py" in report["coverage"]["reviewed_files"]
     assert any(f["file"] == "app.py" for f in report["findings"])  # shell=True was found
+    # The failed first diff fed part of itself to the unit builder: nothing counted twice.
+    assert report["stats"]["files"] == 3
+    ids = [f["id"] for f in report["findings"]]
+    assert len(ids) == len(set(ids))
     assert "git diff failed" not in done.stderr
 
 

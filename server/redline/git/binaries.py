@@ -31,6 +31,8 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,9 +110,26 @@ def avoid_roots(
 
 
 def _inside(path: str, roots: Sequence[str]) -> bool:
-    """Whether path is one of roots or below one, compared by components."""
-    parts = Path(path).parts
-    return any(parts[: len(Path(r).parts)] == Path(r).parts for r in roots)
+    """Whether path is one of roots or below one, compared by whole components (roots are
+    normalised absolute paths)."""
+    return any(path == r or path.startswith(r if r.endswith("/") else r + "/") for r in roots)
+
+
+@dataclass(frozen=True)
+class Avoid:
+    """The roots no program may come from, as spelled and with links resolved (computed once
+    per lookup, not per PATH entry)."""
+
+    spelled: tuple[str, ...]
+    real: tuple[str, ...]
+
+    @classmethod
+    def of(cls, roots: Sequence[Path]) -> Avoid:
+        spelled = tuple(dict.fromkeys(os.path.normpath(str(r)) for r in roots))
+        return cls(spelled, tuple(dict.fromkeys(os.path.realpath(r) for r in spelled)))
+
+    def holds(self, path: str) -> bool:
+        return _inside(path, self.spelled) or _inside(path, self.real)
 
 
 def _others_can_write(st: os.stat_result, me: Identity) -> str | None:
@@ -144,27 +163,27 @@ def _chain_problem(real: str, me: Identity, *, last_may_be_sticky: bool) -> str 
     return None
 
 
-def dir_problem(entry: str, avoid: Sequence[Path], me: Identity) -> str | None:
+def dir_problem(entry: str, avoid: Sequence[Path] | Avoid, me: Identity) -> str | None:
     """Why the PATH entry must not be searched, or None when it may."""
     if not entry or not os.path.isabs(entry):
         return "relative entry (it resolves in the working directory)"
+    roots = avoid if isinstance(avoid, Avoid) else Avoid.of(avoid)
     spelled = os.path.normpath(entry)
-    avoid_spelled = [os.path.normpath(str(r)) for r in avoid]
-    avoid_real = [os.path.realpath(r) for r in avoid]
-    if _inside(spelled, avoid_spelled) or _inside(spelled, avoid_real):
+    if roots.holds(spelled):
         return "inside a repository under review"
     real = os.path.realpath(spelled)
-    if _inside(real, avoid_real) or _inside(real, avoid_spelled):
+    if roots.holds(real):
         return "leads into a repository under review"
     if not os.path.isdir(real):
         return "not a directory"
     return _chain_problem(real, me, last_may_be_sticky=False)
 
 
-def program_problem(candidate: str, avoid: Sequence[Path], me: Identity) -> str | None:
+def program_problem(candidate: str, avoid: Sequence[Path] | Avoid, me: Identity) -> str | None:
     """Why a program found in a searched directory must not run, or None."""
+    roots = avoid if isinstance(avoid, Avoid) else Avoid.of(avoid)
     real = os.path.realpath(candidate)
-    if _inside(real, [os.path.realpath(r) for r in avoid]):
+    if roots.holds(real):
         return "leads into a repository under review"
     try:
         st = os.stat(real)
@@ -179,10 +198,11 @@ def program_problem(candidate: str, avoid: Sequence[Path], me: Identity) -> str 
 
 
 def search_dirs(
-    path_var: str, avoid: Sequence[Path], me: Identity
+    path_var: str, avoid: Sequence[Path] | Avoid, me: Identity
 ) -> tuple[list[str], list[tuple[str, str]]]:
     """(directories to search in order, PATH entries skipped with why): PATH's usable entries,
     then SYSTEM_DIRS not already among them (those that exist and pass the same rules)."""
+    avoid = avoid if isinstance(avoid, Avoid) else Avoid.of(avoid)
     searched: list[str] = []
     skipped: list[tuple[str, str]] = []
     seen: set[str] = set()
@@ -202,6 +222,69 @@ def search_dirs(
     return searched, skipped
 
 
+@dataclass(frozen=True)
+class SearchPlan:
+    """The directories one lookup searches, made once for git, gh and glab alike."""
+
+    avoid: Avoid
+    me: Identity
+    searched: tuple[str, ...]
+    skipped: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def make(
+        cls, environ: Mapping[str, str], avoid: Sequence[Path], me: Identity | None = None
+    ) -> SearchPlan:
+        me = me or Identity.current()
+        roots = Avoid.of(avoid)
+        searched, skipped = search_dirs(environ.get("PATH", ""), roots, me)
+        return cls(roots, me, tuple(searched), tuple(skipped))
+
+    def find(self, name: str) -> Lookup:
+        """The user's named path for `name` if they set one, else the first usable program in
+        the searched directories."""
+        named = named_tool(name)
+        if named is not None:
+            ok = os.path.isabs(named) and os.path.isfile(named) and os.access(named, os.X_OK)
+            bad = () if ok else ((named, "named in your settings, but not an executable file"),)
+            return Lookup(name, named if ok else None, (), bad, named=True)
+        skipped = list(self.skipped)
+        for directory in self.searched:
+            candidate = os.path.join(directory, name)
+            if not os.path.lexists(candidate):
+                continue
+            why = program_problem(candidate, self.avoid, self.me)
+            if why is None:
+                return Lookup(name, candidate, self.searched, tuple(skipped))
+            skipped.append((candidate, why))
+        return Lookup(name, None, self.searched, tuple(skipped))
+
+
+# Plans are shared by every runner of the process for a while: runners are made per request
+# (the language server's queries) and a plan stats every PATH entry's directories. Short enough
+# that a directory made writable by others, or a PATH entry added, counts within seconds.
+_PLAN_TTL: Final = 30.0
+_plans: dict[tuple[str, tuple[Path, ...], Identity], tuple[float, SearchPlan]] = {}
+_plans_lock = threading.Lock()
+
+
+def plan_for(environ: Mapping[str, str], avoid: Sequence[Path]) -> SearchPlan:
+    """SearchPlan.make, reused for _PLAN_TTL seconds for the same PATH, roots and user."""
+    me = Identity.current()
+    key = (environ.get("PATH", ""), tuple(avoid), me)
+    now = time.monotonic()
+    with _plans_lock:
+        cached = _plans.get(key)
+        if cached is not None and now - cached[0] < _PLAN_TTL:
+            return cached[1]
+    plan = SearchPlan.make(environ, avoid, me)
+    with _plans_lock:
+        if len(_plans) > 64:
+            _plans.clear()
+        _plans[key] = (now, plan)
+    return plan
+
+
 def find(
     name: str,
     *,
@@ -211,19 +294,4 @@ def find(
 ) -> Lookup:
     """Look `name` up: the user's named path if they set one, else the first usable program on
     the filtered PATH (see the module docstring)."""
-    named = named_tool(name)
-    if named is not None:
-        ok = os.path.isabs(named) and os.path.isfile(named) and os.access(named, os.X_OK)
-        bad = () if ok else ((named, "named in your settings, but not an executable file"),)
-        return Lookup(name, named if ok else None, (), bad, named=True)
-    me = me or Identity.current()
-    searched, skipped = search_dirs(environ.get("PATH", ""), avoid, me)
-    for directory in searched:
-        candidate = os.path.join(directory, name)
-        if not os.path.lexists(candidate):
-            continue
-        why = program_problem(candidate, avoid, me)
-        if why is None:
-            return Lookup(name, candidate, tuple(searched), tuple(skipped))
-        skipped.append((candidate, why))
-    return Lookup(name, None, tuple(searched), tuple(skipped))
+    return SearchPlan.make(environ, avoid, me).find(name)

@@ -33,7 +33,7 @@ from typing import Final
 
 from redline.errors import GitCommandError, RepositoryError
 from redline.git import forge_cli
-from redline.git.binaries import SYSTEM_DIRS, Lookup, avoid_roots, find
+from redline.git.binaries import SYSTEM_DIRS, Lookup, avoid_roots, plan_for
 from redline.git.discovery import RepoLocation, discover
 from redline.git.hardening import (
     HARDENED_CONFIG,
@@ -120,7 +120,7 @@ class GitRunner:
             key = (name, avoid, named_tool(name))
             found = self._lookups.get(key)
             if found is None:
-                found = self._lookups[key] = find(name, environ=self._environ, avoid=avoid)
+                found = self._lookups[key] = plan_for(self._environ, avoid).find(name)
             return found
 
     @property

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from redline.errors import RepositoryError, UsageError
+from redline.errors import GitCommandError, RepositoryError, UsageError
 from redline.git.difftext import stats_suffix
 from redline.git.hardlinks import all_names_inside
 from redline.git.hardlinks import refusal as hardlink_refusal
@@ -129,15 +129,19 @@ def scope_uncommitted(repo: Repo, arg: str | None = None) -> Resolved:
                 index_file=index,
             )
         base = head or repo.empty_tree()
-        # A file git cannot open would fail the whole diff: list the changes without reading
-        # them first, and diff only what can be read (git/unreadable.py).
-        changes = repo.worktree_changes(base, index_file=index)
-        if changes.unreadable:
+        try:
+            diff_text, stats = repo.diff(base, index_file=index)
+        except GitCommandError:
+            # A file git cannot open fails the whole diff: list the changes without reading
+            # them, and diff only what can be read (git/unreadable.py). Only on failure, so a
+            # review pays nothing for it; a consumer fed part of the failed diff rebuilds from
+            # the final text (UnitBuilder.finish compares what it was fed).
+            changes = repo.worktree_changes(base, index_file=index)
+            if not changes.unreadable:
+                raise
             diff_text, stats = repo.diff(
                 base, index_file=index, paths=changes.readable, withheld=changes.unreadable
             )
-        else:
-            diff_text, stats = repo.diff(base, index_file=index)
     label = f"uncommitted changes on {repo.where(head)}" + stats_suffix(stats, diff_text)
     return Resolved(label, diff_text, head, None, stats, notes)
 

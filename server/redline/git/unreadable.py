@@ -2,13 +2,14 @@
 
 git reads a changed work-tree file to write its diff; one it may not open (permission denied,
 an I/O error) makes the whole `git diff` fail ("error: open(...): Permission denied / fatal:
-cannot hash"), and with it the review of every other file. So the uncommitted scope first lists
-the changes without reading any content (`git diff --raw --no-renames`: a work-tree side git
-would read shows as the all-zero id), tries to open each of those files the way git would, and
-when one cannot be opened runs the real diff on the other paths only. Each unreadable file gets a
-section of its own: its header and Redline's withheld line (hardlinks.WITHHELD_MARK), which the
-parser makes the file's skip reason — so the report lists it as skipped with why, and nothing of
-it reaches an analyzer or a model.
+cannot hash"), and with it the review of every other file. So when the uncommitted scope's diff
+fails, it lists the changes without reading any content (`git diff --raw --no-renames`: a
+work-tree side git would read shows as the all-zero id), tries to open each of those files the
+way git would, and when one cannot be opened runs the diff again on the other paths only (when
+none is unreadable, the first failure stands). A review whose diff succeeds pays nothing.
+Each unreadable file gets a section of its own: its header and Redline's withheld line
+(hardlinks.WITHHELD_MARK), which the parser makes the file's skip reason — so the report
+lists it as skipped with why, and nothing of it reaches an analyzer or a model.
 """
 
 from __future__ import annotations
