@@ -250,3 +250,23 @@ def test_a_git_planted_in_the_repository_never_runs(tmp_path: Path) -> None:
     assert "app.py" in json.loads(done.stdout)["coverage"]["reviewed_files"]
     done = redline("review", "--pr", "1", cwd=repo.root, path=hostile_path)
     assert not marker.exists() and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("group", "trusted"), [("sudo", True), ("wheel", True), ("staff", False)])
+def test_a_group_writable_directory_counts_by_who_is_in_the_group(
+    tmp_path: Path, group: str, trusted: bool
+) -> None:
+    import grp
+
+    try:
+        gid = grp.getgrnam(group).gr_gid
+    except KeyError:
+        pytest.skip(f"no group {group} here")
+    if os.geteuid() != 0:
+        pytest.skip("chgrp to another group needs root")
+    shared = tmp_path / "shared" / "bin"
+    script(shared / "tool", "exit 0\n")
+    os.chown(shared, os.geteuid(), gid)
+    shared.chmod(0o775)
+    why = dir_problem(str(shared), [], Identity.current())
+    assert why == (None if trusted else f"writable by group {gid}")

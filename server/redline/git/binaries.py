@@ -14,7 +14,9 @@ programs, but some of its entries hand the choice to someone else; those are ski
   the change chose where it leads.
 - **Directories others can write**, checked on the real path: the directory must be owned by
   root or the user and writable by no one else — not world-writable, and group-writable only
-  when its group is root's (gid 0) or the user's own primary group. Every directory above it
+  when its group is root's (gid 0), an administrators' group (admin, wheel, sudo: its members
+  can become root anyway) or the user's private group (gid the user's primary and named as the
+  user; not macOS's shared `staff`). Every directory above it
   must be owned by root or the user, and when others can write one it must be sticky (then
   they cannot rename what leads to ours: /tmp, Nix's /nix/store). The program found there (its
   real path) passes the same rules, and must not lead into a repository under review either.
@@ -29,7 +31,10 @@ the directories searched and the ones skipped with why.
 from __future__ import annotations
 
 import contextlib
+import functools
+import grp
 import os
+import pwd
 import stat
 import threading
 import time
@@ -138,9 +143,35 @@ def _others_can_write(st: os.stat_result, me: Identity) -> str | None:
         return f"owned by another user (uid {st.st_uid})"
     if st.st_mode & stat.S_IWOTH:
         return "writable by every user"
-    if st.st_mode & stat.S_IWGRP and st.st_gid not in (0, me.gid):
+    if st.st_mode & stat.S_IWGRP and not _trusted_group(st.st_gid, me):
         return f"writable by group {st.st_gid}"
     return None
+
+
+# Groups whose members can become root anyway (sudo rights): a directory they may write is as
+# safe as root's own. macOS's Homebrew on Intel leaves /usr/local/bin group-writable by `admin`.
+_ADMIN_GROUPS: Final = frozenset({"admin", "wheel", "sudo"})
+
+
+@functools.lru_cache(maxsize=64)
+def _trusted_group(gid: int, me: Identity) -> bool:
+    """Whether a directory writable by group gid is writable by no one but root, the user and
+    administrators: root's group, an administrators' group, or the user's private group (named
+    as the user: Debian's and Fedora's default). Not just "the user's primary group": on macOS
+    that is `staff`, which every local user shares."""
+    if gid == 0:
+        return True
+    try:
+        name = grp.getgrgid(gid).gr_name
+    except (KeyError, OverflowError):
+        return False
+    if name in _ADMIN_GROUPS:
+        return True
+    try:
+        user = pwd.getpwuid(me.uid).pw_name
+    except (KeyError, OverflowError):
+        return False
+    return gid == me.gid and name == user
 
 
 def _chain_problem(real: str, me: Identity, *, last_may_be_sticky: bool) -> str | None:
