@@ -11,6 +11,8 @@ the test checks that the exit really took that path.
 
 from __future__ import annotations
 
+import json
+import logging
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,13 +22,18 @@ import pytest
 
 from model_env import FAST_RETRIES, TEST_API_KEY
 from pty_run import Run, plain, run_redline, screen
+from redline.redaction.logfilter import configure_cli_logging
 
 from demo_findings import BARE_EXCEPT, SHELL
+from gitrepo import GitRepo
 from review_script import ReviewScript
 from scripted_llm import ScriptedLLM
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 import demo
+
+# A GitHub token's shape: the redactor replaces it wherever it is said.
+FAKE_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 # Loaded by the interpreter at start-up when its directory is on PYTHONPATH. It replaces the
 # renderers with one that raises what REDLINE_TEST_RAISE names, and notes whether litellm was
@@ -52,7 +59,14 @@ def _boom(*args, **kwargs):
     raise KeyError("<Severity.INFO: 'Info'>")
 
 
-if _KIND == "broken-install":
+if _KIND == "preload":
+    import redline.redaction.redactor as redactor
+
+    def _fails(self, **kwargs):
+        raise RuntimeError("the warm-up failed")
+
+    redactor.Redactor.load_plugins = _fails  # the main thread's own load still works
+elif _KIND == "broken-install":
     import sys
 
     sys.modules["redline.cli.common"] = None  # its import fails, as a half-upgraded one would
@@ -160,3 +174,43 @@ def test_a_broken_installation_says_one_line(tmp_path: Path) -> None:
     assert len(lines) == 1, run.stderr
     assert lines[0].startswith("redline: cannot start: ModuleNotFoundError: ")
     assert "redline.cli.common" in lines[0]
+
+
+def test_a_failed_warm_up_in_a_thread_prints_no_traceback(tmp_path: Path) -> None:
+    """Preloading the redaction plugins runs in a thread while git works; when it fails, the
+    first redaction loads them again (and would say why): the thread prints nothing."""
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("app.py", "x = 1\n")
+    repo.commit("start")
+    repo.write("app.py", "x = 2\n")
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(_SITECUSTOMIZE, encoding="utf-8")
+    run = run_redline(
+        ["review", "--repo", str(repo.root), "--format", "json"],
+        tmp_path / "home",
+        stdout_tty=False,
+        stderr_tty=False,
+        env={"PYTHONPATH": str(inject), "REDLINE_TEST_RAISE": "preload"},
+    )
+    assert run.code == 0, run.stderr
+    assert "Traceback" not in run.stderr and "warm-up" not in run.stderr
+    assert json.loads(run.stdout)["stats"]["files"] == 1
+
+
+def test_a_logged_exception_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """A warning logged with its exception (review/ask_trail.py does; so does asyncio for a
+    task whose exception nobody read) names it on the warning's line: no traceback."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        configure_cli_logging()
+        try:
+            raise OSError(f"disk full {FAKE_TOKEN}\nsecond line")
+        except OSError:
+            logging.getLogger("redline.test").warning("could not record", exc_info=True)
+    finally:
+        root.handlers[:], root.level = handlers, level
+    err = capsys.readouterr().err
+    assert err.startswith("redline: warning: could not record (OSError: disk full ")
+    assert err.count("\n") == 1 and "Traceback" not in err and FAKE_TOKEN not in err

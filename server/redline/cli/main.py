@@ -14,9 +14,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import logging
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -213,7 +214,16 @@ def _preload_redaction(offline: bool) -> None:
     # Offline, nothing in this process imports `requests` (litellm never loads), so the
     # plugins load without it (redaction/plugins.py `_inert_requests`).
     load = functools.partial(get_redactor().load_plugins, without_requests=offline)
-    threading.Thread(target=load, name="redline-redaction-load").start()
+    threading.Thread(target=_quietly, args=(load,), name="redline-redaction-load").start()
+
+
+def _quietly(load: Callable[[], None]) -> None:
+    """A warm-up only: if it fails, the first redaction loads again in the main thread, which
+    says why in one line (an exception left to the thread would print its traceback)."""
+    try:
+        load()
+    except Exception:
+        logging.getLogger(__name__).debug("preloading the redaction plugins failed", exc_info=True)
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
