@@ -170,6 +170,34 @@ def reviews(draw: st.DrawFn, max_findings: int = 12) -> Review:
     )
 
 
+# Long model prose: up to ~130,000 characters, more than a forge takes in one comment.
+LONG = st.integers(1, 30).map(lambda k: "long words and `code` " * 200 * k)
+
+
+@st.composite
+def long_parts(draw: st.DrawFn, review: Review) -> Review:
+    """`review` with some of its model-written parts long: the summary, a note, a skipped
+    file's reason, a finding's title or comment."""
+    update: dict[str, Any] = {}
+    if draw(st.booleans()):
+        update["summary"] = draw(LONG)
+    coverage = review.coverage
+    if draw(st.booleans()):
+        coverage = coverage.model_copy(update={"notes": [*coverage.notes, draw(LONG)]})
+    if draw(st.booleans()):
+        skipped = [*coverage.skipped, SkippedFile(path="big.py", reason=draw(LONG))]
+        coverage = coverage.model_copy(update={"skipped": skipped})
+    update["coverage"] = coverage
+    found = list(review.findings)
+    if found and draw(st.booleans()):
+        i = draw(st.integers(0, len(found) - 1))
+        field = draw(st.sampled_from(["title", "comment"]))
+        text = f"{found[i].title} {draw(LONG)}" if field == "title" else draw(LONG)
+        found[i] = found[i].model_copy(update={field: text})
+    update["findings"] = found
+    return review.model_copy(update=update)
+
+
 def many_findings(count: int) -> Review:
     """A review with `count` findings cycling through every severity, anchor and fix state,
     spread over a few dozen files (thousands: the size limits of each output)."""

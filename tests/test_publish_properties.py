@@ -20,7 +20,7 @@ from redline.model import Review
 from redline.publish.bodies import MAX_BODY, inline_body, summary_body
 from redline.publish.markers import finding_marker
 from redline.publish.placement import InlineComment, Placement
-from review_strategies import many_findings, marker, reviews
+from review_strategies import long_parts, many_findings, marker, reviews
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 _LEFT_OUT = re.compile(r"(\d+) more finding")
@@ -82,6 +82,16 @@ def test_every_finding_is_in_a_posted_comment(review: Review, inline: bool) -> N
 @given(review=reviews(), limit=st.integers(2_000, 12_000))
 def test_a_summary_cut_for_length_counts_what_it_left_out(review: Review, limit: int) -> None:
     check_summary(review, None, limit)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), inline=st.booleans())
+def test_long_model_prose_never_makes_a_comment_too_long(data: st.DataObject, inline: bool) -> None:
+    """A summary, note, skipped reason, title or comment longer than a comment may be: the
+    summary still fits (GitHub refuses a longer one: nothing would be posted) and still names
+    or counts every finding."""
+    review = data.draw(long_parts(data.draw(reviews())))
+    check_summary(review, _placement(review) if inline else None)
 
 
 def test_thousands_of_findings_fit_one_comment() -> None:
