@@ -170,4 +170,4 @@ def test_the_editor_shows_every_finding(review: Review) -> None:
 
 
 def test_thousands_of_findings_in_the_editor(tmp_path: Path) -> None:
-    check(many_findings(2000), tmp_path)
+    check(many_findings(1000), tmp_path)

@@ -84,7 +84,7 @@ def test_a_summary_cut_for_length_counts_what_it_left_out(review: Review, limit:
     check_summary(review, None, limit)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), inline=st.booleans())
 def test_long_model_prose_never_makes_a_comment_too_long(data: st.DataObject, inline: bool) -> None:
     """A summary, note, skipped reason, title or comment longer than a comment may be: the

@@ -40,7 +40,7 @@ def test_every_severity_has_a_style() -> None:
     assert set(SEVERITY_STYLES) == set(Severity)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     review=reviews(),
     width=st.integers(40, 200),
