@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 
 
 def main() -> int:
@@ -22,6 +23,12 @@ def main() -> int:
     gc.disable()
     try:
         from redline.cli.main import main as cli_main
+    except Exception as exc:
+        # A broken installation (a dependency missing or half upgraded): one line and exit 2,
+        # as `cli.main` says every other failure, not an import traceback.
+        first = str(exc).strip().split("\n", 1)[0][:300]
+        sys.stderr.write(f"redline: cannot start: {type(exc).__name__}: {first}\n")
+        return 2
     finally:
         gc.enable()
         if ours:

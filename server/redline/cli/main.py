@@ -14,9 +14,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import logging
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -213,7 +214,16 @@ def _preload_redaction(offline: bool) -> None:
     # Offline, nothing in this process imports `requests` (litellm never loads), so the
     # plugins load without it (redaction/plugins.py `_inert_requests`).
     load = functools.partial(get_redactor().load_plugins, without_requests=offline)
-    threading.Thread(target=load, name="redline-redaction-load").start()
+    threading.Thread(target=_quietly, args=(load,), name="redline-redaction-load").start()
+
+
+def _quietly(load: Callable[[], None]) -> None:
+    """A warm-up only: if it fails, the first redaction loads again in the main thread, which
+    says why in one line (an exception left to the thread would print its traceback)."""
+    try:
+        load()
+    except Exception:
+        logging.getLogger(__name__).debug("preloading the redaction plugins failed", exc_info=True)
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
@@ -257,11 +267,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     _whole_process = argv is None
     if _whole_process:
         gc.freeze()  # the imports' objects (modules, classes, pydantic schemas) outlive the run
-    parser = build_parser()
-    from redline.redaction.stream import redacting_stderr
+    args: argparse.Namespace | None = None
+    try:
+        parser = build_parser()
+        from redline.redaction.stream import redacting_stderr
 
-    with redacting_stderr():  # argparse echoes arguments in its errors
-        args = parser.parse_args(argv)
+        with redacting_stderr():  # argparse echoes arguments in its errors
+            args = parser.parse_args(argv)
+        code = _dispatch(parser, args)
+    except SystemExit as exc:
+        if args is None and not _whole_process:
+            raise  # argparse's own exit (--help, a usage error), as its callers expect
+        code = _exit_code(exc)  # raised inside a command: its code is the exit code
+    except KeyboardInterrupt:
+        _say("redline: interrupted")
+        code = EXIT_INTERRUPTED
+    except BaseException as exc:
+        if not _whole_process and not isinstance(exc, Exception):
+            raise  # a caller's own control flow (a test's outcome, GeneratorExit)
+        # Anything else is a bug (or input nothing foresaw): one line and exit 2 — never a
+        # traceback, and never 1, which says "findings at or above --fail-on". Even when its
+        # message cannot be formatted, or stderr is gone: nothing may skip `_before_exit`.
+        _say(
+            f"redline: internal error: {type(exc).__name__}: {_one_line(_message(exc))} "
+            "(a bug in Redline: please report it)"
+        )
+        code = EXIT_ERROR
+    if _whole_process:
+        _before_exit(code)
+    return code
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_OK
@@ -271,27 +308,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         from redline.lsp.server import main as lsp_main
 
         return lsp_main()
+    from redline.redaction.stream import redacting_stderr
+
+    with redacting_stderr():  # whatever the command writes to stderr: see stream.py
+        return _run_command(args)
+
+
+def _message(exc: object) -> str:
+    """An exception's message (or a SystemExit's); empty when its `__str__` raises."""
     try:
-        with redacting_stderr():  # whatever the command writes to stderr: see stream.py
-            code = _run_command(args)
-    except SystemExit as exc:  # raised inside a command: its code is the exit code
-        code = _exit_code(exc)
-    except KeyboardInterrupt:
-        sys.stderr.write("redline: interrupted\n")
-        code = EXIT_INTERRUPTED
-    except BaseException as exc:
-        if not _whole_process and not isinstance(exc, Exception):
-            raise  # a caller's own control flow (a test's outcome, GeneratorExit)
-        # Anything else is a bug (or input nothing foresaw): one line and exit 2 — never a
-        # traceback, and never 1, which says "findings at or above --fail-on".
-        sys.stderr.write(
-            f"redline: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
-            "(a bug in Redline: please report it)\n"
-        )
-        code = EXIT_ERROR
-    if _whole_process:
-        _before_exit(code)
-    return code
+        return str(exc)
+    except Exception:
+        return ""
+
+
+def _say(line: str) -> None:
+    """One line on stderr. A stderr that is gone (the terminal closed) loses the line, never
+    the exit code: nothing may escape `main` past `_before_exit`."""
+    try:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _before_exit(code: int) -> None:
@@ -301,8 +339,9 @@ def _before_exit(code: int) -> None:
         # An early exit (a bad ref, an estimate) while a daemon thread still imports litellm:
         # the interpreter's shutdown can deadlock on the import lock it holds. Everything is
         # written by now (report, task record, the error line): leave at once.
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # a closed pipe loses no exit code
+                stream.flush()
         os._exit(code)
     # With litellm loaded, the interpreter's final collections scan ~250k objects for ~1.2 s
     # after the report is out. Frozen, they are left to the exit. (Callers passing argv —
@@ -314,19 +353,22 @@ def _exit_code(exc: SystemExit) -> int:
     """The exit code a SystemExit asks for (a message instead of a code: one line, exit 2)."""
     if exc.code is None or isinstance(exc.code, int):
         return exc.code or EXIT_OK
-    sys.stderr.write(f"redline: error: {_one_line(str(exc.code))}\n")
+    _say(f"redline: error: {_one_line(_message(exc.code))}")
     return EXIT_ERROR
 
 
 def _one_line(text: str) -> str:
     """The first line of a message, redacted, without control characters, at most 300
-    characters; "(no message)" when the redactor itself fails (never the unredacted text)."""
+    characters; "(no message)" when there is none, or when the redactor itself fails (never the
+    unredacted text)."""
     try:
         from redline.git.process import strip_control
         from redline.redaction import redact
 
         line = strip_control(redact(text).strip().split("\n", 1)[0])
     except Exception:
+        return "(no message)"
+    if not line:
         return "(no message)"
     return line if len(line) <= 300 else line[:299] + "…"
 

@@ -22,11 +22,15 @@ from redline.report.markdown import (
 )
 from redline.report.markup import fenced, inline_code, suggestion_fence, table_cell
 from redline.report.sanitize import sanitize_inline, sanitize_markdown
+from redline.shorten import shorten
 
 Forge = Literal["github", "gitlab"]
 
 # GitHub refuses comment bodies over 65,536 characters; a margin for the marker and notes.
 MAX_BODY: Final = 60_000
+# A finding's title in the table: read at a glance, and one long title must not push every
+# other row out of the comment.
+_MAX_TITLE: Final = 300
 _ORDER: Final = sorted(Severity, key=lambda s: -s.rank)
 _ICON: Final = {"critical": "🛑", "high": "🔴", "medium": "🟠", "low": "🟡", "info": "🔵"}
 
@@ -45,15 +49,14 @@ def summary_body(
     earlier_ids = {f.id for f in placement.already} if placement else set()
     detailed = [f for f in findings if f.id not in inline_ids and f.id not in earlier_ids]
 
-    head = _head(review, kind)
+    head = _head(review, kind, limit)
     if placement is not None and placement.capped:
         # In the head: cutting details for length never hides that comments were held back.
         head += f"\n> {capped_note(len(placement.capped), placement.cap)}\n"
     tail: list[str] = []
     coverage_section(review, tail)
     tail[0] = "### Coverage"  # under the comment's own "## Redline …" heading
-    tail += [summary_marker(kind)]
-    tail_text = "\n".join(tail)
+    tail_text = "\n".join([*_lines_within(tail, limit // 4), summary_marker(kind)])
 
     rows = [_row(f, inline_ids, earlier_ids) for f in findings]
     details = [_details(f) for f in detailed]
@@ -69,18 +72,54 @@ def summary_body(
     return _assemble(head, rows, len(findings), details, len(detailed), placement, tail_text)
 
 
-def _head(review: Review, kind: Kind) -> str:
-    label = review.scope_label.removeprefix("debate: ")
+def _head(review: Review, kind: Kind, limit: int) -> str:
+    """Headline, summary and the debate's summary: the model's prose cut to a third of the
+    comment each, so that the table of findings and the coverage always fit after them."""
+    label = shorten(review.scope_label.removeprefix("debate: "), _MAX_TITLE)
     out = [f"## Redline {kind}: {sanitize_inline(label)}", "", summary_line(review), ""]
     if not review.coverage.models and review.model_error is None and review.failure is None:
         out += ["> Offline review: no model ran. These results come from static analyzers.", ""]
     if review.summary and (
         review.debate is None or review.summary != review.debate.summary_markdown
     ):
-        out += ["### Summary", "", sanitize_markdown(review.summary).strip(), ""]
+        out += ["### Summary", "", _prose_within(review.summary, limit // 3), ""]
     if review.debate is not None:
-        debate_summary(review.debate, out)
+        debate = review.debate
+        cut = _prose_within(debate.summary_markdown, limit // 3, sanitized=False)
+        debate_summary(debate.model_copy(update={"summary_markdown": cut}), out)
     return "\n".join(out)
+
+
+_CUT_NOTE = "*(Cut here for the comment's length: the full report has the rest.)*"
+
+
+def _prose_within(text: str, budget: int, *, sanitized: bool = True) -> str:
+    """Model prose for the comment, at most about `budget` characters: a longer text is cut at
+    a line (or word) boundary before it is sanitized — which closes a fence the cut left open —
+    and says so. `sanitized=False`: the caller sanitizes (the debate's summary section)."""
+    text = text.strip()
+    if len(text) > budget:
+        cut = text[: max(0, budget - len(_CUT_NOTE) - 16)]
+        at = max(cut.rfind("\n"), cut.rfind(" "))
+        cut = cut[:at] if at > len(cut) // 2 else cut
+        text = sanitize_markdown(cut).rstrip() + "\n\n" + _CUT_NOTE
+        return text
+    return sanitize_markdown(text).strip() if sanitized else text
+
+
+def _lines_within(lines: list[str], budget: int) -> list[str]:
+    """Redline's own Markdown lines (a list: no fence spans two of them) up to `budget`
+    characters, and a last line saying what was left out."""
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        line = shorten(line, budget // 4) if len(line) > budget // 4 else line
+        if used + len(line) + 1 > budget:
+            out.append(f"- … {len(lines) - len(out)} more lines (see the full report)")
+            break
+        out.append(line)
+        used += len(line) + 1
+    return out
 
 
 def capped_note(count: int, cap: int) -> str:
@@ -99,7 +138,7 @@ def _row(finding: Finding, inline_ids: set[str], earlier_ids: set[str]) -> str:
     icon = _ICON.get(finding.severity.value.lower(), "")
     return (
         f"| {icon} {finding.severity.value} | {table_cell(where)} | "
-        f"{table_cell(sanitize_inline(finding.title))} | {posted} |"
+        f"{table_cell(sanitize_inline(shorten(finding.title, _MAX_TITLE)))} | {posted} |"
     )
 
 

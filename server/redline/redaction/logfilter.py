@@ -67,8 +67,20 @@ class _StderrHandler(logging.StreamHandler[TextIO]):
 
 
 class _CliFormatter(logging.Formatter):
+    """The record's message, and the exception it carries named on the same line — never a
+    traceback or a stack: on a user's terminal one reads as a crash (issue 24), whoever logged
+    it (Redline's own `exc_info=True`, asyncio's "Task exception was never retrieved")."""
+
     def format(self, record: logging.LogRecord) -> str:
-        return f"redline: {record.levelname.lower()}: {super().format(record)}"
+        text = record.getMessage()
+        exc = record.exc_info[1] if record.exc_info else None
+        if exc is not None:
+            try:
+                said = redact(str(exc)).strip().split("\n", 1)[0]
+            except Exception:  # its __str__ raised: the type alone
+                said = ""
+            text += f" ({type(exc).__name__}{': ' + said if said else ''})"
+        return f"redline: {record.levelname.lower()}: {text}"
 
 
 def configure_cli_logging(level: int = logging.WARNING) -> None:
