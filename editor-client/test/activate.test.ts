@@ -79,7 +79,8 @@ test('activate registers every contributed command and reports a missing server'
     assert.deepEqual([...registered].sort(), [...contributed].sort());
     assert.ok(contributed.every((id) => id.startsWith('redlineClient.')), 'never the server\'s redline.* ids');
     assert.equal(errors.length, 1);
-    assert.match(errors[0].message, /uv tool install redline/);
+    assert.match(errors[0].message, /Install Redline/);
+    assert.doesNotMatch(errors[0].message, /install redline/);
     assert.deepEqual(errors[0].items, ['Open Settings']);
     assert.equal(contexts.get('redlineClient.hasReview'), false);
     assert.equal(contexts.get('redlineClient.noServer'), true); // the sidebar says so, with buttons
