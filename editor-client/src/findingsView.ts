@@ -55,6 +55,7 @@ export class FindingsView implements vscode.TreeDataProvider<Node>, vscode.Dispo
       const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
       item.id = node.key;
       item.description = node.description;
+      item.tooltip = node.tooltip;
       item.contextValue = 'group';
       if (node.uri) {
         item.resourceUri = vscode.Uri.parse(node.uri);

@@ -24,7 +24,7 @@ export class Session {
 
   onFindings(payload: FindingsPayload): void {
     this.store.update(payload);
-    this.status = withCurrentCounts(this.status, countFindings(this.store.payloads()));
+    this.status = withCurrentCounts(this.status, countFindings(this.store.payloads()), countFindings(this.store.payloads(), true));
     // After "Clear Findings" the server sends an empty list that belongs to no review: back to
     // the welcome view with its start buttons.
     if (payload.taskId === null && this.store.isEmpty() && this.status.phase !== 'running') this.status = IDLE;
