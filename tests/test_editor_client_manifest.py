@@ -122,3 +122,10 @@ def test_the_readme_names_no_distribution_redline_does_not_own() -> None:
     for text in texts:
         assert "install redline" not in text
         assert "pipx install redline\n" not in text
+
+
+def test_the_readme_opening_presents_debate_as_a_mode_that_exists() -> None:
+    readme = (MANIFEST.parents[1] / "README.md").read_text(encoding="utf-8")
+    opening = readme[: readme.index("## ")]
+    assert "next step" not in opening
+    assert "redline debate" in opening

@@ -70,6 +70,9 @@ export class RedlineClient implements vscode.Disposable {
       // Every file scheme the server can read from disk; untitled buffers have no repository.
       documentSelector: [{ scheme: 'file' }],
       synchronize: { configurationSection: 'redline' },
+      // VS Code shows a diagnostic's message at the top of the hover: the server's hover then
+      // leaves the title and first paragraph out instead of repeating them.
+      initializationOptions: { hoverBesideDiagnostic: true },
       outputChannel: this.output,
       // The review can take minutes; progress and errors are shown by the extension itself.
       revealOutputChannelOn: 4, // RevealOutputChannelOn.Never
