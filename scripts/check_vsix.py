@@ -34,7 +34,9 @@ def check_vsix(vsix: Path, pyproject: Path = ROOT / "pyproject.toml") -> str:
             if n.startswith(WHEEL_DIR) and n.endswith(".whl") and "/" not in n[len(WHEEL_DIR) :]
         ]
         if len(wheels) != 1:
-            raise ValueError(f"{vsix}: expected one wheel under {WHEEL_DIR}, found {wheels or 'none'}")
+            raise ValueError(
+                f"{vsix}: expected one wheel under {WHEEL_DIR}, found {wheels or 'none'}"
+            )
         data = outer.read(wheels[0])
     name = wheels[0][len(WHEEL_DIR) :]
     with zipfile.ZipFile(io.BytesIO(data)) as wheel:
@@ -51,8 +53,9 @@ def check_vsix(vsix: Path, pyproject: Path = ROOT / "pyproject.toml") -> str:
         if _normalize(fields.get("Name", "")) != _normalize(project["name"]):
             raise ValueError(f"{name}: its name is {fields.get('Name')!r}, not {project['name']!r}")
         if fields.get("Version") != project["version"]:
+            version = fields.get("Version")
             raise ValueError(
-                f"{name}: version {fields.get('Version')!r}, this checkout is {project['version']!r}"
+                f"{name}: version {version!r}, this checkout is {project['version']!r}"
             )
         if not re.search(r"(?m)^redline\s*=", wheel.read(entry_points).decode("utf-8")):
             raise ValueError(f"{name}: no `redline` console script")

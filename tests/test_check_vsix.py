@@ -1,4 +1,4 @@
-"""scripts/check_vsix.py: a .vsix without Redline's own wheel (or with a wrong one) fails the build."""
+"""scripts/check_vsix.py: a .vsix without Redline's own wheel (or a wrong one) fails the build."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 
-from check_vsix import check_vsix, main  # noqa: E402
+from check_vsix import check_vsix, main
 
 PYPROJECT = '[project]\nname = "redline"\nversion = "0.1.0"\n'
 

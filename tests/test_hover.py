@@ -107,7 +107,7 @@ def test_the_vscode_extension_asks_for_the_hover_beside_the_diagnostic() -> None
     assert LspSettings().hover_beside_diagnostic is False
     merged = merge_settings(LspSettings(), {"hoverBesideDiagnostic": True})
     assert merged.hover_beside_diagnostic is True and not merged.warnings
-    client = (Path(__file__).resolve().parents[1] / "editor-client" / "src" / "client.ts").read_text(
-        encoding="utf-8"
-    )
+    client = (
+        Path(__file__).resolve().parents[1] / "editor-client" / "src" / "client.ts"
+    ).read_text(encoding="utf-8")
     assert "initializationOptions: { hoverBesideDiagnostic: true }" in client

@@ -29,7 +29,9 @@ def _sources(sources: list[str]) -> str:
     return ", ".join(sanitize_inline(s.replace(":", " ", 1)) for s in sources)
 
 
-def hover_markdown(finding: Finding, stale: bool = False, *, beside_diagnostic: bool = False) -> str:
+def hover_markdown(
+    finding: Finding, stale: bool = False, *, beside_diagnostic: bool = False
+) -> str:
     """The hover for `finding` (`stale`: its code was edited since the review).
 
     `beside_diagnostic`: the client shows the diagnostic's message in the same hover, just above
