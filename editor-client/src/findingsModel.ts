@@ -1,6 +1,7 @@
 // The sidebar's tree, built from `redline/findings` payloads. Pure: no `vscode` import, so the
 // tree a user sees is unit-tested with real-looking payloads (test/findingsModel.test.ts).
 import { Finding, FindingsPayload, SEVERITIES, Severity } from './protocol';
+import { runTag } from './runs';
 
 export type GroupBy = 'file' | 'severity';
 
@@ -102,8 +103,11 @@ function countText(n: number): string {
 export function findingNodes(payloads: Iterable<FindingsPayload>): FindingNode[] {
   const nodes: FindingNode[] = [];
   for (const payload of payloads) {
+    const runs = payload.runs ?? [];
     for (const file of payload.files) {
       for (const finding of file.findings) {
+        // Which run found it, when the list holds several (a review's and a debate's).
+        const tag = runTag(finding, runs);
         nodes.push({
           kind: 'finding',
           key: `${payload.folder}#${finding.id}`,
@@ -112,8 +116,8 @@ export function findingNodes(payloads: Iterable<FindingsPayload>): FindingNode[]
           uri: file.uri,
           path: file.path || finding.file,
           label: finding.title,
-          description: findingDescription(finding),
-          tooltip: findingTooltip(finding),
+          description: tag ? `${findingDescription(finding)} · ${tag}` : findingDescription(finding),
+          tooltip: tag ? `${findingTooltip(finding)}\n\nFound by the last ${tag}.` : findingTooltip(finding),
           icon: severityIcon(finding.severity),
           // improved_code "" is a deletion, still a fix; a stale finding's fix no longer fits.
           fixable: finding.improved_code !== null && finding.improved_code !== undefined &&
