@@ -93,6 +93,7 @@ async def test_a_debate_keeps_the_reviews_findings_and_each_kind_can_be_shown_al
     await s.until(lambda: set(titles(s)) == {ACTION_ITEM}, 10, "only the debate's rows")
     await s.until(lambda: all(ACTION_ITEM in m for m in messages(s)), 10, "only its diagnostics")
     assert s.lines_of(APP) == [EVAL_LINE]
+    assert s.findings[-1]["shownRuns"] == ["debate"]
     await s.command("redline.showRuns", {"runs": ["review"]})
     await s.until(lambda: set(titles(s)) == review_titles, 10, "only the review's rows")
     assert not any(ACTION_ITEM in m for m in messages(s))

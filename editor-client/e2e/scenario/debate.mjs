@@ -9,7 +9,7 @@ import path from 'node:path';
 import { FILE } from '../demo.mjs';
 import { freePort, userConfigFile } from '../harness.mjs';
 import { check, Failure, log, REVIEW_TIMEOUT, secs, STEP_TIMEOUT } from '../steps.mjs';
-import { errorsShown, palette, problemRows, quickInput, sel, showRedlineSidebar, squiggleLines, tabLabels, treeRows, waitFrameWith, waitQuickPick } from '../workbench.mjs';
+import { errorsShown, palette, problemRows, quickInput, sel, showRedlineSidebar, squiggleLines, tabLabels, treeRows, waitFrameWith, waitQuickPick, waitSidebarMessage } from '../workbench.mjs';
 
 const ALICE = 'openai/alice';
 const BOB = 'openai/bob';
@@ -289,6 +289,8 @@ export async function debate(ctx) {
     await page.locator(`${sel.quickRows}.focused`, { hasText: 'Debate only' }).waitFor({ timeout: STEP_TIMEOUT });
     await page.keyboard.press('Enter');
     const debateOnly = await waitRows((rows) => rows.length > 0 && !rows.some((r) => / · review$/.test(r)) && rows.some((r) => /debate$/.test(r)), 'only the debate\'s rows');
+    const only = await waitSidebarMessage(page, /^debate only · .*1 finding/, 'the sidebar\'s line after "Debate only"');
+    log(`  sidebar line: ${only}`);
     await shot('debate-only');
     await palette(page, 'Redline: Show Findings Of…');
     await waitQuickPick(page, 'Show the findings of');
@@ -296,6 +298,7 @@ export async function debate(ctx) {
     await page.locator(`${sel.quickRows}.focused`, { hasText: 'All runs together' }).waitFor({ timeout: STEP_TIMEOUT });
     await page.keyboard.press('Enter');
     await waitRows((rows) => rows.length === both.length, 'every run\'s rows again');
+    await waitSidebarMessage(page, /^review \+ debate · /, 'the sidebar\'s line after "All runs together"');
     pass('runs kept', `after the debate the sidebar lists ${both.length} rows of the review and the debate; "Debate only" left ${debateOnly.length}; "All runs together" brought back ${both.length}`);
   });
 }
