@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from test_lsp_debate import APP, BASE, EVAL_LINE, DebateScript, debate_env
+
 from gitrepo import GitRepo
 from lsp_support import Session, plain, start_session, stop_session
 from scripted_llm import ScriptedLLM
-from test_lsp_debate import APP, BASE, EVAL_LINE, DebateScript, debate_env
 
 pytestmark = pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning")
 
