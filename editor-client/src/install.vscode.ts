@@ -7,8 +7,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { spawn } from 'child_process';
 import { InstallPlan, WHEEL_DIR, commandLine, installedServer, planInstall } from './install';
-import { nodeFsProbe } from './serverDiscovery';
-import { FoundServer, findServer, openServerSetting, serverArgs, workspaceFolderPaths } from './serverDiscovery.vscode';
+import { installHint, nodeFsProbe, settingHint } from './serverDiscovery';
+import { FoundServer, findServer, isRemote, openServerSetting, serverArgs, workspaceFolderPaths } from './serverDiscovery.vscode';
 
 const INSTALL = 'Install Redline';
 const SETTINGS = 'Open Settings';
@@ -40,7 +40,11 @@ export async function offerServerInstall(
 ): Promise<FoundServer | undefined> {
   const install = plan(extensionPath);
   for (const note of install.notes) output.appendLine(note);
-  const text = install.kind === 'none' && install.message ? `${problem} ${install.message}` : problem;
+  // Where nothing can be installed from here, the hint does not offer it.
+  const remote = isRemote();
+  const text = install.kind === 'none'
+    ? [problem.replace(installHint(remote), settingHint(remote)), install.message].filter((t) => t).join(' ')
+    : problem;
   if (install.kind === 'none' && install.message) output.appendLine(install.message);
   const items = install.kind === 'install' ? [INSTALL, SETTINGS] : [SETTINGS];
   const choice = await vscode.window.showErrorMessage(text, ...items);

@@ -52,6 +52,12 @@ export function installHint(remote: boolean): string {
   return `Choose "Install Redline" to install it from the wheel this extension ships (with uv or pipx), or set "redline.server.path" in ${where}.`;
 }
 
+/** The hint where the extension cannot install (no uv or pipx, no bundled wheel). */
+export function settingHint(remote: boolean): string {
+  const where = remote ? 'your Remote settings (this window is remote)' : 'your user settings';
+  return `Install Redline, or set "redline.server.path" in ${where}.`;
+}
+
 function pathApi(platform: NodeJS.Platform): path.PlatformPath {
   return platform === 'win32' ? path.win32 : path.posix;
 }

@@ -60,6 +60,27 @@ function setUp(): { ext: string; tools: string; bin: string; record: string } {
   return { ext, tools, bin, record };
 }
 
+test('neither uv nor pipx: no install offered, and the message says what to install', async () => {
+  const { ext } = setUp();
+  const savedPath = process.env.PATH;
+  process.env.PATH = path.join(root, 'empty');
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { offerServerInstall } = require('../src/install.vscode') as typeof import('../src/install.vscode');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { installHint } = require('../src/serverDiscovery') as typeof import('../src/serverDiscovery');
+    answer = 'Install Redline';
+    const problem = `The Redline language server (redline) was not found on PATH. ${installHint(false)}`;
+    assert.equal(await offerServerInstall(output as never, ext, problem), undefined);
+    const shown = errors.pop()!;
+    assert.deepEqual(shown.items, ['Open Settings']);
+    assert.match(shown.message, /Neither uv nor pipx is on PATH/);
+    assert.doesNotMatch(shown.message, /Choose "Install Redline"/);
+  } finally {
+    process.env.PATH = savedPath;
+  }
+});
+
 test('no install unless chosen; when chosen, the command and its output are shown, then the server is found', async () => {
   const { ext, tools, bin, record } = setUp();
   const savedPath = process.env.PATH;
