@@ -185,10 +185,19 @@ def next_steps(repo: Path, redline: Path) -> str:
         command = str(redline)
     command = command if os.sep in command else str(redline)
     review = f"{command} review --branch main --repo {repo}"
+    checkout = Path(__file__).resolve().parents[1]
+    vsix = checkout / "editor-client" / "redline-0.1.0.vsix"
     return f"""
 The demo repository is kept until the next `make run` (branch feature/export vs main):
   {repo}
 Try next:
+  put `redline` on your PATH (editors start it from there): this shell only,
+    export PATH="{Path(redline).parent}:$PATH"
+  or for good, as a tool of its own (from this checkout; "redline" on the package index is
+  another project):
+    uv tool install {checkout}
+  install the VS Code extension (it can also install the server from the wheel it ships):
+    make vsix && code --install-extension {vsix}
   open it in your editor (VS Code with the Redline extension, or any LSP client running
   `redline lsp`; see the README):
     code {repo}

@@ -54,3 +54,18 @@ def test_a_directory_that_is_not_the_demo_is_never_removed(tmp_path: Path) -> No
     assert refused.returncode != 0
     assert "is not a Redline demo" in refused.stderr
     assert (cache / "demo" / "mine.txt").read_text() == "keep me"
+
+
+def test_try_next_says_how_to_get_redline_on_path_and_the_extension_installed(
+    tmp_path: Path,
+) -> None:
+    # An editor starts `redline` from PATH: the closing lines say how to put it there (this
+    # checkout's, never a name on the package index) and how to install the VS Code extension.
+    checkout = Path(demo.__file__).resolve().parents[1]
+    redline = checkout / ".venv" / "bin" / "redline"
+    text = demo.next_steps(tmp_path / "repo", redline)
+    assert f'export PATH="{redline.parent}:$PATH"' in text
+    assert f"uv tool install {checkout}" in text
+    assert "make vsix" in text
+    assert f"code --install-extension {checkout / 'editor-client' / 'redline-0.1.0.vsix'}" in text
+    assert "install redline" not in text

@@ -84,3 +84,48 @@ def test_the_settings_the_server_reads_are_the_ones_the_extension_offers(
     # No setting names a model, an API base or a key (the workspace controls these settings).
     for name in props:
         assert not any(word in name.lower() for word in ("model", "apibase", "key", "token"))
+
+
+def test_restricted_mode_is_supported_without_the_workspace_choosing_the_server(
+    manifest: dict[str, Any],
+) -> None:
+    # A reviewer opens a stranger's pull request in Restricted Mode: the extension must run
+    # there, and no workspace value may name the program it starts or its arguments.
+    trust = manifest["capabilities"]["untrustedWorkspaces"]
+    assert trust["supported"] == "limited"
+    props: dict[str, dict[str, Any]] = manifest["contributes"]["configuration"]["properties"]
+    server_settings = {n for n in props if n.startswith("redline.server.")}
+    assert server_settings >= {"redline.server.path", "redline.server.args"}
+    assert set(trust["restrictedConfigurations"]) == server_settings
+    assert "Restricted Mode" in trust["description"]
+
+
+def test_activates_on_a_git_workspace_not_on_every_start(manifest: dict[str, Any]) -> None:
+    events = manifest["activationEvents"]
+    assert "*" not in events and "onStartupFinished" not in events
+    assert "workspaceContains:.git" in events
+    assert "onView:redline.findings" in events
+    # Every palette command activates the extension (VS Code adds onCommand for contributed
+    # commands itself from 1.74; the engine floor is 1.90).
+    assert manifest["engines"]["vscode"] >= "^1.74"
+
+
+def test_the_readme_names_no_distribution_redline_does_not_own() -> None:
+    # "redline" on the package index is someone else's package: nothing tells a user to
+    # install it by that name.
+    client = MANIFEST.parent
+    texts = [
+        (client / "README.md").read_text(encoding="utf-8"),
+        MANIFEST.read_text(encoding="utf-8"),
+        *(p.read_text(encoding="utf-8") for p in (client / "src").glob("*.ts")),
+    ]
+    for text in texts:
+        assert "install redline" not in text
+        assert "pipx install redline\n" not in text
+
+
+def test_the_readme_opening_presents_debate_as_a_mode_that_exists() -> None:
+    readme = (MANIFEST.parents[1] / "README.md").read_text(encoding="utf-8")
+    opening = readme[: readme.index("## ")]
+    assert "next step" not in opening
+    assert "redline debate" in opening

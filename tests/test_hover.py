@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from redline.lsp.hover import hover_markdown
 from redline.model import Category, Finding, Severity, Verification, finding_id
 from redline.report.markup import fenced
@@ -81,3 +83,31 @@ def test_unclosed_fence_in_the_comment_is_closed_before_the_suggestion() -> None
     text = hover_markdown(make(comment="See:\n```python\nx = 1\n"))
     comment_end = text.index("x = 1\n```\n")
     assert comment_end < text.index("Suggested code:")
+
+
+def test_beside_the_diagnostic_the_hover_does_not_repeat_it() -> None:
+    # VS Code shows the diagnostic's message (the title and the comment's first paragraph) at
+    # the top of the same hover: the hover then adds only what the message does not say.
+    finding = make()
+    text = hover_markdown(finding, stale=False, beside_diagnostic=True)
+    assert "eval of user input" not in text
+    assert "First paragraph." not in text
+    assert text.startswith("High · Security · confidence 87%")
+    assert "Second paragraph with `eval(s)`" in text
+    assert "```python\nast.literal_eval(s)\n```" in text
+    # A first paragraph the message had to cut is shown whole.
+    long = "word " * 200
+    cut = hover_markdown(make(comment=long.strip()), beside_diagnostic=True)
+    assert long.strip() in cut
+
+
+def test_the_vscode_extension_asks_for_the_hover_beside_the_diagnostic() -> None:
+    from redline.lsp.settings import LspSettings, merge_settings
+
+    assert LspSettings().hover_beside_diagnostic is False
+    merged = merge_settings(LspSettings(), {"hoverBesideDiagnostic": True})
+    assert merged.hover_beside_diagnostic is True and not merged.warnings
+    client = (
+        Path(__file__).resolve().parents[1] / "editor-client" / "src" / "client.ts"
+    ).read_text(encoding="utf-8")
+    assert "initializationOptions: { hoverBesideDiagnostic: true }" in client

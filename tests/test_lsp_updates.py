@@ -39,7 +39,13 @@ def listed_lines(s: Session) -> list[int]:
 async def test_edits_send_only_the_changed_file_and_bursts_are_coalesced(vscode: Session) -> None:
     s = vscode
     await s.finished(await s.review(scope="branch", base="main"))
-    await s.until(lambda: listed_lines(s) == DEMO_LINES, what="the review's list")
+    # The review's final list (its rows say which run found them), not its early findings.
+    await s.until(
+        lambda: (
+            listed_lines(s) == DEMO_LINES and all(r.get("runs") == ["review"] for r in s.rows())
+        ),
+        what="the review's list",
+    )
     whole = s.findings[-1]
     assert whole["full"] is True and [f["path"] for f in whole["files"]] == [REPORTS]
     before = len(s.findings)

@@ -13,8 +13,13 @@ import { check, Failure, log, STEP_TIMEOUT } from './steps.mjs';
 
 // What VS Code must not do in a test: open walkthroughs, tips, chat, update checks, previews
 // (a preview tab is replaced by the next file opened), autosave (the test saves with Ctrl+S).
+// Workspace trust is on, and the folder opens in Restricted Mode (no startup prompt: the folder is
+// untrusted): where a reviewer opens a stranger's pull request, the extension must work.
 const SETTINGS = {
-  'security.workspace.trust.enabled': false,
+  'security.workspace.trust.enabled': true,
+  'security.workspace.trust.startupPrompt': 'never',
+  'security.workspace.trust.banner': 'never',
+  'security.workspace.trust.untrustedFiles': 'open',
   'redline.baseBranch': 'main', // deterministic: the demo repository has no origin
   'workbench.startupEditor': 'none',
   'workbench.welcomePage.walkthroughs.openOnInstall': false,
@@ -122,7 +127,7 @@ export function createHarness({ here, artifacts, keep }) {
     const fd = openSync(serverLog, 'a');
     codeServer = spawn(
       process.execPath,
-      [codeServerBin, '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--bind-addr', `127.0.0.1:${port}`, '--user-data-dir', userData, '--extensions-dir', extensions, folder],
+      [codeServerBin, '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--bind-addr', `127.0.0.1:${port}`, '--user-data-dir', userData, '--extensions-dir', extensions, folder],
       { env, stdio: ['ignore', fd, fd], detached: true },
     );
     const deadline = Date.now() + STEP_TIMEOUT;

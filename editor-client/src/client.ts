@@ -13,7 +13,8 @@ import {
   State,
 } from 'vscode-languageclient/node';
 import { DebateNotification, FindingsPayload, NOTIFICATIONS, ReviewStateEvent } from './protocol';
-import { findServer } from './serverDiscovery.vscode';
+import { FoundServer, findServer } from './serverDiscovery.vscode';
+import { offerServerInstall } from './install.vscode';
 import { serverErrorMessage } from './args';
 
 export interface ClientEvents {
@@ -37,6 +38,8 @@ export class RedlineClient implements vscode.Disposable {
   constructor(
     private readonly output: vscode.OutputChannel,
     private readonly events: ClientEvents,
+    /** The extension's directory, where the .vsix keeps Redline's wheel. */
+    private readonly extensionPath?: string,
   ) {}
 
   get running(): boolean {
@@ -49,10 +52,16 @@ export class RedlineClient implements vscode.Disposable {
     return this.starting;
   }
 
-  private async doStart(): Promise<void> {
-    const server = findServer(this.output);
+  private async doStart(installed?: FoundServer): Promise<void> {
+    const server = installed ?? findServer(this.output);
     if ('problem' in server) {
       this.events.onServerDown(server.problem);
+      // Not awaited: activation does not wait for the user to answer the notification.
+      void offerServerInstall(this.output, this.extensionPath, server.problem).then((found) => {
+        if (found !== undefined && this.client === undefined && this.starting === undefined) {
+          this.starting = this.doStart(found).finally(() => (this.starting = undefined));
+        }
+      });
       return;
     }
     this.output.appendLine(`Starting ${server.command} ${server.args.join(' ')} (from ${server.source})`);
@@ -61,6 +70,9 @@ export class RedlineClient implements vscode.Disposable {
       // Every file scheme the server can read from disk; untitled buffers have no repository.
       documentSelector: [{ scheme: 'file' }],
       synchronize: { configurationSection: 'redline' },
+      // VS Code shows a diagnostic's message at the top of the hover: the server's hover then
+      // leaves the title and first paragraph out instead of repeating them.
+      initializationOptions: { hoverBesideDiagnostic: true },
       outputChannel: this.output,
       // The review can take minutes; progress and errors are shown by the extension itself.
       revealOutputChannelOn: 4, // RevealOutputChannelOn.Never

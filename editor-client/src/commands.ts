@@ -73,6 +73,7 @@ export function registerCommands(deps: CommandDeps): vscode.Disposable[] {
       await client.restart();
     }),
     register('showReport', () => session.showReport()),
+    register('showRuns', () => session.chooseRuns()),
     register('groupByFile', () => tree.setGroupBy('file')),
     register('groupBySeverity', () => tree.setGroupBy('severity')),
     register('openFinding', (node: FindingNode) => openFinding(node)),

@@ -32,7 +32,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       }
     },
     onServerDown: (reason) => session.serverDown(reason),
-  });
+  }, context.extensionPath);
   const session = new Session(store, tree, statusBar, report, () => redline);
   const debate = new DebateView(() => redline, output);
   client = redline;

@@ -1,6 +1,7 @@
 // The sidebar's tree, built from `redline/findings` payloads. Pure: no `vscode` import, so the
 // tree a user sees is unit-tested with real-looking payloads (test/findingsModel.test.ts).
 import { Finding, FindingsPayload, SEVERITIES, Severity } from './protocol';
+import { runTag } from './runs';
 
 export type GroupBy = 'file' | 'severity';
 
@@ -24,6 +25,8 @@ export interface GroupNode {
   key: string;
   label: string;
   description: string;
+  /** The whole label and what the group holds: a narrow sidebar truncates the label. */
+  tooltip: string;
   uri?: string; // grouped by file: the file, for its icon
   severity?: Severity;
   children: FindingNode[];
@@ -64,8 +67,20 @@ export function findingDescription(finding: Finding): string {
 
 export function findingTooltip(finding: Finding): string {
   // Plain text on purpose: the comment is model output about the attacker's code, never Markdown.
+  // The whole title and place: a narrow sidebar truncates the row's label and description.
   const rule = finding.rule_id ? ` (${finding.rule_id})` : '';
-  return `${finding.severity}: ${finding.title}${rule}\n\n${finding.comment}`;
+  return `${finding.severity}: ${finding.title}${rule}\n${finding.file} · ${findingDescription(finding)}\n\n${finding.comment}`;
+}
+
+function groupTooltip(label: string, children: FindingNode[], bySeverity: boolean): string {
+  if (bySeverity) {
+    const files = [...new Set(children.map((c) => c.path))];
+    const where = files.length === 1 ? files[0] : `${files.length} files`;
+    return `${label} — ${countText(children.length)} in ${where}`;
+  }
+  const parts = SEVERITIES.map((s) => [s, children.filter((c) => c.finding.severity === s).length] as const)
+    .filter(([, n]) => n > 0).map(([s, n]) => `${n} ${s}`);
+  return `${label} — ${countText(children.length)}: ${parts.join(', ')}`;
 }
 
 function severityRank(severity: Severity): number {
@@ -88,8 +103,11 @@ function countText(n: number): string {
 export function findingNodes(payloads: Iterable<FindingsPayload>): FindingNode[] {
   const nodes: FindingNode[] = [];
   for (const payload of payloads) {
+    const runs = payload.runs ?? [];
     for (const file of payload.files) {
       for (const finding of file.findings) {
+        // Which run found it, when the list holds several (a review's and a debate's).
+        const tag = runTag(finding, runs);
         nodes.push({
           kind: 'finding',
           key: `${payload.folder}#${finding.id}`,
@@ -98,8 +116,8 @@ export function findingNodes(payloads: Iterable<FindingsPayload>): FindingNode[]
           uri: file.uri,
           path: file.path || finding.file,
           label: finding.title,
-          description: findingDescription(finding),
-          tooltip: findingTooltip(finding),
+          description: tag ? `${findingDescription(finding)} · ${tag}` : findingDescription(finding),
+          tooltip: tag ? `${findingTooltip(finding)}\n\nFound by the last ${tag}.` : findingTooltip(finding),
           icon: severityIcon(finding.severity),
           // improved_code "" is a deletion, still a fix; a stale finding's fix no longer fits.
           fixable: finding.improved_code !== null && finding.improved_code !== undefined &&
@@ -124,6 +142,7 @@ export function buildTree(payloads: Iterable<FindingsPayload>, groupBy: GroupBy)
         key: `severity:${severity}`,
         label: severity,
         description: countText(children.length),
+        tooltip: groupTooltip(severity, children, true),
         severity,
         children,
       };
@@ -133,7 +152,7 @@ export function buildTree(payloads: Iterable<FindingsPayload>, groupBy: GroupBy)
   for (const node of nodes) {
     let group = byUri.get(node.uri);
     if (group === undefined) {
-      group = { kind: 'group', key: `file:${node.uri}`, label: node.path, description: '', uri: node.uri, children: [] };
+      group = { kind: 'group', key: `file:${node.uri}`, label: node.path, description: '', tooltip: '', uri: node.uri, children: [] };
       byUri.set(node.uri, group);
     }
     group.children.push(node);
@@ -142,6 +161,7 @@ export function buildTree(payloads: Iterable<FindingsPayload>, groupBy: GroupBy)
   for (const group of groups) {
     group.children.sort(byLine);
     group.description = countText(group.children.length);
+    group.tooltip = groupTooltip(group.label, group.children, false);
   }
   return groups;
 }
@@ -152,9 +172,12 @@ export function emptyCounts(): SeverityCounts {
   return { Critical: 0, High: 0, Medium: 0, Low: 0, Info: 0 };
 }
 
-export function countFindings(payloads: Iterable<FindingsPayload>): SeverityCounts {
+/** The findings listed, by severity; `inProblems`: only those with a diagnostic (anchored to a
+ *  line), which is what VS Code's Problems panel holds. */
+export function countFindings(payloads: Iterable<FindingsPayload>, inProblems = false): SeverityCounts {
   const counts = emptyCounts();
   for (const node of findingNodes(payloads)) {
+    if (inProblems && (node.finding.unanchored || node.finding.line === null || node.finding.line === undefined)) continue;
     if (node.finding.severity in counts) counts[node.finding.severity] += 1;
   }
   return counts;

@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import { FindingNode, FindingsStore, GroupBy, GroupNode, buildTree, countFindings } from './findingsModel';
 import { ReviewStatus, viewDescription } from './statusText';
+import { keptRuns, runsText, shownRuns } from './runs';
 
 export type Node = GroupNode | FindingNode;
 
@@ -37,7 +38,10 @@ export class FindingsView implements vscode.TreeDataProvider<Node>, vscode.Dispo
   describe(status: ReviewStatus): void {
     // While a review runs, the list may still be the previous review's: count its own findings.
     const payloads = this.store.payloads().filter((p) => status.phase !== 'running' || p.taskId === status.taskId);
-    const text = viewDescription(status, this.store.scopeLabel(), countFindings(payloads));
+    const all = this.store.payloads();
+    const runs = runsText(keptRuns(all), shownRuns(all));
+    const line = viewDescription(status, this.store.scopeLabel(), countFindings(payloads));
+    const text = runs && line ? `${runs} · ${line}` : line;
     this.view.description = text || undefined;
     // A single view's description is hidden where VS Code merges its header into the container's
     // title: the same line also goes above the findings (not when the tree is empty, where the
@@ -55,6 +59,7 @@ export class FindingsView implements vscode.TreeDataProvider<Node>, vscode.Dispo
       const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Expanded);
       item.id = node.key;
       item.description = node.description;
+      item.tooltip = node.tooltip;
       item.contextValue = 'group';
       if (node.uri) {
         item.resourceUri = vscode.Uri.parse(node.uri);

@@ -23,6 +23,18 @@ export interface Finding {
   verification?: { verdict: string; evidence?: string; model?: string | null } | null;
   stale?: boolean;
   unanchored?: boolean;
+  /** The kept runs that found it ("review", "debate", "ask"). */
+  runs?: RunKind[];
+}
+
+export type RunKind = 'review' | 'debate' | 'ask';
+
+/** One kept run of a folder: the last review, debate and ask each keep their findings. */
+export interface RunInfo {
+  kind: RunKind;
+  taskId: string;
+  label: string | null;
+  findings: number;
 }
 
 export interface FindingsFile {
@@ -40,6 +52,10 @@ export interface FindingsPayload {
   taskId: string | null;
   scopeLabel: string | null;
   full?: boolean;
+  /** The kept runs (absent from an older server). */
+  runs?: RunInfo[];
+  /** The kinds shown (`redline.showRuns`); null or absent: all. */
+  shownRuns?: RunKind[] | null;
   files: FindingsFile[];
 }
 

@@ -47,7 +47,15 @@ export const DEFAULT_ARGS = ['lsp'];
  *  machine-scoped settings from the Remote settings only, so the path goes there. */
 export function installHint(remote: boolean): string {
   const where = remote ? 'your Remote settings (this window is remote)' : 'your user settings';
-  return `Install it with \`uv tool install redline\` or \`pipx install redline\`, or set "redline.server.path" in ${where}.`;
+  // Never a name on the package index: "redline" there is an unrelated project. The extension
+  // ships Redline's own wheel and installs it on request (install.ts).
+  return `Choose "Install Redline" to install it from the wheel this extension ships (with uv or pipx), or set "redline.server.path" in ${where}.`;
+}
+
+/** The hint where the extension cannot install (no uv or pipx, no bundled wheel). */
+export function settingHint(remote: boolean): string {
+  const where = remote ? 'your Remote settings (this window is remote)' : 'your user settings';
+  return `Install Redline, or set "redline.server.path" in ${where}.`;
 }
 
 function pathApi(platform: NodeJS.Platform): path.PlatformPath {

@@ -8,6 +8,7 @@ import { FindingsView } from './findingsView';
 import { StatusBar } from './statusBar';
 import { ReportView } from './reportView';
 import { RedlineClient } from './client';
+import { keptRuns, runChoices, shownRuns } from './runs';
 
 export class Session {
   status: ReviewStatus = IDLE;
@@ -24,7 +25,7 @@ export class Session {
 
   onFindings(payload: FindingsPayload): void {
     this.store.update(payload);
-    this.status = withCurrentCounts(this.status, countFindings(this.store.payloads()));
+    this.status = withCurrentCounts(this.status, countFindings(this.store.payloads()), countFindings(this.store.payloads(), true));
     // After "Clear Findings" the server sends an empty list that belongs to no review: back to
     // the welcome view with its start buttons.
     if (payload.taskId === null && this.store.isEmpty() && this.status.phase !== 'running') this.status = IDLE;
@@ -71,6 +72,22 @@ export class Session {
     this.report.show(markdown, result.scopeLabel ?? undefined, toFront);
   }
 
+  /** "Show Findings Of…": every run together, or one alone (diagnostics and sidebar alike). */
+  async chooseRuns(): Promise<void> {
+    const payloads = this.store.payloads();
+    const runs = keptRuns(payloads);
+    if (runs.length === 0) {
+      void vscode.window.showInformationMessage('Redline: no review, debate or ask has findings to show yet.');
+      return;
+    }
+    const choices = runChoices(runs, shownRuns(payloads));
+    const picked = await vscode.window.showQuickPick(
+      choices.map((c) => ({ ...c, label: c.picked ? `$(check) ${c.label}` : c.label })),
+      { title: 'Show the findings of…', placeHolder: 'Each run keeps its findings until it runs again', ignoreFocusOut: true },
+    );
+    if (picked) await this.client().command('redline.showRuns', { runs: picked.runs });
+  }
+
   private update(): void {
     this.statusBar.show(this.status);
     this.tree.describe(this.status);
@@ -79,5 +96,7 @@ export class Session {
     void vscode.commands.executeCommand('setContext', 'redlineClient.hasReview', hasReview);
     void vscode.commands.executeCommand('setContext', 'redlineClient.running', this.status.phase === 'running');
     void vscode.commands.executeCommand('setContext', 'redlineClient.noServer', this.status.phase === 'noServer');
+    // Several runs kept (a review and a debate): the sidebar offers to show one or all.
+    void vscode.commands.executeCommand('setContext', 'redlineClient.manyRuns', keptRuns(this.store.payloads()).length > 1);
   }
 }

@@ -11,7 +11,10 @@ export interface ReviewStatus
   extends Partial<Pick<ReviewStateEvent,
     'folder' | 'taskId' | 'request' | 'label' | 'stage' | 'message' | 'done' | 'total' | 'tokens' | 'costUsd' | 'error' | 'reason'>> {
   phase: Phase;
+  /** The findings listed (sidebar), by severity. */
   counts?: SeverityCounts;
+  /** Of those, the ones with a diagnostic (anchored): what VS Code's Problems panel holds. */
+  problems?: SeverityCounts;
 }
 
 export const IDLE: ReviewStatus = { phase: 'idle' };
@@ -61,25 +64,66 @@ export function reduce(status: ReviewStatus, event: ReviewStateEvent): ReviewSta
 }
 
 /** After a review finished, the counts follow the list the sidebar shows (dismissed and fixed
- *  findings leave it; the minimum severity filters it). */
-export function withCurrentCounts(status: ReviewStatus, counts: SeverityCounts): ReviewStatus {
-  return status.phase === 'finished' ? { ...status, counts } : status;
+ *  findings leave it; the minimum severity filters it); `problems`: those of them with a
+ *  diagnostic. */
+export function withCurrentCounts(status: ReviewStatus, counts: SeverityCounts, problems: SeverityCounts): ReviewStatus {
+  return status.phase === 'finished' ? { ...status, counts, problems } : status;
 }
 
-export function blocking(counts: SeverityCounts): number {
+// How the server publishes each severity (lsp/publish.py SEVERITY), and so how VS Code counts it.
+export function errors(counts: SeverityCounts): number {
   return counts.Critical + counts.High;
 }
 
 export function warnings(counts: SeverityCounts): number {
-  return counts.Medium + counts.Low + counts.Info;
+  return counts.Medium;
 }
 
-/** "3 ⚠ 1 ⛔": ⛔ = Critical + High, ⚠ = Medium + Low + Info; zero parts are left out. */
-export function countsText(counts: SeverityCounts): string {
+export function infos(counts: SeverityCounts): number {
+  return counts.Low;
+}
+
+/** Info findings are published as hints: under the code, never in the Problems panel. */
+export function hints(counts: SeverityCounts): number {
+  return counts.Info;
+}
+
+function total(counts: SeverityCounts): number {
+  return errors(counts) + warnings(counts) + infos(counts) + hints(counts);
+}
+
+function problemParts(counts: SeverityCounts): string[] {
   const parts: string[] = [];
+  if (errors(counts) > 0) parts.push(`${errors(counts)} ⛔`);
   if (warnings(counts) > 0) parts.push(`${warnings(counts)} ⚠`);
-  if (blocking(counts) > 0) parts.push(`${blocking(counts)} ⛔`);
+  if (infos(counts) > 0) parts.push(`${infos(counts)} ℹ`);
+  return parts;
+}
+
+/** "1 ⛔ 2 ⚠ 1 ℹ 2 hints": errors (Critical + High), warnings (Medium), infos (Low), as VS
+ *  Code's Problems panel counts them, then the hints (Info); zero parts are left out. */
+export function countsText(counts: SeverityCounts): string {
+  const parts = problemParts(counts);
+  const h = hints(counts);
+  if (h > 0) parts.push(`${h} ${h === 1 ? 'hint' : 'hints'}`);
   return parts.length > 0 ? parts.join(' ') : 'no findings';
+}
+
+const plural = (n: number, word: string, many = `${word}s`) => `${n} ${n === 1 ? word : many}`;
+
+/** The status bar's counts: exactly what the Problems panel holds of Redline's. */
+function problemsView(status: ReviewStatus): { text: string; tooltip: string[] } {
+  const listed = status.counts ?? emptyCounts();
+  const problems = status.problems ?? listed;
+  const parts = problemParts(problems);
+  const text = parts.length > 0 ? parts.join(' ') : total(listed) > 0 ? 'no problems' : 'no findings';
+  const tooltip = [`As in the Problems panel: ${plural(errors(problems), 'error')}, ${plural(warnings(problems), 'warning')}, ${plural(infos(problems), 'info', 'infos')}.`];
+  const off: string[] = [];
+  if (hints(problems) > 0) off.push(`${plural(hints(problems), 'hint')} (Info)`);
+  const unanchored = total(listed) - total(problems);
+  if (unanchored > 0) off.push(`${plural(unanchored, 'unanchored finding')} (in the sidebar)`);
+  if (off.length > 0) tooltip.push(`Not in Problems: ${off.join(', ')}.`);
+  return { text, tooltip };
 }
 
 function runningText(status: ReviewStatus): string {
@@ -125,13 +169,15 @@ export function statusBarView(status: ReviewStatus): StatusBarView {
           .filter((s) => !!s).join('\n'),
         click: 'cancel',
       };
-    case 'finished':
+    case 'finished': {
+      const problems = problemsView(status);
       return {
-        text: `Redline: ${countsText(status.counts ?? emptyCounts())}`,
-        tooltip: [status.label ?? status.request, ...spend(status), 'Click to show the findings.']
+        text: `Redline: ${problems.text}`,
+        tooltip: [status.label ?? status.request, ...problems.tooltip, ...spend(status), 'Click to show the findings.']
           .filter((s) => !!s).join('\n'),
         click: 'focus',
       };
+    }
     case 'failed':
       return {
         text: '$(error) Redline: failed',
@@ -159,18 +205,18 @@ export function statusBarView(status: ReviewStatus): StatusBarView {
 /** The findings view's description line: scope, counts, tokens and cost ("" when no review).
  *  `counts` are of the findings listed; while a review runs, of that review's findings only. */
 export function viewDescription(status: ReviewStatus, scopeLabel: string | null, counts: SeverityCounts): string {
-  const total = blocking(counts) + warnings(counts);
-  const findings = total === 0 ? 'no findings' : `${total} ${total === 1 ? 'finding' : 'findings'} (${countsText(counts)})`;
+  const listed = total(counts);
+  const findings = listed === 0 ? 'no findings' : `${plural(listed, 'finding')} (${countsText(counts)})`;
   if (status.phase === 'noServer') return 'the Redline server is not running';
   if (status.phase === 'running') {
-    return [`reviewing ${status.request ?? ''}`.trim(), `${total} so far`, ...spend(status)].join(' · ');
+    return [`reviewing ${status.request ?? ''}`.trim(), `${listed} so far`, ...spend(status)].join(' · ');
   }
   if (status.phase === 'failed' || status.phase === 'cancelled') {
     // This review produced no list: say which one ended, and that the list is the last one's.
     const ended = `${status.request ?? 'the review'} ${status.phase}`;
-    return scopeLabel && total > 0 ? `${ended} · showing ${scopeLabel} · ${findings}` : ended;
+    return scopeLabel && listed > 0 ? `${ended} · showing ${scopeLabel} · ${findings}` : ended;
   }
   const scope = status.label ?? scopeLabel;
-  if (!scope && status.phase === 'idle' && total === 0) return '';
+  if (!scope && status.phase === 'idle' && listed === 0) return '';
   return [scope ?? 'last review', findings, ...spend(status)].join(' · ');
 }

@@ -40,10 +40,29 @@ test('an empty improved code is a deletion, still a fix', () => {
   assert.equal(findingNodes([p]).find((n) => n.finding.id === 'RL-2')!.fixable, true);
 });
 
-test('tooltip: severity, title, rule and comment, as plain text', () => {
+test('tooltip: severity, title, rule, place and comment, as plain text', () => {
   const node = findingNodes([payload()]).find((n) => n.finding.id === 'RL-2')!;
-  assert.equal(node.tooltip, 'Low: Mutable default argument (B006)\n\nWhy it matters.');
+  assert.equal(node.tooltip, 'Low: Mutable default argument (B006)\napp/users.py · line 7 · ruff\n\nWhy it matters.');
   assert.equal(node.icon.id, 'info');
+});
+
+test('every row a sidebar may truncate has a tooltip with its whole text', () => {
+  const p = payload();
+  const long = 'A very long title that a narrow sidebar cuts off well before its end, so only a tooltip shows it';
+  p.files[1].findings[0].title = long;
+  for (const groupBy of ['file', 'severity'] as const) {
+    for (const group of buildTree([p], groupBy)) {
+      assert.ok(group.tooltip.startsWith(group.label), group.tooltip);
+      assert.ok(group.tooltip.includes(group.description), group.tooltip);
+      for (const row of group.children) {
+        assert.ok(row.tooltip.includes(row.label) && row.tooltip.includes(row.description), row.tooltip);
+      }
+    }
+  }
+  assert.ok(findingNodes([p]).some((n) => n.tooltip.includes(long)));
+  const file = buildTree([p], 'file')[1];
+  assert.equal(file.tooltip, 'app/users.py — 3 findings: 1 Critical, 1 High, 1 Low');
+  assert.equal(buildTree([p], 'severity')[0].tooltip, 'Critical — 1 finding in app/users.py');
 });
 
 test('each notification replaces its folder\'s list; an empty list empties the tree', () => {

@@ -84,8 +84,9 @@ test('not found: the message says how to install', () => {
   const r = discoverServer(input({}));
   assert.equal(r.kind, 'notFound');
   const message = r.kind === 'notFound' ? r.message : '';
-  assert.match(message, /uv tool install redline/);
-  assert.match(message, /pipx install redline/);
+  // The bundled wheel, never a name on the package index ("redline" there is not Redline).
+  assert.match(message, /"Install Redline".*wheel this extension ships.*uv or pipx/);
+  assert.doesNotMatch(message, /install redline/);
   const missing = discoverServer(input({ serverPath: { globalValue: '/nope/redline' } }));
   assert.match(missing.kind === 'notFound' ? missing.message : '', /not an executable file/);
 });

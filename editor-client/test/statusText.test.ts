@@ -33,26 +33,43 @@ test('a stage event without numbers keeps the count of the same stage, drops ano
   assert.equal(statusBarView(next).text, '$(sync~spin) Redline: verifying…');
 });
 
-test('finished: ⚠ = Medium+Low+Info, ⛔ = Critical+High; none', () => {
+test('finished: counted as VS Code\'s Problems panel counts (⛔ errors, ⚠ warnings, ℹ infos); none', () => {
+  // The server publishes Critical and High as errors, Medium as warnings, Low as information and
+  // Info as hints, which the Problems panel does not list.
   const done = run({ state: 'finished', label: 'branch feature against main', counts: { Medium: 2, Low: 1, High: 1 }, tokens: 5000, costUsd: 0.0042 });
-  assert.equal(statusBarView(done).text, 'Redline: 3 ⚠ 1 ⛔');
+  assert.equal(statusBarView(done).text, 'Redline: 1 ⛔ 2 ⚠ 1 ℹ');
+  assert.match(statusBarView(done).tooltip, /As in the Problems panel: 1 error, 2 warnings, 1 info\./);
   assert.equal(statusBarView(done).click, 'focus');
   const none = run({ state: 'finished', counts: {} });
   assert.equal(statusBarView(none).text, 'Redline: no findings');
   assert.equal(countsText({ ...emptyCounts(), Critical: 2 }), '2 ⛔');
+  assert.equal(countsText({ ...emptyCounts(), Info: 2, Low: 1 }), '1 ℹ 2 hints');
   assert.equal(
     viewDescription(done, null, { ...emptyCounts(), Medium: 2, Low: 1, High: 1 }),
-    'branch feature against main · 4 findings (3 ⚠ 1 ⛔) · 5,000 tokens · $0.0042',
+    'branch feature against main · 4 findings (1 ⛔ 2 ⚠ 1 ℹ) · 5,000 tokens · $0.0042',
   );
+});
+
+test('the status bar leaves out what Problems leaves out: hints and unanchored findings, named in its tooltip', () => {
+  const done = run({ state: 'finished', counts: { High: 1, Info: 2, Medium: 1 } });
+  // The sidebar lists 4 findings; one Medium is unanchored (no line, no diagnostic).
+  const listed = { ...emptyCounts(), High: 1, Info: 2, Medium: 1 };
+  const inProblems = { ...emptyCounts(), High: 1, Info: 2 };
+  const after = withCurrentCounts(done, listed, inProblems);
+  assert.equal(statusBarView(after).text, 'Redline: 1 ⛔');
+  assert.match(statusBarView(after).tooltip, /Not in Problems: 2 hints \(Info\), 1 unanchored finding \(in the sidebar\)\./);
+  const onlyHints = withCurrentCounts(done, { ...emptyCounts(), Info: 2 }, { ...emptyCounts(), Info: 2 });
+  assert.equal(statusBarView(onlyHints).text, 'Redline: no problems');
+  assert.match(statusBarView(onlyHints).tooltip, /2 hints/);
 });
 
 test('after a dismissal the counts follow the list the sidebar shows', () => {
   const done = run({ state: 'finished', counts: { High: 1, Low: 1 } });
-  const after = withCurrentCounts(done, { ...emptyCounts(), Low: 1 });
-  assert.equal(statusBarView(after).text, 'Redline: 1 ⚠');
+  const after = withCurrentCounts(done, { ...emptyCounts(), Low: 1 }, { ...emptyCounts(), Low: 1 });
+  assert.equal(statusBarView(after).text, 'Redline: 1 ℹ');
   // While running, a findings list (early findings) does not turn the status into a result.
   const running = run({ state: 'started' });
-  assert.equal(withCurrentCounts(running, { ...emptyCounts(), Low: 1 }), running);
+  assert.equal(withCurrentCounts(running, { ...emptyCounts(), Low: 1 }, { ...emptyCounts(), Low: 1 }), running);
 });
 
 test('failed and cancelled', () => {

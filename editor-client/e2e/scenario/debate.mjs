@@ -9,7 +9,7 @@ import path from 'node:path';
 import { FILE } from '../demo.mjs';
 import { freePort, userConfigFile } from '../harness.mjs';
 import { check, Failure, log, REVIEW_TIMEOUT, secs, STEP_TIMEOUT } from '../steps.mjs';
-import { errorsShown, palette, problemRows, quickInput, sel, squiggleLines, tabLabels, waitFrameWith, waitQuickPick } from '../workbench.mjs';
+import { errorsShown, palette, problemRows, quickInput, sel, showRedlineSidebar, squiggleLines, tabLabels, treeRows, waitFrameWith, waitQuickPick, waitSidebarMessage } from '../workbench.mjs';
 
 const ALICE = 'openai/alice';
 const BOB = 'openai/bob';
@@ -263,5 +263,42 @@ export async function debate(ctx) {
     check(row, `no Problems row "${ACTION_TITLE}": ${JSON.stringify(rows)}`);
     check(row.includes(`[Ln ${SHELL_LINE},`) && /redline/i.test(row), `the Problems row "${ACTION_TITLE}" is not redline's at line ${SHELL_LINE}: ${row}`);
     pass('debate findings', `"${ACTION_TITLE}" squiggled on line ${SHELL_LINE} and listed in Problems: ${row.slice(0, 120)}`);
+  });
+
+  await step('the review\'s findings stay beside the debate\'s; "Show Findings Of…" switches', async () => {
+    // Each run keeps its findings: after the debate the sidebar and Problems still hold the
+    // review's (the mutable default stays from the review alone), each row tagged by its runs.
+    await showRedlineSidebar(page);
+    const rowsNow = async () => (await treeRows(page)).map((r) => r.text);
+    const waitRows = async (ok, what) => {
+      let rows = [];
+      for (const deadline = Date.now() + STEP_TIMEOUT; ; await page.waitForTimeout(200)) {
+        rows = await rowsNow();
+        if (ok(rows)) return rows;
+        if (Date.now() > deadline) throw new Failure(`${what}: the sidebar lists ${JSON.stringify(rows)}`);
+      }
+    };
+    const both = await waitRows((rows) => rows.some((r) => / · review$/.test(r)) && rows.some((r) => /debate$/.test(r)), 'the review\'s and the debate\'s rows together');
+    for (const r of both) log(`  sidebar: ${r}`);
+    const problems = await problemRows(page);
+    check(problems.some((r) => !r.includes(ACTION_TITLE) && /redline/i.test(r)), `Problems lost the review's findings after the debate: ${JSON.stringify(problems)}`);
+    await palette(page, 'Redline: Show Findings Of…');
+    const choices = await waitQuickPick(page, 'Show the findings of');
+    log(`  choices: ${choices.map((c) => `${c.label} — ${c.description}`).join(' | ')}`);
+    await page.locator(sel.quickInputBox).fill('Debate only');
+    await page.locator(`${sel.quickRows}.focused`, { hasText: 'Debate only' }).waitFor({ timeout: STEP_TIMEOUT });
+    await page.keyboard.press('Enter');
+    const debateOnly = await waitRows((rows) => rows.length > 0 && !rows.some((r) => / · review$/.test(r)) && rows.some((r) => /debate$/.test(r)), 'only the debate\'s rows');
+    const only = await waitSidebarMessage(page, /^debate only · .*1 finding/, 'the sidebar\'s line after "Debate only"');
+    log(`  sidebar line: ${only}`);
+    await shot('debate-only');
+    await palette(page, 'Redline: Show Findings Of…');
+    await waitQuickPick(page, 'Show the findings of');
+    await page.locator(sel.quickInputBox).fill('All runs together');
+    await page.locator(`${sel.quickRows}.focused`, { hasText: 'All runs together' }).waitFor({ timeout: STEP_TIMEOUT });
+    await page.keyboard.press('Enter');
+    await waitRows((rows) => rows.length === both.length, 'every run\'s rows again');
+    await waitSidebarMessage(page, /^review \+ debate · /, 'the sidebar\'s line after "All runs together"');
+    pass('runs kept', `after the debate the sidebar lists ${both.length} rows of the review and the debate; "Debate only" left ${debateOnly.length}; "All runs together" brought back ${both.length}`);
   });
 }

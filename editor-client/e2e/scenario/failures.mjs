@@ -43,7 +43,7 @@ export async function failedReviewAndCrash(ctx) {
     await palette(page, 'Redline: Review Current Branch');
     await page.waitForFunction(
       ({ bar }) => (window.__redlineStatusSeen ?? []).some((s) => /…$/.test(s)) &&
-        [...document.querySelectorAll(bar + ' .statusbar-item')].some((e) => /^Redline: (\d+ ⚠|\d+ ⛔|no findings)/.test(e.textContent.trim())),
+        [...document.querySelectorAll(bar + ' .statusbar-item')].some((e) => /^Redline: (\d+ ⛔|\d+ ⚠|\d+ ℹ|no findings|no problems)/.test(e.textContent.trim())),
       { bar: sel.statusbar },
       { timeout: REVIEW_TIMEOUT, polling: 50 },
     ).catch(async () => {
@@ -106,7 +106,7 @@ export async function failedReviewAndCrash(ctx) {
     const dtSquiggle = Date.now() - tRestart;
     figures.push(`"Restart Server" → first squiggle (with the palette's Review Current Branch): ${secs(dtSquiggle)} s`);
     console.log(`e2e: Restart Server → first squiggle: ${secs(dtSquiggle)} s`);
-    const status = await waitStatus(page, /^Redline: (\d+ ⚠|\d+ ⛔|no findings)/, REVIEW_TIMEOUT, 'the counts after the restart');
+    const status = await waitStatus(page, /^Redline: (\d+ ⛔|\d+ ⚠|\d+ ℹ|no findings|no problems)/, REVIEW_TIMEOUT, 'the counts after the restart');
     const lines = await squiggleLines(page);
     // The sidebar follows the status bar a moment later.
     await page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: EXPECTED[1].title }).first().waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {

@@ -114,8 +114,8 @@ export async function quickFixAndDismiss(ctx) {
     check(toml.includes(reason), `dismissed.toml does not hold the reason "${reason}"`);
     pass('dismiss', `"${target.title}" left the sidebar; .redline/dismissed.toml has id ${ids[target.key]} and the reason "${reason}"`);
     // What a user expects: the counts follow the list (2 left).
-    const status = await waitStatus(page, /Redline: 1 ⚠ 1 ⛔/, 5_000, 'the counts of the two findings left').catch(async () => null);
-    check(status !== null, `expected "Redline: 1 ⚠ 1 ⛔" (2 findings left), the status bar shows ${JSON.stringify(await statusTexts(page))}`);
+    const status = await waitStatus(page, /Redline: 1 ⛔ 1 ⚠$/, 5_000, 'the counts of the two findings left').catch(async () => null);
+    check(status !== null, `expected "Redline: 1 ⛔ 1 ⚠" (2 findings left), the status bar shows ${JSON.stringify(await statusTexts(page))}`);
     pass('status bar after fix + dismiss', `"${status}"`);
   });
 }

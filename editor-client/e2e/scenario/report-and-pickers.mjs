@@ -82,10 +82,10 @@ export async function reportAndPickers(ctx) {
     await page.locator(`${sel.quickRows}.focused`, { hasText: 'main' }).waitFor({ timeout: STEP_TIMEOUT });
     await page.keyboard.press('Enter');
     // `import os` fixed, the bare except dismissed: 2 findings left, 1 Critical + 1 Medium.
-    const status = 'Redline: 1 ⚠ 1 ⛔';
+    const status = 'Redline: 1 ⛔ 1 ⚠';
     const seen = await waitReviewRan(page, 'Review Branch Against… main', status);
     log(`  status bar: ${seen.join(' → ')}`);
-    const line = await waitSidebarMessage(page, /^branch feature\/export vs main .* · 2 findings \(1 ⚠ 1 ⛔\)$/, 'Review Branch Against… main');
+    const line = await waitSidebarMessage(page, /^branch feature\/export vs main .* · 2 findings \(1 ⛔ 1 ⚠\)$/, 'Review Branch Against… main');
     log(`  sidebar line: ${line}`);
     await page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: 'Mutable default argument' }).first().waitFor({ timeout: STEP_TIMEOUT });
     const tree = (await treeRows(page)).map((r) => r.text);
@@ -112,9 +112,10 @@ export async function reportAndPickers(ctx) {
     const fixedId = ids['unused import'];
     check(cli.findings.some((f) => f.id === fixedId), `the CLI's review of HEAD has no "${EXPECTED[0].title}" (${fixedId}): ${JSON.stringify(cli.findings.map((f) => [f.id, f.title]))}`);
     const shown = cli.findings.filter((f) => f.id !== fixedId && f.id !== dismissedId);
-    const bad = shown.filter((f) => f.severity === 'Critical' || f.severity === 'High').length;
-    const notBlocking = shown.length - bad;
-    const expectedStatus = `Redline: ${[notBlocking ? `${notBlocking} ⚠` : '', bad ? `${bad} ⛔` : ''].filter(Boolean).join(' ') || 'no findings'}`;
+    // As the Problems panel counts them: errors (Critical, High), warnings (Medium), infos (Low).
+    const of = (...severities) => shown.filter((f) => severities.includes(f.severity)).length;
+    const [bad, warn, info] = [of('Critical', 'High'), of('Medium'), of('Low')];
+    const expectedStatus = `Redline: ${[bad ? `${bad} ⛔` : '', warn ? `${warn} ⚠` : '', info ? `${info} ℹ` : ''].filter(Boolean).join(' ') || 'no findings'}`;
     log(`  the CLI's review of HEAD: ${cli.scope_label}: ${JSON.stringify(cli.findings.map((f) => `${f.line} ${f.severity} ${f.title}`))}; without the fixed one → "${expectedStatus}"`);
     await recordStatus(page);
     await palette(page, 'Redline: Review Commit…');

@@ -1,11 +1,12 @@
 // Before the user does anything: the demo repository and the CLI's review of it (the ids the
 // editor must show), code-server with the extension, and Chromium on the folder.
 
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { buildDemoRepo, cliReview, EXPECTED, FILE } from '../demo.mjs';
 import { freePort } from '../harness.mjs';
-import { check, log } from '../steps.mjs';
+import { check, Failure, log } from '../steps.mjs';
 import { sel } from '../workbench.mjs';
 
 // What the run needs is there (and says how to get it otherwise).
@@ -17,6 +18,10 @@ export function checkPrerequisites(ctx) {
   check(existsSync(redline), `no redline at ${redline} (make setup)`);
   check(existsSync(codeServerBin), `no code-server at ${codeServerBin} (make ${path.relative(root, here)}/node_modules/.install-stamp)`);
   check(Number(process.versions.node.split('.')[0]) >= 20, `Node ${process.version}: run with editor-client/e2e/node_modules/node/bin/node (v24)`);
+  // The package carries Redline's own wheel (the extension installs the server from it).
+  const bundled = spawnSync(path.join(root, '.venv', 'bin', 'python'), [path.join(root, 'scripts', 'check_vsix.py'), vsix], { encoding: 'utf-8' });
+  check(bundled.status === 0, `the extension package lacks Redline's wheel: ${bundled.stderr || bundled.error}`);
+  log(bundled.stdout.trim());
 }
 
 // Steps 1–3. Sets ctx.ids (the CLI's finding id of each EXPECTED key) and ctx.page.
@@ -52,5 +57,13 @@ export async function start(ctx) {
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURI(repo)}`);
     await page.locator(sel.workbench).waitFor({ timeout: 60_000 });
     await page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: 'app' }).first().waitFor({ timeout: 60_000 });
+    // Workspace trust is on and the folder is not trusted: everything after runs in Restricted
+    // Mode, where a reviewer opens a stranger's pull request.
+    await page.waitForFunction(() => /Restricted Mode/.test(document.title) ||
+      [...document.querySelectorAll('.statusbar-item')].some((e) => /Restricted Mode/.test(e.textContent + (e.getAttribute('aria-label') ?? ''))),
+    null, { timeout: 30_000 }).catch(async () => {
+      throw new Failure(`the window is not in Restricted Mode: title "${await page.title()}"`);
+    });
+    ctx.steps.pass('Restricted Mode', `workspace trust on, the folder untrusted: "${await page.title()}"`);
   });
 }

@@ -110,7 +110,12 @@ def on_hover(ls: RedlineServer, params: types.HoverParams) -> types.Hover | None
         return None
     from redline.lsp.hover import hover_markdown
 
-    text = redact("\n\n---\n\n".join(hover_markdown(t.finding, t.stale) for t in found))
+    beside = ls.settings.hover_beside_diagnostic
+    text = redact(
+        "\n\n---\n\n".join(
+            hover_markdown(t.finding, t.stale, beside_diagnostic=beside) for t in found
+        )
+    )
     caps = ls.client_capabilities.text_document
     formats = caps.hover.content_format if caps and caps.hover else None
     kind = (

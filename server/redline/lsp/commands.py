@@ -2,7 +2,8 @@
 
 `redline.review {scope, base?, ref?, range?, pr?, folder?}` and `redline.ask {request,
 folder?}` start a review and return its task id at once; `redline.rerun`, `redline.cancel
-{taskId?}`, `redline.clear`, `redline.dismiss {id | ids, reason, all?}`, `redline.export
+{taskId?}`, `redline.clear`, `redline.showRuns {runs: [kind…] | "all"}` (which runs' findings
+are shown: review, debate, ask), `redline.dismiss {id | ids, reason, all?}`, `redline.export
 {format, path?}`; and the commands code actions carry (`fixes.py`: a fix applied, dismiss a
 finding (or all like it) or a file, show the suggested code) with positional `[uri, id]`
 arguments. Each parses its
@@ -19,6 +20,7 @@ from lsprotocol import types
 
 from redline.errors import UsageError
 from redline.lsp import diagnostics, dismissals, fixes, sidebar
+from redline.lsp.folders import RUN_KINDS
 from redline.lsp.handlers import Handlers
 from redline.lsp.jobs import start_review
 from redline.lsp.reviews import EditorRequest, ask_command, only_arg, review_command
@@ -121,6 +123,39 @@ def cmd_clear(ls: RedlineServer, data: dict[str, Any]) -> dict[str, Any]:
         diagnostics.clear_folder(ls, folder)
     ls.tracker.clear()
     return {"cleared": True}
+
+
+def _runs_arg(args: tuple[Any, ...]) -> tuple[tuple[str, ...] | None, str | None]:
+    """`{runs: ["review", "debate"] | "all", folder?}`: which kinds of run to show."""
+    data = object_arg(args)
+    value = data.get("runs", data.get("value"))
+    if value in (None, "all"):
+        return None, _folder_hint(data)
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError('runs must be "all" or a list of run kinds')
+    unknown = sorted(set(value) - set(RUN_KINDS))
+    if unknown or not value:
+        raise UsageError(
+            f"unknown run kind {', '.join(map(repr, unknown))}" if unknown else "no run kind",
+            hint=f"one or more of {', '.join(RUN_KINDS)}, or all",
+        )
+    return tuple(k for k in RUN_KINDS if k in value), _folder_hint(data)
+
+
+@HANDLERS.command("redline.showRuns", _runs_arg)
+def cmd_show_runs(
+    ls: RedlineServer, arg: tuple[tuple[str, ...] | None, str | None]
+) -> dict[str, Any]:
+    """Show the findings of some kinds of run only (or all): diagnostics and the sidebar's
+    list follow. The runs themselves are kept; `all` shows every one again."""
+    runs, hint = arg
+    targets = [ls.folder_for(hint)] if hint else list(ls.folders.values())
+    for folder in targets:
+        folder.shown_runs = runs
+        diagnostics.republish_folder(ls, folder)
+    return {"shownRuns": list(runs) if runs is not None else None}
 
 
 # -- findings ----------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from redline.lsp import publish as lsp_publish
+from redline.lsp.folders import is_shown
 from redline.lsp.sidebar import FINDINGS_INTERVAL, schedule_findings
 
 if TYPE_CHECKING:
@@ -57,6 +58,8 @@ def publish(ls: RedlineServer, folder: Folder, uri: str) -> None:
             finding = tracked.finding
             if finding.severity.rank < ls.settings.min_severity.rank:
                 continue
+            if not is_shown(folder, finding.id):
+                continue  # another run's: the user chose to see only some runs
             rng = lsp_publish.client_range(tracked, doc, ls.encoding)
             related = lsp_publish.related_information(finding, folder.root or folder.path, known)
             diagnostics.append(
@@ -105,12 +108,22 @@ def republish_all(ls: RedlineServer) -> None:
             publish(ls, folder, uri)
 
 
+def republish_folder(ls: RedlineServer, folder: Folder) -> None:
+    """Publish every file of the folder again, and its whole list (the runs shown changed)."""
+    schedule_findings(ls, folder)
+    for uri in set(folder.findings) | set(folder.published):
+        publish(ls, folder, uri)
+
+
 def clear_folder(ls: RedlineServer, folder: Folder) -> None:
     for uri in set(folder.published) | set(folder.findings):
         folder.findings.pop(uri, None)
         ls.tracker.remove_file(uri)
         publish(ls, folder, uri)
     folder.review = None
+    folder.runs.clear()
+    folder.run_index = {}
+    folder.shown_runs = None
     schedule_findings(ls, folder)
 
 

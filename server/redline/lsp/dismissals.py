@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING
 from redline.errors import UsageError
 from redline.lsp import publish as lsp_publish
 from redline.lsp.diagnostics import folder_of_uri, publish
+from redline.lsp.folders import reindex
 from redline.lsp.sidebar import schedule_findings
 
 if TYPE_CHECKING:
     from redline.lsp.folders import Folder
     from redline.lsp.language_server import RedlineServer
-    from redline.model import Finding
+    from redline.model import Finding, Review
 
 
 def find_finding(ls: RedlineServer, finding_id: str) -> tuple[Folder, str, Finding] | None:
@@ -61,9 +62,18 @@ def _occurrences(ls: RedlineServer, base_id: str) -> set[str]:
     for folder in ls.folders.values():
         for findings in folder.findings.values():
             ids.update(f.id for f in findings if f.family_id == base_id)
-        if folder.review is not None:
-            ids.update(f.id for f in folder.review.findings if f.family_id == base_id)
+        for run in _runs(folder):
+            ids.update(f.id for f in run.findings if f.family_id == base_id)
     return ids
+
+
+def _runs(folder: Folder) -> list[Review]:
+    """Every kept run of the folder, and its last review (one of them, unless a test or an
+    older caller set it alone)."""
+    runs = list(folder.runs.values())
+    if folder.review is not None and all(r is not folder.review for r in runs):
+        runs.append(folder.review)
+    return runs
 
 
 def forget(ls: RedlineServer, finding_id: str) -> None:
@@ -75,9 +85,12 @@ def forget(ls: RedlineServer, finding_id: str) -> None:
             if len(kept) != len(findings):
                 folder.findings[uri] = kept
                 touched.add(uri)
-        if folder.review is not None:
-            gone = [f for f in folder.review.findings if f.id == finding_id]
-            folder.review.findings = [f for f in folder.review.findings if f.id != finding_id]
+        gone: list[Finding] = []
+        for run in _runs(folder):
+            gone.extend(f for f in run.findings if f.id == finding_id)
+            run.findings = [f for f in run.findings if f.id != finding_id]
+        if gone:
+            reindex(folder)
             for f in gone:
                 # An unanchored finding is in no tracked file: its file's list changes too.
                 place = lsp_publish.path_uri(folder.root, f.file) if folder.root else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from redline.diff.functions import language_for
+from redline.lsp.publish import first_paragraph
 from redline.model import Finding
 from redline.report.markup import fenced
 from redline.report.sanitize import sanitize_inline, sanitize_markdown
@@ -28,9 +29,16 @@ def _sources(sources: list[str]) -> str:
     return ", ".join(sanitize_inline(s.replace(":", " ", 1)) for s in sources)
 
 
-def hover_markdown(finding: Finding, stale: bool = False) -> str:
-    """The hover for `finding` (`stale`: its code was edited since the review)."""
-    parts: list[str] = [f"**Redline: {sanitize_inline(finding.title)}**"]
+def hover_markdown(
+    finding: Finding, stale: bool = False, *, beside_diagnostic: bool = False
+) -> str:
+    """The hover for `finding` (`stale`: its code was edited since the review).
+
+    `beside_diagnostic`: the client shows the diagnostic's message in the same hover, just above
+    (VS Code does): the title and the comment's first paragraph are left out, not said twice."""
+    parts: list[str] = []
+    if not beside_diagnostic:
+        parts.append(f"**Redline: {sanitize_inline(finding.title)}**")
     meta = [
         finding.severity.value,
         finding.category.value,
@@ -50,7 +58,13 @@ def hover_markdown(finding: Finding, stale: bool = False) -> str:
             line += f" — {evidence}"
         parts.append(line)
     # Sanitized, a fence the model left open is closed where its comment ends.
-    comment = sanitize_markdown(finding.comment.strip())
+    comment_text = finding.comment.strip()
+    if beside_diagnostic:
+        first, _, rest = comment_text.partition("\n\n")
+        # Only when the message holds the whole paragraph (it cuts a long one).
+        if first_paragraph(comment_text) == " ".join(first.split()):
+            comment_text = rest.strip()
+    comment = sanitize_markdown(comment_text)
     if comment:
         parts.append(comment)
     if finding.improved_code is not None:

@@ -25,7 +25,7 @@ from redline.errors import RedlineError
 from redline.lsp import diagnostics, engine, publish, sidebar
 from redline.lsp.debate_stream import DebateStream
 from redline.lsp.engine import PathTexts
-from redline.lsp.folders import Folder, Snapshot
+from redline.lsp.folders import Folder, Snapshot, keep_run, kept_findings, run_kind
 from redline.lsp.handlers import Handlers
 from redline.lsp.reviews import ReviewJob, WorkerProgress
 from redline.progress import Cancelled, ProgressEvent
@@ -94,6 +94,10 @@ def start_review(ls: RedlineServer, folder: Folder, request: EngineRequest) -> R
         )
     folder.last_request = request
     ls.last_folder = folder.uri
+    kind = run_kind(request.kind)
+    if folder.shown_runs is not None and kind not in folder.shown_runs:
+        # The user asked for this run: its findings are shown beside the chosen ones.
+        folder.shown_runs = (*folder.shown_runs, kind)
     job.task = loop.create_task(_run_job(ls, folder, job, previous))
     return job
 
@@ -279,10 +283,22 @@ def _on_partial(
     if not ls.registry.is_current(job):
         return  # a cancelled or superseded review publishes nothing more
     folder.root = root
+    kind = run_kind(job.request.kind)
     for path, findings in by_file.items():
         uri = publish.path_uri(root, path)
         if uri is not None:
-            diagnostics.show_file(ls, folder, uri, findings, texts.get(path))
+            # Beside the other runs' findings in the file: a run replaces only its own kind's.
+            early = {f.id for f in findings}
+            others = [
+                f
+                for f in folder.findings.get(uri, [])
+                if f.id not in early and _of_other_runs(folder, f.id, kind)
+            ]
+            diagnostics.show_file(ls, folder, uri, [*findings, *others], texts.get(path))
+
+
+def _of_other_runs(folder: Folder, finding_id: str, kind: str) -> bool:
+    return any(k != kind for k in folder.run_index.get(finding_id, ()))
 
 
 def _finish(
@@ -293,11 +309,15 @@ def _finish(
     texts: dict[str, str],
     snapshot: dict[str, Snapshot],
 ) -> None:
-    """Publish the final findings; files that no longer have any are cleared."""
+    """Keep the run as its kind's last, and publish every kept run's findings: this run's
+    replace its kind's previous ones, the other runs' stay. Files left without any are cleared."""
     root = folder.root or folder.path
+    listed_before = {uri: [f.id for f in fs] for uri, fs in folder.findings.items()}
+    keep_run(folder, run_kind(job.request.kind), review)
+    own = {f.file for f in review.findings}
     by_uri: dict[str, list[Finding]] = {}
     paths: dict[str, str] = {}
-    for finding in review.findings:
+    for finding in kept_findings(folder):
         if finding.line is None:
             continue  # unanchored: in the report and the sidebar, never on a guessed line
         uri = publish.path_uri(root, finding.file)
@@ -310,12 +330,19 @@ def _finish(
         if uri in by_uri and doc is not None and doc.version != before.version:
             log.info("%s changed during the review: findings re-anchored", uri)
     for uri, findings in by_uri.items():
-        diagnostics.show_file(ls, folder, uri, findings, texts.get(paths[uri]))
+        path = paths[uri]
+        if path not in own and listed_before.get(uri) == [f.id for f in findings]:
+            # Only other runs' findings, unchanged: they stay where the edits moved them.
+            diagnostics.publish(ls, folder, uri)
+            continue
+        text = texts.get(path)
+        if text is None and path not in own:
+            text = engine.disk_text(root, path)  # another run's file this review did not read
+        diagnostics.show_file(ls, folder, uri, findings, text)
     for uri in (set(folder.published) | set(folder.findings)) - set(by_uri):
         folder.findings.pop(uri, None)
         ls.tracker.remove_file(uri)
         diagnostics.publish(ls, folder, uri)
-    folder.review = review
     sidebar.schedule_findings(ls, folder)
 
 

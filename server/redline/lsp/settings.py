@@ -33,6 +33,8 @@ _ALIASES = {
     "concurrency": "concurrency",
     "savedebounce": "save_debounce",
     "save_debounce": "save_debounce",
+    "hoverbesidediagnostic": "hover_beside_diagnostic",
+    "hover_beside_diagnostic": "hover_beside_diagnostic",
 }
 
 
@@ -44,6 +46,9 @@ class LspSettings:
     stale_display: StaleDisplay = "withdraw"  # a finding whose code was edited: hide or mark
     concurrency: int | None = None  # parallel model calls (llm.max_concurrency)
     save_debounce: float = 1.5  # seconds of quiet after a save before auto-review starts
+    # The client shows a diagnostic's message in the hover above Redline's (VS Code; its
+    # extension says so in initializationOptions): the hover leaves the message out.
+    hover_beside_diagnostic: bool = False
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def engine_flags(self) -> dict[str, Any]:
@@ -102,7 +107,7 @@ def _convert(target: str, value: Any) -> Any:
     if target == "base_branch":
         text = str(value).strip()
         return text or None
-    if target == "auto_review_on_save":
+    if target in ("auto_review_on_save", "hover_beside_diagnostic"):
         return _as_bool(value)
     if target == "stale_display":
         text = str(value).strip().lower()

@@ -15,6 +15,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from redline.lsp import publish as lsp_publish
+from redline.lsp.folders import RUN_KINDS, is_shown, kept_findings
 from redline.redaction import redact_data
 
 if TYPE_CHECKING:
@@ -129,12 +130,28 @@ def _send_findings(ls: RedlineServer, folder: Folder) -> None:
             "taskId": task_id,
             "scopeLabel": review.scope_label if review else None,
             "full": full,
+            "runs": _runs_summary(folder),
+            "shownRuns": list(folder.shown_runs) if folder.shown_runs is not None else None,
             "files": [{"uri": e["uri"], "path": e["path"]} for e in files],
         }
     )
     for entry, source in zip(head["files"], files, strict=True):
         entry["findings"] = source["findings"]
     ls.protocol.notify(FINDINGS, head)
+
+
+def _runs_summary(folder: Folder) -> list[dict[str, Any]]:
+    """The kept runs, in RUN_KINDS order: what the editor offers to show or hide."""
+    return [
+        {
+            "kind": kind,
+            "taskId": run.task_id,
+            "label": run.scope_label,
+            "findings": len(run.findings),  # fixed and dismissed ones have left it
+        }
+        for kind in RUN_KINDS
+        if (run := folder.runs.get(kind)) is not None
+    ]
 
 
 def _rows(folder: Folder, findings: list[Finding]) -> list[dict[str, Any]]:
@@ -160,13 +177,14 @@ def _file_entry(
     shown = [
         t
         for t in ls.tracker.visible(uri, ls.settings.stale_display)
-        if t.finding.severity.rank >= floor
+        if t.finding.severity.rank >= floor and is_shown(folder, t.finding.id)
     ]
     rows = _rows(folder, [t.finding for t in shown])
     for row, tracked in zip(rows, shown, strict=True):
         row["line"] = tracked.start_line + 1
         row["end_line"] = tracked.end_line + 1
         row["stale"] = tracked.stale
+        row["runs"] = list(folder.run_index.get(tracked.id, ()))
     path = _path_of(folder, uri)
     return {"uri": uri, "path": path, "findings": rows + unanchored.get(path, [])}
 
@@ -185,18 +203,21 @@ def _path_of(folder: Folder, uri: str) -> str:
 def _unanchored(ls: RedlineServer, folder: Folder) -> dict[str, list[dict[str, Any]]]:
     """Findings whose quoted code was not found get no diagnostic (there is no line to put
     it on), but the sidebar still lists them, marked unanchored, under their file (by path)."""
-    review = folder.review
     out: dict[str, list[dict[str, Any]]] = {}
-    if review is None or folder.root is None:
+    if not folder.runs or folder.root is None:
         return out
     floor = ls.settings.min_severity.rank
     found = [
         f
-        for f in review.findings
-        if f.line is None and f.severity.rank >= floor and not ls.tracker.is_closed(f.id)
+        for f in kept_findings(folder)
+        if f.line is None
+        and f.severity.rank >= floor
+        and not ls.tracker.is_closed(f.id)
+        and is_shown(folder, f.id)
     ]
     for f, row in zip(found, _rows(folder, found), strict=True):
         row["stale"] = False
         row["unanchored"] = True
+        row["runs"] = list(folder.run_index.get(f.id, ()))
         out.setdefault(f.file, []).append(row)
     return out
