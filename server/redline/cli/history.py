@@ -162,6 +162,8 @@ def _home(path: str) -> str:
 
 def _cost(row: TaskSummary) -> str:
     if not row.models and not row.tokens:
+        if row.cached_models:
+            return f"cached answers of {', '.join(row.cached_models)} (no model called)"
         return "offline (no model)"
     tokens = f"{row.tokens:,} tokens"
     if row.cost_usd is None:
@@ -179,6 +181,7 @@ def _entry(row: TaskSummary) -> dict[str, Any]:
         "findings": row.findings,
         "by_severity": row.counts,
         "models": list(row.models),
+        "cached_models": list(row.cached_models),
         "tokens": row.tokens,
         "cost_usd": row.cost_usd,
     }
