@@ -18,6 +18,7 @@ from typing import Any
 from redline.cli.common import EXIT_OK, FORMATS, repo_root, write_report
 from redline.errors import RedlineError, UsageError
 from redline.model import Severity
+from redline.money import usd
 from redline.store.tasks import TaskStore, TaskSummary
 
 
@@ -166,9 +167,7 @@ def _cost(row: TaskSummary) -> str:
             return f"cached answers of {', '.join(row.cached_models)} (no model called)"
         return "offline (no model)"
     tokens = f"{row.tokens:,} tokens"
-    if row.cost_usd is None:
-        return f"{tokens}, cost unknown"
-    return f"{tokens}, ${row.cost_usd:.4f}"
+    return f"{tokens}, {usd(row.cost_usd)}"
 
 
 def _entry(row: TaskSummary) -> dict[str, Any]:

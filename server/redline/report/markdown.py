@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from redline.model import AnalyzerRun, AnchorState, Finding, FixState, Review, Severity
+from redline.money import UNPRICED
 from redline.report.baseline import Comparison
 from redline.report.debate_markdown import debate_sections, debate_summary
 from redline.report.markup import dollars
@@ -302,5 +303,5 @@ def _analyzer(run: AnalyzerRun) -> str:
 def _cost(review: Review) -> str:
     cost = review.coverage.cost_usd
     if cost is None:
-        return "unknown" if review.coverage.tokens > 0 else dollars(0)
+        return UNPRICED if review.coverage.tokens > 0 else dollars(0)
     return dollars(cost, 4)
