@@ -124,7 +124,7 @@ def test_participants_table() -> None:
     assert "| Security | `openai/gpt-4o` | 3 | 12,345 | $\u200d0.0123 | — |" in markdown
     # The label differs from the name: both shown; a "|" in a model cannot split the row.
     assert (
-        "| Speed (`perf-bot`) | `ollama/llama\\|3` | 1 | 99 | unknown "
+        "| Speed (`perf-bot`) | `ollama/llama\\|3` | 1 | 99 | unpriced "
         "| its model failed: HTTP 500 |" in markdown
     )
 

@@ -452,3 +452,20 @@ def test_the_bundled_corpus_runs_offline_through_the_cli(
     assert data["totals"][0]["recall"] == pytest.approx(found / 42)
     assert _saved(data)["results"] == results
     assert _left(temp_dirs) == []
+
+
+def test_a_model_without_a_price_is_unpriced_in_the_eval_table_never_zero(
+    cart_repo: GitRepo, planted: list[Mutant], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    isolate_model_env(monkeypatch, tmp_path)
+    with ScriptedLLM(handler=PlantedScript(planted)) as llm:
+        code, table = _eval(
+            "--repo", str(cart_repo.root), "--cases", "1",
+            "--model", "openai/scripted", "--api-base", llm.base_url,
+        )  # fmt: skip
+    assert code == 0
+    header = next(line for line in table.splitlines() if line.startswith("| model |"))
+    rows = [line for line in table.splitlines() if line.startswith("| openai/scripted |")]
+    column = [c.strip() for c in header.split("|")].index("cost")
+    assert rows and all(r.split("|")[column].strip() == "unpriced" for r in rows), table
+    assert "$0.0000" not in table

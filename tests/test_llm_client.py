@@ -96,7 +96,7 @@ async def test_plain_completion_records_usage() -> None:
         None,
     )
     assert rec.latency_s > 0
-    assert "cost unknown" in ledger.describe()
+    assert "unpriced (model not in litellm's price map)" in ledger.describe()
 
 
 async def test_known_model_is_priced() -> None:

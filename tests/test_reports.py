@@ -158,7 +158,7 @@ def test_markdown_coverage() -> None:
     assert "  - bandit: failed (timed out after 120 s)" in text
     assert "  - semgrep: missing (semgrep not found)" in text
     assert "- Models: `gpt-4o-mini`" in text
-    assert "- Tokens: 12,345 · cost: unknown" in text
+    assert "- Tokens: 12,345 · cost: unpriced" in text
     assert "- Note: 2 findings below Low hidden" in text
     assert "Offline review" not in text
 

@@ -133,8 +133,11 @@ def test_dismissals_file_is_not_reviewed_as_a_change(tmp_path: Path) -> None:
     repo.write(".redline/rules.md", "Prefer explicit imports.\n")
     third = review_json(repo, tmp_path)["coverage"]
     assert {"path": ".redline/dismissed.toml", "reason": SKIP_TEXT} in third["skipped"]
-    # The team's own instructions file is theirs, and is reviewed like any text.
-    assert ".redline/rules.md" in third["reviewed_files"]
+    # The team's own instructions file is theirs, and is reviewed like any text: here, offline,
+    # that is by nothing (no analyzer reads Markdown), and the report says so.
+    reason = "not reviewed: no analyzer for Markdown and no model ran"
+    assert {"path": ".redline/rules.md", "reason": reason} in third["skipped"]
+    assert ".redline/rules.md" not in third["reviewed_files"]
 
 
 # -- the decoding rules themselves -----------------------------------------------------------

@@ -2,6 +2,7 @@
 // as Markdown (the export's fallback when the server has no report for it). Pure (no `vscode`):
 // every event's effect is unit-tested.
 import { DebateEventBody, DebateNotification, DebaterInfo, Severity, TurnKind } from './protocol';
+import { formatCost } from './statusText';
 
 export interface TurnEntry {
   type: 'turn';
@@ -224,7 +225,7 @@ export function debateStatusLine(state: DebateState): string {
   const f = state.final;
   const found = f ? ` · ${f.findings} finding${f.findings === 1 ? '' : 's'}` : '';
   const tokens = f?.tokens ? ` · ${f.tokens.toLocaleString('en-US')} tokens` : '';
-  const cost = f?.costUsd !== undefined && f.costUsd !== null ? ` · $${f.costUsd < 0.01 ? f.costUsd.toFixed(4) : f.costUsd.toFixed(2)}` : '';
+  const cost = f?.tokens ? ` · ${formatCost(f.costUsd)}` : '';
   return `Debate finished after ${taken} turn${taken === 1 ? '' : 's'}${why}${found}${tokens}${cost}`;
 }
 

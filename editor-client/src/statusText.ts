@@ -42,7 +42,8 @@ export function reduce(status: ReviewStatus, event: ReviewStateEvent): ReviewSta
         done: event.done ?? (sameStage ? prev?.done : undefined),
         total: event.total ?? (sameStage ? prev?.total : undefined),
         tokens: event.tokens ?? prev?.tokens,
-        costUsd: event.costUsd ?? prev?.costUsd,
+        // An event with tokens says what is spent: no cost in it means none is known yet.
+        costUsd: event.tokens !== undefined ? event.costUsd : prev?.costUsd,
       };
     }
     case 'finished':
@@ -141,15 +142,16 @@ export function formatTokens(tokens: number): string {
   return tokens.toLocaleString('en-US');
 }
 
-export function formatCost(costUsd: number): string {
+/** "$0.0042", "$0.50"; "unpriced" when no cost is known (a model without a price: never
+ *  "$0.0000"), as the server says it (server/redline/money.py). */
+export function formatCost(costUsd: number | null | undefined): string {
+  if (costUsd === undefined || costUsd === null) return 'unpriced';
   return costUsd < 0.01 ? `$${costUsd.toFixed(4)}` : `$${costUsd.toFixed(2)}`;
 }
 
 function spend(status: ReviewStatus): string[] {
-  const parts: string[] = [];
-  if (status.tokens !== undefined && status.tokens > 0) parts.push(`${formatTokens(status.tokens)} tokens`);
-  if (status.costUsd !== undefined && status.costUsd !== null) parts.push(formatCost(status.costUsd));
-  return parts;
+  if (status.tokens === undefined || status.tokens <= 0) return []; // no model called yet
+  return [`${formatTokens(status.tokens)} tokens`, formatCost(status.costUsd)];
 }
 
 export interface StatusBarView {

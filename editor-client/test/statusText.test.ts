@@ -63,6 +63,27 @@ test('the status bar leaves out what Problems leaves out: hints and unanchored f
   assert.match(statusBarView(onlyHints).tooltip, /2 hints/);
 });
 
+test('a model without a price is "unpriced", never $0.0000, and no stale cost lingers', () => {
+  // Before the first answer the server knows no cost (none is sent); after it, none for a
+  // model litellm has no price for.
+  const running = run(
+    { state: 'started' },
+    { state: 'stage', stage: 'planning', tokens: 0 },
+    { state: 'progress', stage: 'reviewing', done: 1, total: 4, tokens: 812 },
+  );
+  assert.equal(viewDescription(running, null, emptyCounts()), 'reviewing branch against main · 0 so far · 812 tokens · unpriced');
+  assert.match(statusBarView(running).tooltip, /812 tokens\nunpriced/);
+  // A cost once known and then no longer (an unpriced fallback answered) is not kept.
+  const mixed = run({ state: 'progress', tokens: 10, costUsd: 0.001 }, { state: 'progress', tokens: 20 });
+  assert.doesNotMatch(viewDescription(mixed, null, emptyCounts()), /\$/);
+  const done = run({ state: 'finished', label: 'branch feature', counts: { Low: 1 }, tokens: 5000 });
+  assert.equal(viewDescription(done, null, { ...emptyCounts(), Low: 1 }), 'branch feature · 1 finding (1 ℹ) · 5,000 tokens · unpriced');
+  assert.doesNotMatch(statusBarView(done).tooltip, /\$0/);
+  // No model called: nothing about tokens or cost.
+  const offline = run({ state: 'finished', label: 'branch feature', counts: {}, tokens: 0 });
+  assert.equal(viewDescription(offline, null, emptyCounts()), 'branch feature · no findings');
+});
+
 test('after a dismissal the counts follow the list the sidebar shows', () => {
   const done = run({ state: 'finished', counts: { High: 1, Low: 1 } });
   const after = withCurrentCounts(done, { ...emptyCounts(), Low: 1 }, { ...emptyCounts(), Low: 1 });

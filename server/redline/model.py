@@ -183,7 +183,10 @@ class Coverage(BaseModel):
     reviewed_files: list[str] = Field(default_factory=list)
     skipped: list[SkippedFile] = Field(default_factory=list)
     analyzers: list[AnalyzerRun] = Field(default_factory=list)
-    models: list[str] = Field(default_factory=list)
+    models: list[str] = Field(default_factory=list)  # the models called in this run
+    # The models whose earlier answers this run reused from the answer cache (unchanged code):
+    # a review with these and no `models` is no offline review, though no model was called.
+    cached_models: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     tokens: int = 0
     cost_usd: float | None = None

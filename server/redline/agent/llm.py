@@ -139,11 +139,15 @@ class LLMClient:
 
     # -- configuration -------------------------------------------------------------------------
 
-    def assign(self, role: str, model: str, api_base: str | None = None) -> None:
+    def assign(
+        self, role: str, model: str, api_base: str | None = None, api_base_setting: str = ""
+    ) -> None:
         """Give a role of this run its own model (a debater's `[debate.reviewers.<name>]`):
         it is called with that model and api_base, no fallbacks; the key is shared only when
-        the provider is the default model's. Budget, cap and ledger stay the client's."""
-        self._routes.assign(role, model, api_base)
+        the provider is the default model's. Budget, cap and ledger stay the client's.
+        `api_base_setting`: the setting that address comes from ("debate.reviewers.bob.api_base"),
+        named by the hint when the model cannot be reached."""
+        self._routes.assign(role, model, api_base, api_base_setting)
 
     def models_for(self, role: str) -> list[tuple[str, str | None]]:
         """(model, api_base) to try, in order: the role's model, then its fallbacks."""
@@ -268,7 +272,12 @@ class LLMClient:
                 model=first.model or "",
                 api_base=first.api_base,
             )
-        raise final_error(role, failures, self.settings.llm.timeout)
+        raise final_error(
+            role,
+            failures,
+            self.settings.llm.timeout,
+            api_base_setting=self._routes.api_base_setting(role),
+        )
 
     def _mark_unusable(self, call: Call, failure: CallFailed) -> ModelUnusable:
         """Remember that (model, api_base) cannot be used this run, with its one line."""
@@ -281,6 +290,7 @@ class LLMClient:
             key_vars=vars_,
             key_given=call.api_key is not None,
             placeholder=call.placeholder,
+            api_base_setting=self._routes.api_base_setting(call.role),
         )
         exc = ModelUnusable(line, hint, kind=failure.kind, model=call.model, api_base=call.api_base)
         self._unusable[(call.model, call.api_base)] = exc

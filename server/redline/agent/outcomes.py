@@ -334,9 +334,17 @@ def classify(exc: BaseException, litellm: Any, retry_after_cap: float) -> CallFa
     return CallFailed("error", f"{type(exc).__name__}: {msg}", retryable=False)
 
 
-def final_error(role: str, failures: list[tuple[str, CallFailed, int]], timeout: float) -> LLMError:
+def final_error(
+    role: str,
+    failures: list[tuple[str, CallFailed, int]],
+    timeout: float,
+    *,
+    api_base_setting: str | None = None,
+) -> LLMError:
     """The error after every candidate of a call failed (some not for lack of a usable model):
-    each model, what happened to it and how often it was tried, and a hint for the last."""
+    each model, what happened to it and how often it was tried, and a hint for the last.
+    `api_base_setting`: the setting that gave the role its address, when it is not
+    `models.api_base` (a debater's own), so the hint sends the user to the right one."""
     parts = []
     for model, f, attempts in failures:
         what = KIND_TEXT[f.kind]
@@ -347,11 +355,12 @@ def final_error(role: str, failures: list[tuple[str, CallFailed, int]], timeout:
         parts.append(f"{model} {what}{tries}{detail}")
     message = f"model call for role {role!r} failed: " + "; ".join(parts)
     last_model, last, _ = failures[-1]
+    base = api_base_setting or "models.api_base"
     hint = {
         "timeout": "raise llm.timeout or use a faster model",
-        "garbage": "check models.api_base: it must point at an OpenAI-compatible /v1 endpoint",
+        "garbage": f"check {base}: it must point at an OpenAI-compatible /v1 endpoint",
         "auth": "check the API key (models.api_key or the provider's environment variable)",
-        "connection": "check that the model server is running and models.api_base is right",
+        "connection": f"check that the model server is running and {base} is right",
     }.get(last.kind)
     cls = LLMTimeout if all(f.kind == "timeout" for _, f, _ in failures) else LLMError
     return cls(message, hint, model=last_model)
@@ -372,11 +381,15 @@ def unusable_line(
     key_vars: list[str],
     key_given: bool,
     placeholder: bool,
+    api_base_setting: str | None = None,
 ) -> tuple[str, str]:
     """The one line (and a hint) saying why `model` cannot be used, e.g. "model gpt-4o-mini:
     no OPENAI_API_KEY set — set it or REDLINE_API_KEY". `key_vars` are the provider's key
     variables (litellm's `validate_environment`), `key_given` whether any key was sent,
-    `placeholder` whether that key was Redline's stand-in for a local server."""
+    `placeholder` whether that key was Redline's stand-in for a local server;
+    `api_base_setting` the setting that gave this model its address when it is not the flag or
+    variable (a debater's `debate.reviewers.<name>.api_base`)."""
+    base = api_base_setting or "--api-base / REDLINE_API_BASE"
     where = f"model {model} at {api_base}" if api_base else f"model {model}"
     status = f" ({failure.status})" if failure.status else ""
     if failure.kind == "no_key" or (failure.kind == "auth" and not key_given and key_vars):
@@ -399,18 +412,19 @@ def unusable_line(
     if failure.kind == "unknown_model":
         return (
             f"{where}: the server does not know this model{status}: {_server_said(failure)}",
-            "check the model name (and that api_base is the server's API root, often …/v1)",
+            "check the model name (and that "
+            f"{api_base_setting or 'api_base'} is the server's API root, often …/v1)",
         )
     if failure.cause == "dns":
         host = _host(api_base) or "the provider's host"
         return (
             f"{where}: the host name {host} does not resolve",
-            "check --api-base / REDLINE_API_BASE, or the network",
+            f"check {base}, or the network",
         )
     if api_base:
         return (
             f"{where}: nothing is listening there",
-            "start the model server, or fix --api-base / REDLINE_API_BASE",
+            f"start the model server, or fix {base}",
         )
     return (
         f"{where}: the provider's server refused the connection",

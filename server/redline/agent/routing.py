@@ -25,10 +25,21 @@ class Routes:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._assigned: dict[str, tuple[str, str | None]] = {}
+        self._base_settings: dict[str, str] = {}
 
-    def assign(self, role: str, model: str, api_base: str | None = None) -> None:
-        """Give a role its own model and api_base, no fallbacks (`LLMClient.assign`)."""
+    def assign(
+        self, role: str, model: str, api_base: str | None = None, api_base_setting: str = ""
+    ) -> None:
+        """Give a role its own model and api_base, no fallbacks (`LLMClient.assign`);
+        `api_base_setting` names where that address is set, for the hints of its failures."""
         self._assigned[role] = (model, api_base)
+        if api_base_setting:
+            self._base_settings[role] = api_base_setting
+
+    def api_base_setting(self, role: str) -> str | None:
+        """The setting the role's address comes from, when it is not `[models] api_base` (the
+        flag, the variable): a hint naming that one would send the user to the wrong place."""
+        return self._base_settings.get(role)
 
     def targets(self, role: str) -> list[Target]:
         """(model, api_base, api_key) per candidate.

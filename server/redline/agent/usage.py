@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
+from redline.money import usd
 from redline.progress import ProgressEvent, Stage
 
 
@@ -116,14 +117,17 @@ class UsageLedger:
     def event(
         self, stage: Stage, text: str, done: int | None = None, total: int | None = None
     ) -> ProgressEvent:
-        """A progress event carrying what has been spent so far (cost None while unknown)."""
+        """A progress event carrying what has been spent so far: the cost None while it is not
+        known — before any answer, too (a model without a price is known as such only once it
+        answered, and "$0.0000" for it would be false)."""
+        known = self.cost_complete and self.total_tokens > 0
         return ProgressEvent(
             stage,
             text,
             done,
             total,
             tokens=self.total_tokens,
-            cost_usd=self.cost_usd if self.cost_complete else None,
+            cost_usd=self.cost_usd if known else None,
         )
 
     @property
@@ -154,14 +158,14 @@ class UsageLedger:
         )
 
     def describe(self) -> str:
-        """One line for reports: '12,345 tokens, $0.0123' / 'at least $0.01' / 'cost unknown'."""
+        """One line for reports: '12,345 tokens, $0.0123' / 'at least $0.01' / 'unpriced'."""
         tokens = f"{self.total_tokens:,} tokens"
         if self.cached_tokens:
             tokens += f" ({self.cached_tokens:,} prompt tokens from the provider's cache)"
         if not self.records or (self.cost_complete and self.cost_usd == 0.0):
             return tokens if self.total_tokens else "no model calls"
         if self.cost_complete:
-            return f"{tokens}, ${self.cost_usd:.4f}"
+            return f"{tokens}, {usd(self.cost_usd)}"
         if self.cost_usd:
-            return f"{tokens}, at least ${self.cost_usd:.4f} (some models unpriced)"
-        return f"{tokens}, cost unknown (model not in the price map)"
+            return f"{tokens}, at least {usd(self.cost_usd)} (some models unpriced)"
+        return f"{tokens}, {usd(None)} (model not in litellm's price map)"

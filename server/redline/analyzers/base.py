@@ -35,6 +35,9 @@ class AnalyzerOutcome:
     # Files that could not be handed to the analyzers (unsafe paths); the caller adds them to
     # the review's coverage so nobody thinks they were checked.
     skipped: list[SkippedFile] = field(default_factory=list)
+    # Each analyzer's name → the files it was given (whether it then ran: see `runs`), so a
+    # file none of them looked at is not reported as reviewed (review/unanalyzed.py).
+    given: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

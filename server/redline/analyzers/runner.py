@@ -122,7 +122,8 @@ def run_analyzers(
             counts[source] = counts.get(source, 0) + 1
     for run in runs:
         run.findings = counts.get(run.name, 0)
-    return AnalyzerOutcome(findings=findings, runs=runs, skipped=skipped)
+    given = {job.name: list(job.files) for job in jobs if job.files}
+    return AnalyzerOutcome(findings=findings, runs=runs, skipped=skipped, given=given)
 
 
 class _LazyTexts(Mapping[str, SourceText]):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from redline.debate.events import DebateEvent
+from redline.money import spent as money_spent
 from redline.redaction import redact
 from redline.report.controls import escape_controls
 
@@ -151,7 +152,11 @@ class DebateView:
         findings = data.get("findings")
         count = len(findings) if isinstance(findings, list) else findings
         cost = data.get("costUsd")
-        spent = f", ${float(str(cost)):.4f}" if cost is not None else ""
+        tokens = data.get("tokens")
+        said = money_spent(
+            None if cost is None else float(str(cost)), tokens if isinstance(tokens, int) else 0
+        )
+        spent = f", {said}" if said else ""
         self._line()
         noun = "finding" if count == 1 else "findings"
         self._line(f"{count} {noun}; {_count(data.get('tokens'))} tokens{spent}")

@@ -18,6 +18,7 @@ from typing import Any
 from redline.cli.common import EXIT_OK, FORMATS, repo_root, write_report
 from redline.errors import RedlineError, UsageError
 from redline.model import Severity
+from redline.money import usd
 from redline.store.tasks import TaskStore, TaskSummary
 
 
@@ -162,11 +163,11 @@ def _home(path: str) -> str:
 
 def _cost(row: TaskSummary) -> str:
     if not row.models and not row.tokens:
+        if row.cached_models:
+            return f"cached answers of {', '.join(row.cached_models)} (no model called)"
         return "offline (no model)"
     tokens = f"{row.tokens:,} tokens"
-    if row.cost_usd is None:
-        return f"{tokens}, cost unknown"
-    return f"{tokens}, ${row.cost_usd:.4f}"
+    return f"{tokens}, {usd(row.cost_usd)}"
 
 
 def _entry(row: TaskSummary) -> dict[str, Any]:
@@ -179,6 +180,7 @@ def _entry(row: TaskSummary) -> dict[str, Any]:
         "findings": row.findings,
         "by_severity": row.counts,
         "models": list(row.models),
+        "cached_models": list(row.cached_models),
         "tokens": row.tokens,
         "cost_usd": row.cost_usd,
     }

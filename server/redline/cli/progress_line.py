@@ -23,6 +23,7 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from redline.money import spent as money_spent
 from redline.report.terminal import console_for, terminal_safe
 
 if TYPE_CHECKING:
@@ -52,12 +53,14 @@ _BAR_WIDTH = 20
 
 
 def spent(event: ProgressEvent, elapsed: float) -> str:
-    """ "12.3s · 4,210 tokens · $0.0012": the tokens and cost only when a model runs."""
+    """ "12.3s · 4,210 tokens · $0.0012": the tokens and cost only when a model runs; the
+    cost "unpriced" once tokens were spent on a model without a price (never `$0.0000`)."""
     parts = [f"{elapsed:.1f}s"]
     if event.tokens is not None:
         parts.append(f"{event.tokens:,} tokens")
-        if event.cost_usd is not None:
-            parts.append(f"${event.cost_usd:.4f}")
+        cost = money_spent(event.cost_usd, event.tokens)
+        if cost is not None:
+            parts.append(cost)
     return " · ".join(parts)
 
 

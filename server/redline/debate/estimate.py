@@ -22,6 +22,7 @@ from redline.debate.conclude import FINAL_PROMPT, SUMMARIZER_PROMPT
 from redline.debate.roster import Roster
 from redline.debate.run import planned_calls
 from redline.debate.turns import system_prompt, turn_request
+from redline.money import UNPRICED, usd
 from redline.review.estimate import input_price, request_cap
 from redline.review.prompts import load_prompt
 
@@ -140,7 +141,7 @@ class DebateEstimate:
             + (
                 f"about ${total:.4f} for the prompts (answers and tool steps extra)"
                 if total is not None
-                else "unknown (a model is not in the local price map)"
+                else f"{UNPRICED} (a model is not in litellm's local price map)"
             ),
             "Nothing was sent to any model.",
         ]
@@ -148,7 +149,7 @@ class DebateEstimate:
 
 
 def _cost(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:.4f}"
+    return usd(value)
 
 
 def estimate_debate(

@@ -12,7 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from redline.agent.llm import LLMClient
-from redline.config_models import BUILTIN_DEBATERS, DebaterSettings, Settings
+from redline.config_models import (
+    BUILTIN_DEBATERS,
+    DebaterSettings,
+    Settings,
+    SummarizerSettings,
+)
 from redline.errors import ConfigError, UsageError
 from redline.review.prompts import load_prompt
 
@@ -32,6 +37,9 @@ class Debater:
     model: str
     api_base: str | None
     prompt: str  # the role prompt (Markdown)
+    # Where the address is set, for the hint when its model cannot be reached: the debater's
+    # own table, not `--api-base`, when that is what gave it ("" when it is the shared one).
+    api_base_setting: str = ""
 
     @property
     def role(self) -> str:
@@ -44,12 +52,18 @@ class Roster:
     debaters: list[Debater]
     summarizer_model: str
     summarizer_api_base: str | None
+    summarizer_api_base_setting: str = ""
 
     def assign(self, client: LLMClient) -> None:
         """Tell the client which model each debater (and the summarizer) calls."""
         for d in self.debaters:
-            client.assign(d.role, d.model, d.api_base)
-        client.assign(SUMMARIZER_ROLE, self.summarizer_model, self.summarizer_api_base)
+            client.assign(d.role, d.model, d.api_base, d.api_base_setting)
+        client.assign(
+            SUMMARIZER_ROLE,
+            self.summarizer_model,
+            self.summarizer_api_base,
+            self.summarizer_api_base_setting,
+        )
 
     def scrub_terms(self) -> list[str]:
         """Names and model strings that would reveal a debater's identity."""
@@ -103,11 +117,36 @@ def build_roster(settings: Settings) -> Roster:
             default_base if not (cfg and cfg.model) else None
         )
         label = (cfg.label if cfg and cfg.label else None) or label_for(name)
-        debaters.append(Debater(name, label, model, api_base, _prompt(name, cfg)))
+        debaters.append(
+            Debater(
+                name,
+                label,
+                model,
+                api_base,
+                _prompt(name, cfg),
+                _base_setting(f"debate.reviewers.{name}", cfg, settings, "debater"),
+            )
+        )
     if len(debaters) < 2:
         raise UsageError("a debate needs at least two debaters")
     summ = settings.debate.summarizer
     s_model, s_base, _ = settings.models.for_role("summarizer")
     model = summ.model or s_model or debaters[0].model
     base = summ.api_base or (s_base if not summ.model else None)
-    return Roster(debaters, model, base)
+    where = _base_setting("debate.summarizer", summ, settings, "summarizer")
+    return Roster(debaters, model, base, where)
+
+
+def _base_setting(
+    table: str, cfg: DebaterSettings | SummarizerSettings | None, settings: Settings, role: str
+) -> str:
+    """The setting a debater's (or the summarizer's) api_base comes from, as `build_roster`
+    resolves it: its own table's, the role's (`[models.roles.<role>]`), else "" — the shared
+    `[models] api_base`, which the generic hint (`--api-base / REDLINE_API_BASE`) names."""
+    if cfg is not None and cfg.api_base:
+        return f"{table}.api_base"
+    if cfg is not None and cfg.model:
+        # Its own model without its own address: the shared one applies, its own would win.
+        return f"{table}.api_base (else --api-base / REDLINE_API_BASE)"
+    own = settings.models.roles.get(role)
+    return f"models.roles.{role}.api_base" if own is not None and own.api_base else ""

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from redline.eval.run import CaseEstimate, EvalRun
 from redline.eval.score import OFFLINE, Totals, recall_by_operator, totals
+from redline.money import usd
 
 ANCHOR_STATES = ("exact", "relocated", "approximate", "unanchored")
 
@@ -38,7 +39,7 @@ def _anchoring(t: Totals) -> str:
 
 
 def _cost(t: Totals) -> str:
-    return "—" if t.model == OFFLINE else f"${t.cost:.4f}"
+    return "—" if t.model == OFFLINE else usd(t.cost)
 
 
 def render_markdown(run: EvalRun) -> str:
@@ -127,7 +128,7 @@ def render_estimate(
         if e.model == OFFLINE:
             lines.append(f"| analyzers | {e.units} | 0 | 0 | — |")
             continue
-        cost = "unknown" if e.cost_usd is None else f"${e.cost_usd:.4f}"
+        cost = usd(e.cost_usd)
         lines.append(
             f"| {_cell(e.model)} | {e.units} | {e.calls_min} (up to {e.calls_max}) | "
             f"{e.prompt_tokens} | {cost} |"

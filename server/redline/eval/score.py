@@ -196,7 +196,8 @@ def score_case(
         matching=matching,
         calls=review.coverage.model_calls,
         tokens=review.coverage.tokens,
-        cost=review.coverage.cost_usd or 0.0,
+        # Unpriced (None) when tokens went to a model without a price: never a false $0.
+        cost=review.coverage.cost_usd if review.coverage.tokens else 0.0,
         seconds=round(seconds, 3),
         error=review.model_error or review.failure,
     )
@@ -222,7 +223,7 @@ class Totals:
     anchoring: dict[str, int] = field(default_factory=dict)
     calls: int = 0
     tokens: int = 0
-    cost: float = 0.0
+    cost: float | None = 0.0  # None once any case's cost is not known (unpriced)
     seconds: float = 0.0
 
     @property
@@ -265,7 +266,7 @@ def totals(results: Iterable[CaseResult], model: str) -> Totals:
         t.seconds += r.seconds
         t.calls += r.calls
         t.tokens += r.tokens
-        t.cost += r.cost
+        t.cost = None if t.cost is None or r.cost is None else t.cost + r.cost
         if r.error is not None:
             t.errors += 1
             continue

@@ -70,6 +70,6 @@ class CaseResult:
     anchoring: dict[str, int] = field(default_factory=dict)  # AnchorState value → count
     calls: int = 0
     tokens: int = 0
-    cost: float = 0.0
+    cost: float | None = 0.0  # None: tokens were spent on a model without a price
     seconds: float = 0.0
     error: str | None = None  # the case could not be run (the review failed): not a miss

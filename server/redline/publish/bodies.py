@@ -15,6 +15,7 @@ from redline.publish.markers import Kind, finding_marker, summary_marker
 from redline.publish.placement import InlineComment, Placement
 from redline.report.debate_markdown import debate_summary
 from redline.report.markdown import (
+    cached_review_line,
     coverage_section,
     finding_section,
     language_for,
@@ -78,7 +79,10 @@ def _head(review: Review, kind: Kind, limit: int) -> str:
     label = shorten(review.scope_label.removeprefix("debate: "), _MAX_TITLE)
     out = [f"## Redline {kind}: {sanitize_inline(label)}", "", summary_line(review), ""]
     if not review.coverage.models and review.model_error is None and review.failure is None:
-        out += ["> Offline review: no model ran. These results come from static analyzers.", ""]
+        if review.coverage.cached_models:
+            out += [f"> {cached_review_line(review, inline_code)}", ""]
+        else:
+            out += ["> Offline review: no model ran. These results come from static analyzers.", ""]
     if review.summary and (
         review.debate is None or review.summary != review.debate.summary_markdown
     ):

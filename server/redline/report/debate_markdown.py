@@ -9,6 +9,7 @@ and quoted (report/markup.py `quoted`), so a turn's headings stay inside the tur
 from __future__ import annotations
 
 from redline.model import DebateParticipant, DebateRecord, DebateTurn
+from redline.money import UNPRICED
 from redline.report.markup import dollars, inline_code, quoted, table_cell
 from redline.report.sanitize import sanitize_inline, sanitize_markdown
 
@@ -58,7 +59,7 @@ def _participants(participants: list[DebateParticipant], out: list[str]) -> None
         who = sanitize_inline(p.label)
         if p.name.lower() != p.label.lower():
             who += f" ({inline_code(p.name)})"
-        cost = "unknown" if p.cost_usd is None else dollars(p.cost_usd, 4)
+        cost = dollars(p.cost_usd, 4) if p.cost_usd is not None else UNPRICED if p.tokens else "—"
         out_reason = sanitize_inline(p.out) if p.out else "—"
         cells = [who, inline_code(p.model), str(p.calls), f"{p.tokens:,}", cost, out_reason]
         out.append("| " + " | ".join(table_cell(c) for c in cells) + " |")

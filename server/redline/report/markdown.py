@@ -11,9 +11,10 @@ Linear in the number of findings: reports with thousands of findings are benchma
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from redline.model import AnalyzerRun, AnchorState, Finding, FixState, Review, Severity
+from redline.money import UNPRICED
 from redline.report.baseline import Comparison
 from redline.report.debate_markdown import debate_sections, debate_summary
 from redline.report.markup import dollars
@@ -56,7 +57,9 @@ def render_markdown(review: Review, baseline: Comparison | None = None) -> str:
         and review.model_error is None
         and summary_line(review) != NOTHING_TO_REVIEW
     )
-    if offline:
+    if offline and review.coverage.cached_models:
+        out += [f"> {cached_review_line(review, inline_code)}", ""]
+    elif offline:
         out += [
             "> Offline review: no model ran. These results come from static analyzers only.",
             "",
@@ -106,6 +109,17 @@ _NOT_APPLICABLE = {
 def not_applicable_label(fix: FixState) -> str:
     """How improved code that is not an applicable fix is introduced."""
     return _NOT_APPLICABLE.get(fix, _NOT_APPLICABLE[FixState.NOT_IN_FILE])
+
+
+def cached_review_line(review: Review, code: Callable[[str], str]) -> str:
+    """What stands under the headline of a review whose model answers all came from the answer
+    cache: no model was called, but these are a model's findings — which model's, and from
+    where (`code` quotes a model name: inline code in Markdown, as is on a terminal)."""
+    names = ", ".join(code(m) for m in review.coverage.cached_models)
+    return (
+        f"Cached review: no model was called. The model's part is {names}'s earlier answers, "
+        "reused from the answer cache (the code they are about is unchanged)."
+    )
 
 
 def summary_line(review: Review) -> str:
@@ -236,6 +250,17 @@ def coverage_section(review: Review, out: list[str]) -> None:
             out.append(f"- Verifier quality score: {review.quality_score}/100{attempts}")
         if review.dropped:
             out.append(f"- Rejected by the verifier: {len(review.dropped)} findings")
+        if coverage.cached_models:
+            out.append(f"- Reused from the answer cache: {_models(coverage.cached_models)}")
+    elif coverage.cached_models:
+        out.append(
+            f"- Models: none called; {_models(coverage.cached_models)} answered before, "
+            "reused from the answer cache"
+        )
+        if review.quality_score is not None:
+            out.append(f"- Verifier quality score: {review.quality_score}/100 (cached)")
+        if review.dropped:
+            out.append(f"- Rejected by the verifier: {len(review.dropped)} findings")
     else:
         out.append("- Models: none (offline review by static analyzers only)")
         if coverage.tokens:
@@ -250,6 +275,10 @@ def coverage_section(review: Review, out: list[str]) -> None:
     for note in coverage.notes:
         out.append(f"- Note: {sanitize_inline(note)}")
     out.append("")
+
+
+def _models(models: Iterable[str]) -> str:
+    return ", ".join(inline_code(m) for m in models)
 
 
 def _file_list(paths: Iterable[str]) -> str:
@@ -274,5 +303,5 @@ def _analyzer(run: AnalyzerRun) -> str:
 def _cost(review: Review) -> str:
     cost = review.coverage.cost_usd
     if cost is None:
-        return "unknown" if review.coverage.tokens > 0 else dollars(0)
+        return UNPRICED if review.coverage.tokens > 0 else dollars(0)
     return dollars(cost, 4)

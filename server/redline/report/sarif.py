@@ -83,6 +83,7 @@ def render_sarif(review: Review, baseline: Comparison | None = None) -> dict[str
         "scopeLabel": review.scope_label,
         "taskId": review.task_id,
         "models": list(review.coverage.models),
+        "cachedModels": list(review.coverage.cached_models),
         "tokens": review.coverage.tokens,
         "costUsd": review.coverage.cost_usd,
     }

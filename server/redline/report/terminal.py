@@ -29,7 +29,11 @@ from rich.text import Text
 from redline.model import AnchorState, Finding, Review, Severity
 from redline.report.controls import escape_controls
 from redline.report.debate_markdown import debate_sections, debate_summary
-from redline.report.markdown import coverage_section, not_applicable_label
+from redline.report.markdown import (
+    cached_review_line,
+    coverage_section,
+    not_applicable_label,
+)
 from redline.report.sanitize import sanitize_markdown
 
 COLOR_MODES = ("auto", "always", "never")
@@ -103,7 +107,9 @@ def report_renderable(review: Review) -> RenderableType:
         Text(f"Redline {what}: {label}", style="bold underline"),
         _summary_line(review),
     ]
-    if not review.coverage.models:
+    if not review.coverage.models and review.coverage.cached_models:
+        parts.append(Text(cached_review_line(review, str), style="italic"))
+    elif not review.coverage.models:
         parts.append(
             Text(
                 "Offline review: no model ran. These results come from static analyzers only.",

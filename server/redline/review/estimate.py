@@ -20,6 +20,7 @@ from redline.config_models import Settings
 from redline.context.provider import ContextProvider
 from redline.diff import review_index
 from redline.model import ReviewUnit
+from redline.money import UNPRICED
 from redline.review.batching import group_sizes
 from redline.review.prompts import load_prompt
 from redline.review.reviewer import MAX_EXTRA_ROUNDS
@@ -125,7 +126,7 @@ class ModelEstimate:
         cost = (
             f"about ${self.cost_usd:.4f} for the prompts (answers extra)"
             if self.cost_usd is not None
-            else f"unknown ({self.model} is not in the local price map)"
+            else f"{UNPRICED} ({self.model} is not in litellm's local price map)"
         )
         return [
             f"Model: {self.model}",

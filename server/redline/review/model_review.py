@@ -124,6 +124,7 @@ async def run_model_review(
     if cached:
         coverage.notes.append(f"{cached} files reused a cached model answer (unchanged code)")
     fill_usage(client, coverage)
+    coverage.cached_models = sorted(stage.cached_models)
     return ModelOutcome(
         findings=stage.findings,
         dropped=stage.dropped,

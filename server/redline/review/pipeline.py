@@ -50,6 +50,7 @@ from redline.review.deleted import deleted_findings, find_uses
 from redline.review.ground import Ground, ground_of
 from redline.review.plan import Plan
 from redline.review.settings_change import settings_findings
+from redline.review.unanalyzed import unanalyzed
 from redline.store import TaskRecord, TaskStore
 from redline.store.dismissal_matching import filter_dismissed
 
@@ -266,6 +267,7 @@ def _run_review(
     )
 
     findings: list[Finding] = []
+    given: dict[str, list[str]] = {}  # analyzer → the files it was handed
     cancel.check()
     if files.contents:
         progress.report(
@@ -287,6 +289,7 @@ def _run_review(
         findings.extend(outcome.findings)
         coverage.analyzers = outcome.runs
         coverage.skipped.extend(outcome.skipped)
+        given = outcome.given
     else:
         coverage.notes.append("no file content to analyze")
 
@@ -336,6 +339,14 @@ def _run_review(
         coverage.notes.append(
             "offline review: no model configured, so only the static analyzers ran"
         )
+
+    if outcome_model is None or not outcome_model.ran:
+        # Nothing but the analyzers looked at the files: those none of them read are not
+        # reviewed (a model that ran set the reviewed files to those it answered for).
+        left = unanalyzed(files.contents, given, coverage.analyzers)
+        coverage.skipped.extend(left)
+        gone = {s.path for s in left}
+        coverage.reviewed_files = [p for p in coverage.reviewed_files if p not in gone]
 
     # After the model stages: no model answer can drop or merge away an edit to the settings.
     findings = [*findings, *plan.settings_findings]

@@ -44,6 +44,7 @@ class FileReview:
     responses: list[LLMResponse] = field(default_factory=list)
     omitted: list[str] = field(default_factory=list)
     summary: str = ""
+    model: str = ""  # the model whose answer a cached review is ("" when fresh, or unrecorded)
 
     @property
     def ok(self) -> bool:
@@ -162,7 +163,9 @@ def prepare_file(path: str, plans: list[UnitPlan], inputs: ReviewerInputs) -> Pr
     if key and inputs.cache is not None:
         cached = inputs.cache.lookup(key, CachedReview)
         if cached is not None:
-            result = FileReview(path=path, status="cached", summary=cached.answer.summary)
+            result = FileReview(
+                path=path, status="cached", summary=cached.answer.summary, model=cached.model
+            )
             result.omitted = [o for b in bundles for o in b.omitted]
             result.findings = anchor_all(
                 cached.answer, path, inputs, cached.model, changed_lines(plans)

@@ -52,6 +52,8 @@ class ModelStageResult:
     summary: str = ""
     notes: list[str] = field(default_factory=list)
     quality_score: int | None = None
+    # The models whose earlier answers (reviewer, verifier) came from the answer cache.
+    cached_models: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -234,6 +236,8 @@ async def run_model_stage(
         )
         reviews = await _review_files(pending, by_file, reviewer_inputs, inputs, attempt)
         for review in reviews:
+            if review.status == "cached" and review.model:
+                result.cached_models.add(review.model)
             earlier = result.files.get(review.path)
             # A re-review that failed (e.g. at the request cap) keeps the file's earlier review.
             if review.ok or earlier is None or not earlier.ok:
@@ -249,6 +253,7 @@ async def run_model_stage(
         )
         kept, dropped, score = checked.kept, checked.dropped, checked.quality_score
         feedback = checked.feedback
+        result.cached_models |= checked.cached_models
         if checked.cached:
             notes.append(
                 f"verifier: {checked.cached} verdicts reused from the cache in attempt "

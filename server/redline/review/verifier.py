@@ -49,6 +49,7 @@ class Verified:
     feedback: str = ""
     responses: list[LLMResponse] = field(default_factory=list)
     cached: int = 0  # verdicts reused from the cache
+    cached_models: set[str] = field(default_factory=set)  # the models that gave those verdicts
 
 
 def needs_verification(f: Finding) -> bool:
@@ -127,6 +128,8 @@ async def verify(
             _apply(result, f, hit.verdict, hit.model)
             scores.append((hit.score, 1))
             result.cached += 1
+            if hit.model:
+                result.cached_models.add(hit.model)
     else:
         pending = described
     batches = [pending[start : start + BATCH] for start in range(0, len(pending), BATCH)]

@@ -68,7 +68,8 @@ class TaskSummary:
     scope_label: str
     counts: dict[str, int]  # findings per severity ("High": 2, ...); only non-zero entries
     repo: str = ""  # the repository's root as recorded; "" in records from before it was kept
-    models: tuple[str, ...] = ()  # the models that ran; empty: an offline review
+    models: tuple[str, ...] = ()  # the models that ran; empty: an offline or a cached review
+    cached_models: tuple[str, ...] = ()  # the models whose cached answers it reused
     tokens: int = 0
     cost_usd: float | None = None  # None: no model ran, or its price is unknown
 
@@ -255,6 +256,7 @@ def summary(entry: Entry) -> TaskSummary | None:
             _counts(review),
             repo=str(head.get("repo") or ""),
             models=tuple(str(m) for m in coverage.get("models") or ()),
+            cached_models=tuple(str(m) for m in coverage.get("cached_models") or ()),
             tokens=int(coverage.get("tokens") or 0),
             cost_usd=float(cost) if isinstance(cost, int | float) else None,
         )
