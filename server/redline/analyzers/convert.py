@@ -96,6 +96,14 @@ class Conversion:
         return findings
 
 
+# Said under an analyzer's fix that its tool marks unsafe; review/fix_guard.py removes it with
+# the fix when the fix is withheld.
+UNSAFE_FIX_NOTE = (
+    "The suggested fix is marked unsafe by {tool}: it may change behaviour, so review it "
+    "before applying."
+)
+
+
 def _touches(line: int, end_line: int, changed: set[int]) -> bool:
     if end_line - line < len(changed):
         return any(n in changed for n in range(line, end_line + 1))
@@ -164,10 +172,7 @@ def _comment(message: str, title: str, advice: str, raw: RawResult, fixed: bool)
     if advice:
         parts.append(advice)
     if fixed and raw.fix_unsafe:
-        parts.append(
-            f"The suggested fix is marked unsafe by {raw.tool}: it may change behaviour, so "
-            "review it before applying."
-        )
+        parts.append(UNSAFE_FIX_NOTE.format(tool=raw.tool))
     text = " ".join(parts)
     if raw.url:
         text = (text + "\n\n" if text else "") + f"Rule {raw.rule} ({raw.tool}): {raw.url}"

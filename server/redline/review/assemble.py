@@ -23,6 +23,7 @@ from redline.errors import RedlineError
 from redline.model import Coverage, Finding, Review, Severity, number_occurrences
 from redline.progress import Progress, ProgressEvent, Stage
 from redline.review.duplicates import merge_duplicates
+from redline.review.fix_guard import withhold_worse_fixes
 from redline.store import TaskRecord, TaskStore
 from redline.store.dismissal_matching import DismissalSource, ReadText, filter_dismissed
 
@@ -187,10 +188,13 @@ def build_review(
     This is where finding ids become unique within the review: every finding is known here
     (fused, deduplicated, verified), so identical findings in one file are numbered in line
     order (`model.number_occurrences`) before dismissals, reports and the task record see
-    them."""
+    them. A fix that would keep a more severe finding in place is withheld here, before any
+    renderer (`review/fix_guard.py`)."""
     findings = number_occurrences(findings)
     kept, dismissal_notes = filter_dismissed(findings, repo, read_text, dismissals)
     coverage.notes.extend(dismissal_notes)
+    # Every output renders from here: a fix that keeps a worse defect is withheld once, for all.
+    kept = withhold_worse_fixes(kept)
     shown = shown_findings(kept, settings.review.min_severity, coverage.notes)
     return Review(
         task_id=task_id,

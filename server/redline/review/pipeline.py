@@ -47,6 +47,7 @@ from redline.review.assemble import (
     report_done,
 )
 from redline.review.deleted import deleted_findings, find_uses
+from redline.review.fix_guard import withhold_worse_fixes
 from redline.review.ground import Ground, ground_of
 from redline.review.plan import Plan
 from redline.review.settings_change import settings_findings
@@ -311,7 +312,7 @@ def _run_review(
             read_text,
             plan.ground.dismissals(),
         )
-        on_analyzers(at_or_above(early, settings.review.min_severity))
+        on_analyzers(at_or_above(withhold_worse_fixes(early), settings.review.min_severity))
     outcome_model: ModelOutcome | None = None
     if settings.models.model:
         # Imported here: the model stages (and what they bring) are not loaded offline.
