@@ -117,6 +117,9 @@ def _finding(raw: RawResult, source: SourceText, checker: FixChecker) -> Finding
     existing = source.lines(line, end_line)
     improved: str | None = None
     fix = apply_fix(source, line, end_line, raw.edits) if raw.edits else None
+    focus: tuple[int | None, int | None] = (None, None)
+    if fix is not None and (fix.line, fix.end_line) != (line, end_line):
+        focus = (line, end_line)  # the fix widened the range: the problem's own lines
     if fix is not None:
         line, end_line, existing, improved = (
             fix.line,
@@ -143,6 +146,8 @@ def _finding(raw: RawResult, source: SourceText, checker: FixChecker) -> Finding
         sources=[f"{raw.tool}:{raw.rule}"],
         rule_id=raw.rule,
         anchor=AnchorState.EXACT,
+        focus_line=focus[0],
+        focus_end_line=focus[1],
         # The same parse verdict as a model's fix: an analyzer's edit can break code too.
         fix=FixState.UNCHECKED
         if improved is None

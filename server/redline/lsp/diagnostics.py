@@ -57,7 +57,7 @@ def publish(ls: RedlineServer, folder: Folder, uri: str) -> None:
             finding = tracked.finding
             if finding.severity.rank < ls.settings.min_severity.rank:
                 continue
-            rng = lsp_publish.client_range(tracked, doc, ls.encoding)
+            rng = lsp_publish.client_range(lsp_publish.focus(tracked, doc), doc, ls.encoding)
             related = lsp_publish.related_information(finding, folder.root or folder.path, known)
             diagnostics.append(
                 lsp_publish.to_diagnostic(finding, rng, stale=tracked.stale, related=related)

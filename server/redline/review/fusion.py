@@ -166,6 +166,8 @@ def borrowed_fix(kept: Finding, other: Finding) -> dict[str, object]:
         "improved_code": other.improved_code,
         "anchor": other.anchor,
         "fix": other.fix,
+        "focus_line": other.focus_line,
+        "focus_end_line": other.focus_end_line,
     }
 
 
