@@ -26,6 +26,7 @@ from redline.config import LoadedSettings
 from redline.config_models import Settings
 from redline.git.process import strip_control
 from redline.model import Coverage, Finding, Review
+from redline.plural import plural
 from redline.progress import CancelToken, NullProgress, Progress, Stage
 from redline.requests import AskRequest
 from redline.review.anchoring import anchor_finding
@@ -284,7 +285,9 @@ async def _ask(
 
     cancel.check()
     if findings:
-        progress.report(client.ledger.event(Stage.VERIFYING, f"verifying {len(findings)} findings"))
+        progress.report(
+            client.ledger.event(Stage.VERIFYING, f"verifying {plural(len(findings), 'finding')}")
+        )
     checked = await verify_or_keep(client, findings, read_text, coverage.notes)
     kept, dropped, quality = checked.kept, checked.dropped, checked.quality_score
     record_update(
@@ -341,7 +344,9 @@ async def _ask(
     )
     close_record(record, review, error=stop_note)
     done = (
-        f"ask stopped: {stop_note}" if stop_note else f"ask done: {len(review.findings)} findings"
+        f"ask stopped: {stop_note}"
+        if stop_note
+        else f"ask done: {plural(len(review.findings), 'finding')}"
     )
     report_done(progress, review, done, model_ran=True)
     return review

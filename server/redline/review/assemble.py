@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from redline.config_models import Settings
 from redline.errors import RedlineError
 from redline.model import Coverage, Finding, Review, Severity, number_occurrences
+from redline.plural import plural
 from redline.progress import Progress, ProgressEvent, Stage
 from redline.review.duplicates import merge_duplicates
 from redline.review.fix_guard import withhold_worse_fixes
@@ -109,7 +110,9 @@ async def verify_or_keep(
     findings, merged = merge_duplicates(findings)
     if merged:
         where = f" {when}" if when else ""
-        notes.append(f"{merged} duplicate findings merged{where} (same problem, same lines)")
+        notes.append(
+            f"{plural(merged, 'duplicate finding')} merged{where} (same problem, same lines)"
+        )
     if not findings:
         return Verified(kept=[])
     if not client.is_configured("verifier"):
@@ -138,7 +141,7 @@ def shown_findings(findings: list[Finding], floor: Severity, notes: list[str]) -
     shown = at_or_above(findings, floor)
     if len(shown) < len(findings):
         notes.append(
-            f"{len(findings) - len(shown)} findings below {floor.value} hidden "
+            f"{plural(len(findings) - len(shown), 'finding')} below {floor.value} hidden "
             "(review.min_severity)"
         )
     shown.sort(key=lambda f: (-f.severity.rank, f.file, f.line or 0))

@@ -23,6 +23,7 @@ from redline.context.provider import ContextProvider
 from redline.encoding import decode_text
 from redline.errors import RedlineError
 from redline.model import Finding, ReviewUnit, SkippedFile
+from redline.plural import plural
 from redline.progress import CancelToken, NullProgress, Progress, Stage
 from redline.review.assemble import verify_or_keep
 from redline.review.batching import group_files, review_group
@@ -230,7 +231,10 @@ async def run_model_stage(
         )
         inputs.cancel.check()
         inputs.report(
-            Stage.REVIEWING, f"reviewing {len(pending)} files (attempt {attempt})", 0, len(pending)
+            Stage.REVIEWING,
+            f"reviewing {plural(len(pending), 'file')} (attempt {attempt})",
+            0,
+            len(pending),
         )
         reviews = await _review_files(pending, by_file, reviewer_inputs, inputs, attempt)
         for review in reviews:
@@ -243,7 +247,7 @@ async def run_model_stage(
         reviewed = {p for p, r in result.files.items() if r.ok}
         fused = fuse(model_findings, analyzer_findings, reviewed_files=reviewed)
         inputs.cancel.check()
-        inputs.report(Stage.VERIFYING, f"verifying {len(model_findings)} model findings")
+        inputs.report(Stage.VERIFYING, f"verifying {plural(len(model_findings), 'model finding')}")
         checked = await verify_or_keep(
             inputs.client, fused, read_text, notes, cache=inputs.cache, when=f"in attempt {attempt}"
         )
@@ -294,7 +298,7 @@ async def run_model_stage(
                 f"quality score {score} < {QUALITY_THRESHOLD}, re-reviewing with the verifier's "
                 "feedback"
                 if low_quality
-                else f"retrying {len(failed)} files that failed"
+                else f"retrying {plural(len(failed), 'file')} that failed"
             )
         )
 
