@@ -90,3 +90,12 @@ def test_the_welcome_view_never_ends_a_link_with_two_full_stops() -> None:
     for view in welcome:
         shown = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", view["contents"])  # a link shows its label
         assert "…." not in shown and ".." not in shown, shown
+
+
+def test_bandit_left_out_by_policy_is_said_briefly(tmp_path: Path) -> None:
+    # The common case: no added line holds what only bandit checks; ruff's S rules ran.
+    repo = _repo(tmp_path / "repo", "import os\n\n\ndef ok():\n    return 1\n")
+    run = redline(tmp_path, "review", "--repo", str(repo.root), "--quiet")
+    [line] = [x for x in run.stdout.splitlines() if x.lstrip().startswith("- bandit")]
+    assert line.endswith("skipped (not needed: ruff's S rules cover these files)"), line
+    assert len(line) < 80
