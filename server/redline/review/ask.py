@@ -61,7 +61,6 @@ from redline.review.submission import (
     parse_submission,
     submit_review_tool,
 )
-from redline.review.summary import render_summary
 from redline.review.verifier import BATCH
 from redline.store import TaskRecord, TaskStore
 from redline.tools.registry import build_tool_registry
@@ -339,9 +338,8 @@ async def _ask(
     )
     agent_text = submitted.summary if submitted is not None else (result.content or "")
     agent_text = make_visible(agent_text).strip()[:MAX_SUMMARY_CHARS]
-    review.summary = render_summary(review.findings, None) + (
-        "\n\n" + agent_text if agent_text else ""
-    )
+    # The agent's own words; the counts are the headline's (review/summary.py).
+    review.summary = agent_text or None
     close_record(record, review, error=stop_note)
     done = (
         f"ask stopped: {stop_note}"

@@ -50,7 +50,7 @@ class ModelStageResult:
     files: dict[str, FileReview] = field(default_factory=dict)
     planner_skipped: list[SkippedFile] = field(default_factory=list)
     attempts: list[dict[str, Any]] = field(default_factory=list)
-    summary: str = ""
+    summary: str | None = None
     notes: list[str] = field(default_factory=list)
     quality_score: int | None = None
 
@@ -323,10 +323,10 @@ async def run_model_stage(
         answer, responses = await summarize(
             inputs.client, inputs.scope_label, result.findings, cache=inputs.cache
         )
-        result.summary = render_summary(result.findings, answer)
+        result.summary = render_summary(answer)
         if not responses:
             notes.append("summary: reused from the cache (the same findings as before)")
     except (LLMError, InvalidModelOutput) as exc:
-        result.summary = render_summary(result.findings, None)
+        result.summary = render_summary(None)
         notes.append(f"summary not written by the model ({exc.message})")
     return result
