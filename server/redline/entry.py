@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 
 
 def main() -> int:
@@ -22,6 +23,9 @@ def main() -> int:
     gc.disable()
     try:
         from redline.cli.main import main as cli_main
+    except KeyboardInterrupt:  # Ctrl+C while the modules load: the CLI's one line, no traceback
+        sys.stderr.write("redline: interrupted\n")
+        return 130
     finally:
         gc.enable()
         if ours:

@@ -138,4 +138,7 @@ async def run_model_review(
 
 
 def run_model_review_sync(*args: Any, **kwargs: Any) -> ModelOutcome:
-    return asyncio.run(run_model_review(*args, **kwargs))
+    # Not asyncio.run: Ctrl+C must not wait for litellm's executor thread (interruptible.py).
+    from redline.interruptible import run
+
+    return run(run_model_review(*args, **kwargs))
