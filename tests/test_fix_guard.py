@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from markdown_oracle import suggestion_fences
 from output_bed import cli_env, redline
@@ -162,3 +164,53 @@ def test_a_fix_that_is_the_worse_findings_own_fix_stays() -> None:
     out = {f.id: f for f in withhold_worse_fixes([high, low, deletion])}
     assert out["low"].improved_code == "safe()"
     assert out["del"].improved_code == ""  # deleting the lines removes the worse code too
+
+
+# -- generated findings --------------------------------------------------------------------------
+
+_SEVERITIES = list(Severity)
+
+
+@st.composite
+def findings(draw: st.DrawFn) -> list[Finding]:
+    out = []
+    for i in range(draw(st.integers(0, 8))):
+        line = draw(st.one_of(st.none(), st.integers(1, 20)))
+        end = None if line is None else line + draw(st.integers(0, 3))
+        improved = draw(st.one_of(st.none(), st.sampled_from(["", "a()", "b()"])))
+        f = _finding(f"f{i}", 1, 1, draw(st.sampled_from(_SEVERITIES)), improved)
+        out.append(f.model_copy(update={"line": line, "end_line": end}))
+    return out
+
+
+def _overlap(a: Finding, b: Finding) -> bool:
+    if a.line is None or b.line is None:
+        return False
+    return a.line <= (b.end_line or b.line) and b.line <= (a.end_line or a.line)
+
+
+@given(findings())
+def test_no_fix_left_keeps_a_worse_finding_and_nothing_else_changes(found: list[Finding]) -> None:
+    out = withhold_worse_fixes(found)
+    assert [f.id for f in out] == [f.id for f in found]
+    for before, after in zip(found, out, strict=True):
+        assert (after.line, after.end_line, after.severity) == (
+            before.line, before.end_line, before.severity,
+        )  # fmt: skip
+        if after.improved_code is None and before.improved_code is not None:
+            assert "No fix offered" in after.comment
+        if after.improved_code is None:
+            continue
+        assert after.improved_code == before.improved_code
+        for other in out:
+            if other is after or not _overlap(after, other):
+                continue
+            if other.severity.rank > after.severity.rank:
+                own = (other.line, other.end_line, other.improved_code) == (
+                    after.line, after.end_line, after.improved_code,
+                )  # fmt: skip
+                assert after.line is not None and other.line is not None
+                after_end, other_end = after.end_line or after.line, other.end_line or other.line
+                within = after.line <= other.line and other_end <= after_end
+                assert own or (after.improved_code.strip() == "" and within)
+    assert withhold_worse_fixes(out) == out  # once is enough: the rule is settled
