@@ -385,7 +385,7 @@ def test_the_view_draws_turns_from_events_and_strips_terminal_escapes() -> None:
         view(DebateEvent(kind, data))
     text = out.getvalue()
     assert "\x1b" not in text and "\x07" not in text
-    assert "Debate over branch feature: 1 debaters, 2 rounds — A (m/a)" in text
+    assert "Debate over branch feature: 1 debater, 2 rounds — A (m/a)" in text
     assert "── Round 1 · A (m/a) ──" in text
     # Spelled out (report/controls.py), streamed once, not repeated at the end.
     assert "The key \\u001b]0;pwned\\u0007collides.\n" in text

@@ -195,7 +195,7 @@ def test_filter_dismissed_with_a_broken_file_warns_and_still_honours_markers(
     kept, notes = filter_dismissed([a, b], tmp_path, lambda _p: text)
     assert kept == [b]
     assert notes[0].startswith("dismissals not applied:") and "not valid TOML" in notes[0]
-    assert notes[1] == "1 findings dismissed (.redline/dismissed.toml or inline markers)"
+    assert notes[1] == "1 finding dismissed (.redline/dismissed.toml or inline markers)"
     assert filter_dismissed([b], tmp_path / "nowhere", lambda _p: None) == ([b], [])
 
 
@@ -240,7 +240,7 @@ def test_dismissed_finding_never_comes_back(
     second = review(repo, capsys)
     ids = {f["id"] for f in second["findings"]}
     assert target["id"] not in ids and other["id"] in ids
-    assert any("1 findings dismissed" in n for n in second["coverage"]["notes"])
+    assert any("1 finding dismissed" in n for n in second["coverage"]["notes"])
 
     # The same with an inline marker instead (the toml entry removed again).
     DismissalStore(repo.root).remove(target["id"])

@@ -145,7 +145,8 @@ def test_a_summary_under_the_wrong_key_is_not_used_and_says_why(
     note = next(n for n in notes(out) if n.startswith("summary not written by the model"))
     assert "risks: Extra inputs are not permitted" in note
     assert "Looks fine." not in out
-    assert "Severity distribution:" in out  # the computed part is still there
+    assert "## Summary" not in out  # no summary rather than an invented one
+    assert "findings: 1 Critical, " in out  # the counts, in the headline
 
 
 # -- how the JSON is wrapped -------------------------------------------------------------------

@@ -136,7 +136,7 @@ def test_the_same_finding_twice_is_shown_and_verified_once(outputs: dict[str, st
     assert len(_sarif_results(outputs)) == len(findings)
     assert outputs["verifier_prompts"].count(BARE_EXCEPT["title"]) == 1
     notes = json.loads(outputs["json"])["coverage"]["notes"]
-    assert any("1 duplicate findings merged" in n for n in notes)
+    assert any("1 duplicate finding merged" in n for n in notes)
 
 
 # -- fixes that do not parse -----------------------------------------------------------------

@@ -23,6 +23,9 @@ def main() -> int:
     gc.disable()
     try:
         from redline.cli.main import main as cli_main
+    except KeyboardInterrupt:  # Ctrl+C while the modules load: the CLI's one line, no traceback
+        sys.stderr.write("redline: interrupted\n")
+        return 130
     except Exception as exc:
         # A broken installation (a dependency missing or half upgraded): one line and exit 2,
         # as `cli.main` says every other failure, not an import traceback.

@@ -112,6 +112,11 @@ class Finding(BaseModel):
     verification: Verification | None = None
     anchor: AnchorState = AnchorState.EXACT
     fix: FixState = FixState.UNCHECKED  # may improved_code be applied (review/fix_check.py)
+    # The lines the problem itself is on, when its fix covers more (`line`..`end_line` are the
+    # lines the fix replaces: ruff's mutable-default fix also spans the docstring below the
+    # `def`). What an editor underlines; None when the two are the same.
+    focus_line: int | None = None
+    focus_end_line: int | None = None
     # The id shared by identical findings in one file (`finding_id`) when this one is not the
     # first of them, so its own id is an occurrence id (`number_occurrences`); None otherwise.
     base_id: str | None = None

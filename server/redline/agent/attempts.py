@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from redline.agent.limiter import AdaptiveLimit
-from redline.agent.litellm_loader import load_litellm
+from redline.agent.litellm_loader import load_litellm_async
 from redline.agent.model_info import ModelInfo
 from redline.agent.outcomes import (
     KIND_TEXT,
@@ -184,7 +184,7 @@ class Attempts:
 
     async def _call_once(self, call: Call) -> LLMResponse:
         """One HTTP request, recorded in the ledger whatever happens."""
-        litellm = load_litellm()
+        litellm = await load_litellm_async()
         timeout = self.settings.llm.timeout
         kwargs: dict[str, Any] = {
             "model": call.model,

@@ -6,6 +6,7 @@ server must start instantly, and a review without a model never imports it.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 import os
@@ -67,6 +68,15 @@ def load_litellm() -> Any:
             _import_seconds = time.perf_counter() - start
             log.debug("litellm imported in %.2f s", _import_seconds)
     return _litellm
+
+
+async def load_litellm_async() -> Any:
+    """load_litellm for a coroutine: while a background import holds the lock (seconds on a
+    loaded machine), the wait happens in a thread, so the event loop stays free to take a
+    cancel or a Ctrl+C (blocked on the lock, it took neither until the import ended)."""
+    if _litellm is not None:
+        return _litellm
+    return await asyncio.to_thread(load_litellm)
 
 
 def litellm_loaded() -> bool:

@@ -96,6 +96,14 @@ class Conversion:
         return findings
 
 
+# Said under an analyzer's fix that its tool marks unsafe; review/fix_guard.py removes it with
+# the fix when the fix is withheld.
+UNSAFE_FIX_NOTE = (
+    "The suggested fix is marked unsafe by {tool}: it may change behaviour, so review it "
+    "before applying."
+)
+
+
 def _touches(line: int, end_line: int, changed: set[int]) -> bool:
     if end_line - line < len(changed):
         return any(n in changed for n in range(line, end_line + 1))
@@ -109,6 +117,9 @@ def _finding(raw: RawResult, source: SourceText, checker: FixChecker) -> Finding
     existing = source.lines(line, end_line)
     improved: str | None = None
     fix = apply_fix(source, line, end_line, raw.edits) if raw.edits else None
+    focus: tuple[int | None, int | None] = (None, None)
+    if fix is not None and (fix.line, fix.end_line) != (line, end_line):
+        focus = (line, end_line)  # the fix widened the range: the problem's own lines
     if fix is not None:
         line, end_line, existing, improved = (
             fix.line,
@@ -135,6 +146,8 @@ def _finding(raw: RawResult, source: SourceText, checker: FixChecker) -> Finding
         sources=[f"{raw.tool}:{raw.rule}"],
         rule_id=raw.rule,
         anchor=AnchorState.EXACT,
+        focus_line=focus[0],
+        focus_end_line=focus[1],
         # The same parse verdict as a model's fix: an analyzer's edit can break code too.
         fix=FixState.UNCHECKED
         if improved is None
@@ -164,10 +177,7 @@ def _comment(message: str, title: str, advice: str, raw: RawResult, fixed: bool)
     if advice:
         parts.append(advice)
     if fixed and raw.fix_unsafe:
-        parts.append(
-            f"The suggested fix is marked unsafe by {raw.tool}: it may change behaviour, so "
-            "review it before applying."
-        )
+        parts.append(UNSAFE_FIX_NOTE.format(tool=raw.tool))
     text = " ".join(parts)
     if raw.url:
         text = (text + "\n\n" if text else "") + f"Rule {raw.rule} ({raw.tool}): {raw.url}"

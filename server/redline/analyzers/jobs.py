@@ -113,22 +113,24 @@ def _bandit_files(
     ruff_covers = settings.ruff and any(s in ("S", "ALL") for s in settings.ruff_select)
     if scope == "all" or not ruff_covers or not python:
         return list(python), ""
+    # The note is on every report that leaves files out, which is most: said briefly (the
+    # why and `analyzers.bandit_scope = "all"` are in the README's analyzer settings).
     if scope == "security_sensitive":
         if security_sensitive is None:  # not known: every file
             return list(python), ""
         wanted = set(security_sensitive)
         chosen = [p for p in python if p in wanted]
-        why = "with security-sensitive changes"
+        if not chosen:
+            return chosen, "not needed: no security-sensitive change"
+        rest = "the others have no security-sensitive change"
     else:
         chosen = [p for p in python if bandit.may_find_beyond_ruff(added(p))]
-        why = "whose added lines hold what its checks beyond ruff's S rules look for"
+        if not chosen:
+            return chosen, "not needed: ruff's S rules cover these files"
+        rest = "ruff's S rules cover the rest"
     if len(chosen) == len(python):
         return chosen, ""
-    how = 'analyzers.bandit_scope = "all" runs it on every file'
-    return chosen, (
-        f"ran on {len(chosen)} of {len(python)} Python files, those {why} "
-        f"(ruff's S rules check them all); {how}"
-    )
+    return chosen, f"ran on {len(chosen)} of {len(python)} Python files; {rest}"
 
 
 def _bandit_chunks(files: Sequence[str], scratch: Path) -> list[list[str]]:

@@ -8,6 +8,7 @@ Its own module so `main.py` (the wiring) and the commands kept in their own modu
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 import sys
 from dataclasses import replace
@@ -58,6 +59,23 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # A value outside the choices names the closest one (`redline reveiw` → review):
+        # argparse's own message lists them all and leaves the user to spot the typo.
+        if action.choices is not None and value not in action.choices:
+            choices = [str(c) for c in action.choices]
+            close = difflib.get_close_matches(str(value), choices, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            if isinstance(action, argparse._SubParsersAction):
+                commands = ", ".join(choices)
+                raise argparse.ArgumentError(
+                    None, f"unknown command {value!r}{hint} (commands: {commands})"
+                )
+            raise argparse.ArgumentError(
+                action, f"invalid choice: {value!r}{hint} (choose from {', '.join(choices)})"
+            )
+        super()._check_value(action, value)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from redline import interruptible
 from redline.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -115,7 +116,7 @@ def cmd_debate(args: argparse.Namespace) -> int:
         # thread still importing at interpreter exit can hang the exit on the import lock.
         return _estimate(request, repo, loaded, args)
     start_background_import()  # litellm's import overlaps collecting the change
-    review = asyncio.run(_debate(request, repo, loaded, args))
+    review = interruptible.run(_debate(request, repo, loaded, args))
     if review is None:
         sys.stderr.write("redline: interrupted\n")
         return EXIT_INTERRUPTED

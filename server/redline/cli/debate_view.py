@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from redline.debate.events import DebateEvent
 from redline.money import spent as money_spent
+from redline.plural import plural
 from redline.redaction import redact
 from redline.report.controls import escape_controls
 
@@ -83,9 +84,11 @@ class DebateView:
             for d in debaters
             if isinstance(d, dict)
         )
+        n = data.get("rounds")
+        rounds = plural(n, "round") if isinstance(n, int) else f"{clean(str(n))} rounds"
         self._line(
-            f"Debate over {clean(str(data.get('scopeLabel', '')))}: {len(debaters)} debaters, "
-            f"{data.get('rounds')} rounds — {names}"
+            f"Debate over {clean(str(data.get('scopeLabel', '')))}: "
+            f"{plural(len(debaters), 'debater')}, {rounds} — {names}"
         )
 
     def _on_turn_started(self, data: dict[str, Any]) -> None:

@@ -227,8 +227,7 @@ def _quietly(load: Callable[[], None]) -> None:
 
 
 def _cmd_ask(args: argparse.Namespace) -> int:
-    import asyncio
-
+    from redline import interruptible
     from redline.agent.litellm_loader import start_background_import
     from redline.progress import StderrProgress
     from redline.review.ask import ASK_NEEDS_MODEL, ROLE, ask_settings, run_ask
@@ -244,7 +243,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     request = AskRequest(args.request).check()
     loaded, ground = ask_settings(repo, user)
     settings = settings_in_use(loaded, args)
-    review = asyncio.run(
+    review = interruptible.run(
         run_ask(
             request,
             repo,
@@ -335,7 +334,9 @@ def _say(line: str) -> None:
 def _before_exit(code: int) -> None:
     """The process ends next (the console script or `python -m`); its code is `code`."""
     loader = sys.modules.get("redline.agent.litellm_loader")
-    if loader is not None and loader.import_in_progress():
+    if code == EXIT_INTERRUPTED or (loader is not None and loader.import_in_progress()):
+        # Ctrl+C: "interrupted" is written, and a model call's executor thread may still be
+        # setting up (interruptible.py): the interpreter's exit would join it, for seconds.
         # An early exit (a bad ref, an estimate) while a daemon thread still imports litellm:
         # the interpreter's shutdown can deadlock on the import lock it holds. Everything is
         # written by now (report, task record, the error line): leave at once.

@@ -23,6 +23,7 @@ from redline.debate.roster import Roster
 from redline.debate.run import planned_calls
 from redline.debate.turns import system_prompt, turn_request
 from redline.money import UNPRICED, usd
+from redline.plural import plural
 from redline.review.estimate import input_price, request_cap
 from redline.review.prompts import load_prompt
 
@@ -110,7 +111,8 @@ class DebateEstimate:
         lines = [
             f"# Redline debate estimate — {self.scope_label}",
             "",
-            f"{debaters} debaters × {self.rounds} rounds = {debaters * self.rounds} turns "
+            f"{plural(debaters, 'debater')} × {plural(self.rounds, 'round')} = "
+            f"{plural(debaters * self.rounds, 'turn')} "
             f"(each 1 to {self.turn_steps} model calls), one final position per debater, "
             "one neutral summary.",
             f"Model calls: at least {self.calls_min}, at most {self.calls_max}"

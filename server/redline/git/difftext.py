@@ -11,6 +11,7 @@ from typing import Final
 
 from redline.git.process import split_nul
 from redline.model import DiffStats
+from redline.plural import plural
 
 # Options for every diff Redline reviews. Prefixes are explicit so user config (noprefix,
 # mnemonicPrefix) cannot change the format the unitizer parses; submodules are compared by
@@ -26,10 +27,6 @@ DIFF_OPTIONS: Final[tuple[str, ...]] = (
     "--submodule=short",
     "--ignore-submodules=dirty",
 )
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def stats_suffix(stats: DiffStats, diff_text: str) -> str:

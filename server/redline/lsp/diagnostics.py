@@ -60,7 +60,7 @@ def publish(ls: RedlineServer, folder: Folder, uri: str) -> None:
                 continue
             if not is_shown(folder, finding.id):
                 continue  # another run's: the user chose to see only some runs
-            rng = lsp_publish.client_range(tracked, doc, ls.encoding)
+            rng = lsp_publish.client_range(lsp_publish.focus(tracked, doc), doc, ls.encoding)
             related = lsp_publish.related_information(finding, folder.root or folder.path, known)
             diagnostics.append(
                 lsp_publish.to_diagnostic(finding, rng, stale=tracked.stale, related=related)

@@ -28,6 +28,7 @@ from redline.lsp.engine import PathTexts
 from redline.lsp.folders import Folder, Snapshot, keep_run, kept_findings, run_kind
 from redline.lsp.handlers import Handlers
 from redline.lsp.reviews import ReviewJob, WorkerProgress
+from redline.plural import plural
 from redline.progress import Cancelled, ProgressEvent
 from redline.redaction import redact, redact_data
 from redline.requests import DebateRequest
@@ -205,11 +206,11 @@ async def _run_job(
         # Counted as shown: a finding already fixed or dismissed in the editor is not counted.
         shown = sidebar.shown_review(ls, folder) or review
         counts = {s.value: n for s, n in shown.counts_by_severity().items()}
-        end_message = f"{len(shown.findings)} findings"
+        end_message = plural(len(shown.findings), "finding")
         if review.model_error:
             # The same one line the CLI prints (exit 3), shown once; the analyzers' findings
             # are published all the same, and the finished state carries the line.
-            end_message = f"{len(shown.findings)} findings (static analyzers only)"
+            end_message = f"{plural(len(shown.findings), 'finding')} (static analyzers only)"
             ls.show_message(f"Redline: {review.model_error}")
         if review.failure:
             # A review that did not complete (an ask that never submitted) is a failure, not

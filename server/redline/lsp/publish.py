@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -102,6 +103,29 @@ def client_range(
             line=tracked.end_line,
             character=to_client_units(last, end_char, encoding),
         ),
+    )
+
+
+def focus(tracked: TrackedFinding, doc: DocumentFindings) -> TrackedFinding:
+    """The part of the tracked range the problem itself is on (`Finding.focus_line`): a fix
+    may replace more lines than the problem holds (ruff's mutable-default fix spans the
+    docstring below the `def`), and a diagnostic underlines the problem, never the fix. The
+    tracker moves the fix's lines as a block, so the focus keeps its offset from their start;
+    it never leaves them."""
+    f = tracked.finding
+    if f.focus_line is None or f.line is None:
+        return tracked
+    top, bottom = tracked.start_line, tracked.end_line
+    first = min(max(top + f.focus_line - f.line, top), bottom)
+    last = min(max(top + (f.focus_end_line or f.focus_line) - f.line, first), bottom)
+    if (first, last) == (top, bottom):
+        return tracked
+    return replace(
+        tracked,
+        start_line=first,
+        start_char=tracked.start_char if first == top else 0,
+        end_line=last,
+        end_char=tracked.end_char if last == bottom else len(doc.line_text(last)),
     )
 
 

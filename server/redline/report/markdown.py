@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 
 from redline.model import AnalyzerRun, AnchorState, Finding, FixState, Review, Severity
 from redline.money import UNPRICED
+from redline.plural import plural
 from redline.report.baseline import Comparison
 from redline.report.debate_markdown import debate_sections, debate_summary
 from redline.report.markup import dollars
@@ -46,16 +47,15 @@ def render_markdown(review: Review, baseline: Comparison | None = None) -> str:
         review.scope_label.removeprefix("debate: ") if debate is not None else review.scope_label
     )
     out: list[str] = [f"# Redline {what}: {sanitize_inline(label)}", ""]
-    out.append(summary_line(review))
+    headline = summary_line(review)
+    out.append(headline)
     out.append("")
     if baseline is not None:
         out += [_baseline_line(baseline), ""]
     # Not for nothing to review (nothing ran at all) nor for a model that could not be used
     # (the headline says so: a model was configured, this is no offline review).
     offline = (
-        not review.coverage.models
-        and review.model_error is None
-        and summary_line(review) != NOTHING_TO_REVIEW
+        not review.coverage.models and review.model_error is None and headline != NOTHING_TO_REVIEW
     )
     if offline and review.coverage.cached_models:
         out += [f"> {cached_review_line(review, inline_code)}", ""]
@@ -73,7 +73,7 @@ def render_markdown(review: Review, baseline: Comparison | None = None) -> str:
         _findings(review.findings, out, baseline)
     elif review.failure is not None:
         out += ["No findings: the review did not complete.", ""]
-    else:
+    elif "No findings." not in headline:  # said once: the headline's counts often say it
         out += ["No findings.", ""]
     if debate is not None:
         debate_sections(debate, out)
@@ -249,7 +249,7 @@ def coverage_section(review: Review, out: list[str]) -> None:
             attempts = f" after {review.attempts} attempts" if review.attempts > 1 else ""
             out.append(f"- Verifier quality score: {review.quality_score}/100{attempts}")
         if review.dropped:
-            out.append(f"- Rejected by the verifier: {len(review.dropped)} findings")
+            out.append(f"- Rejected by the verifier: {plural(len(review.dropped), 'finding')}")
         if coverage.cached_models:
             out.append(f"- Reused from the answer cache: {_models(coverage.cached_models)}")
     elif coverage.cached_models:
@@ -260,7 +260,7 @@ def coverage_section(review: Review, out: list[str]) -> None:
         if review.quality_score is not None:
             out.append(f"- Verifier quality score: {review.quality_score}/100 (cached)")
         if review.dropped:
-            out.append(f"- Rejected by the verifier: {len(review.dropped)} findings")
+            out.append(f"- Rejected by the verifier: {plural(len(review.dropped), 'finding')}")
     else:
         out.append("- Models: none (offline review by static analyzers only)")
         if coverage.tokens:

@@ -127,8 +127,7 @@ def report_renderable(review: Review) -> RenderableType:
         parts += _findings(review)
     elif review.failure is not None:
         parts.append(Text("No findings: the review did not complete.", style="bold red"))
-    else:
-        parts.append(Text("No findings.", style="green"))
+    # Otherwise the summary line above has said "No findings." (once is enough).
     if debate is not None:
         lines = []
         debate_sections(debate, lines)

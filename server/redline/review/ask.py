@@ -26,6 +26,7 @@ from redline.config import LoadedSettings
 from redline.config_models import Settings
 from redline.git.process import strip_control
 from redline.model import Coverage, Finding, Review
+from redline.plural import plural
 from redline.progress import CancelToken, NullProgress, Progress, Stage
 from redline.requests import AskRequest
 from redline.review.anchoring import anchor_finding
@@ -60,7 +61,6 @@ from redline.review.submission import (
     parse_submission,
     submit_review_tool,
 )
-from redline.review.summary import render_summary
 from redline.review.verifier import BATCH
 from redline.store import TaskRecord, TaskStore
 from redline.tools.registry import build_tool_registry
@@ -284,7 +284,9 @@ async def _ask(
 
     cancel.check()
     if findings:
-        progress.report(client.ledger.event(Stage.VERIFYING, f"verifying {len(findings)} findings"))
+        progress.report(
+            client.ledger.event(Stage.VERIFYING, f"verifying {plural(len(findings), 'finding')}")
+        )
     checked = await verify_or_keep(client, findings, read_text, coverage.notes)
     kept, dropped, quality = checked.kept, checked.dropped, checked.quality_score
     record_update(
@@ -336,12 +338,13 @@ async def _ask(
     )
     agent_text = submitted.summary if submitted is not None else (result.content or "")
     agent_text = make_visible(agent_text).strip()[:MAX_SUMMARY_CHARS]
-    review.summary = render_summary(review.findings, None) + (
-        "\n\n" + agent_text if agent_text else ""
-    )
+    # The agent's own words; the counts are the headline's (review/summary.py).
+    review.summary = agent_text or None
     close_record(record, review, error=stop_note)
     done = (
-        f"ask stopped: {stop_note}" if stop_note else f"ask done: {len(review.findings)} findings"
+        f"ask stopped: {stop_note}"
+        if stop_note
+        else f"ask done: {plural(len(review.findings), 'finding')}"
     )
     report_done(progress, review, done, model_ran=True)
     return review

@@ -25,6 +25,7 @@ from redline.git.repo import Repo
 from redline.git.runner import GitRunner
 from redline.json_bounds import loads as bounded_loads
 from redline.model import DiffStats
+from redline.plural import plural
 from redline.progress import CancelToken, Progress, Stage
 from redline.redaction import redact, redact_data
 from redline.review.assemble import (
@@ -136,7 +137,7 @@ def _bounded_json(value: dict[str, Any]) -> str:
 def _call_label(name: str, args: dict[str, Any]) -> str:
     if name == SUBMIT_TOOL:
         findings = args.get("findings")
-        return f"({len(findings)} findings)" if isinstance(findings, list) else ""
+        return f"({plural(len(findings), 'finding')})" if isinstance(findings, list) else ""
     for key in ("command", "path", "symbol"):
         value = args.get(key)
         if isinstance(value, str):

@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 from redline.config_models import Settings
 from redline.errors import RedlineError
 from redline.model import Coverage, Finding, Review, Severity, number_occurrences
+from redline.plural import plural
 from redline.progress import Progress, ProgressEvent, Stage
 from redline.review.duplicates import merge_duplicates
+from redline.review.fix_guard import withhold_worse_fixes
 from redline.store import TaskRecord, TaskStore
 from redline.store.dismissal_matching import DismissalSource, ReadText, filter_dismissed
 
@@ -108,7 +110,9 @@ async def verify_or_keep(
     findings, merged = merge_duplicates(findings)
     if merged:
         where = f" {when}" if when else ""
-        notes.append(f"{merged} duplicate findings merged{where} (same problem, same lines)")
+        notes.append(
+            f"{plural(merged, 'duplicate finding')} merged{where} (same problem, same lines)"
+        )
     if not findings:
         return Verified(kept=[])
     if not client.is_configured("verifier"):
@@ -137,7 +141,7 @@ def shown_findings(findings: list[Finding], floor: Severity, notes: list[str]) -
     shown = at_or_above(findings, floor)
     if len(shown) < len(findings):
         notes.append(
-            f"{len(findings) - len(shown)} findings below {floor.value} hidden "
+            f"{plural(len(findings) - len(shown), 'finding')} below {floor.value} hidden "
             "(review.min_severity)"
         )
     shown.sort(key=lambda f: (-f.severity.rank, f.file, f.line or 0))
@@ -187,10 +191,13 @@ def build_review(
     This is where finding ids become unique within the review: every finding is known here
     (fused, deduplicated, verified), so identical findings in one file are numbered in line
     order (`model.number_occurrences`) before dismissals, reports and the task record see
-    them."""
+    them. A fix that would keep a more severe finding in place is withheld here, before any
+    renderer (`review/fix_guard.py`)."""
     findings = number_occurrences(findings)
     kept, dismissal_notes = filter_dismissed(findings, repo, read_text, dismissals)
     coverage.notes.extend(dismissal_notes)
+    # Every output renders from here: a fix that keeps a worse defect is withheld once, for all.
+    kept = withhold_worse_fixes(kept)
     shown = shown_findings(kept, settings.review.min_severity, coverage.notes)
     return Review(
         task_id=task_id,

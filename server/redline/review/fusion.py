@@ -11,7 +11,9 @@ their line ranges overlap, and they talk about the same thing:
 Sharing a line and a category alone is not enough: merging two different problems would lose
 one of them, while leaving a duplicate costs only a second squiggle.
 
-Pairs are formed one-to-one, best match first. A fused finding keeps:
+Pairs are formed one-to-one, best match first; then an analyzer finding left over that a fused
+model finding names by rule or topic, on its lines, is absorbed into it (a bare `except: pass`
+is ruff's E722 and S110: one defect, not two findings on one line). A fused finding keeps:
 
 - the model's title, comment and category (they explain the problem in this change's terms);
 - the higher severity of the two;
@@ -121,7 +123,8 @@ def _words(text: str) -> set[str]:
 
 def _compatibility(model: Finding, analyzer: Finding) -> int:
     """2 = names the rule or its topic, 1 = same category and shared words, 0 = unrelated."""
-    text = f"{model.title}\n{model.comment}".lower()
+    # Backticks dropped: a model that titles in ruff's style ("Bare `except`") names the topic.
+    text = f"{model.title}\n{model.comment}".lower().replace("`", "")
     fam = _rule_family(analyzer)
     codes = {c.lower() for c in (analyzer.rule_id, fam) if c}
     if any(re.search(rf"\b{re.escape(c)}\b", text) for c in codes):
@@ -154,6 +157,19 @@ def _merge(model: Finding, analyzer: Finding) -> Finding:
     return model.model_copy(update=update)
 
 
+def _absorb(fused: Finding, analyzer: Finding) -> Finding:
+    """`fused` (a model finding already merged with one analyzer finding) as the evidence of a
+    second analyzer finding on its lines that it names: its sources, the higher severity,
+    combined confidence, and its fix when `fused` has none. Id and rule stay the first's."""
+    update: dict[str, object] = {
+        "sources": list(dict.fromkeys([*fused.sources, *analyzer.sources])),
+        "severity": max(fused.severity, analyzer.severity, key=lambda s: s.rank),
+        "confidence": _combine(fused.confidence, analyzer.confidence),
+    }
+    update.update(borrowed_fix(fused, analyzer))
+    return fused.model_copy(update=update)
+
+
 def borrowed_fix(kept: Finding, other: Finding) -> dict[str, object]:
     """When two findings become one and only `other` carries a fix: its fix with the place and
     quote the fix replaces (they go together), as a `model_copy` update; else nothing."""
@@ -166,6 +182,8 @@ def borrowed_fix(kept: Finding, other: Finding) -> dict[str, object]:
         "improved_code": other.improved_code,
         "anchor": other.anchor,
         "fix": other.fix,
+        "focus_line": other.focus_line,
+        "focus_end_line": other.focus_end_line,
     }
 
 
@@ -194,6 +212,7 @@ def fuse(
     own confidence.
     """
     pairs: list[tuple[tuple[int, int, float, int, int], int, int]] = []
+    pairs_by_topic: dict[tuple[int, int], int] = {}
     for mi, m in enumerate(model_findings):
         if m.line is None:
             continue
@@ -204,19 +223,28 @@ def fuse(
             if not overlap:
                 continue
             compat = _compatibility(m, a)
+            pairs_by_topic[(mi, ai)] = compat
             if compat:
                 # Best first: stronger topical match, more shared lines, more confident model.
                 pairs.append(((-compat, -overlap, -m.confidence, mi, ai), mi, ai))
     pairs.sort()
     used_m: set[int] = set()
     used_a: set[int] = set()
-    out: list[Finding] = []
+    fused: dict[int, Finding] = {}
     for _, mi, ai in pairs:
         if mi in used_m or ai in used_a:
             continue
         used_m.add(mi)
         used_a.add(ai)
-        out.append(_merge(model_findings[mi], analyzer_findings[ai]))
+        fused[mi] = _merge(model_findings[mi], analyzer_findings[ai])
+    # A model finding that names what a second analyzer finding on its lines checks is that
+    # finding too (a bare `except: pass` is E722 and S110, and "Bare except silently swallows
+    # errors" names both): absorbed, or the report shows the defect twice on one line.
+    for _, mi, ai in pairs:
+        if ai not in used_a and mi in fused and pairs_by_topic.get((mi, ai)) == 2:
+            used_a.add(ai)
+            fused[mi] = _absorb(fused[mi], analyzer_findings[ai])
+    out: list[Finding] = list(fused.values())
     out.extend(m for mi, m in enumerate(model_findings) if mi not in used_m)
     out.extend(
         _analyzer_only(a, reviewed_files)

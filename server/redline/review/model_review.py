@@ -22,6 +22,7 @@ from redline.config_models import Settings
 from redline.context.instructions import load_instructions, render_for_prompt
 from redline.context.provider import ContextProvider
 from redline.model import Coverage, Finding, SkippedFile
+from redline.plural import plural
 from redline.progress import CancelToken, NullProgress, Progress
 from redline.review.assemble import fill_usage
 from redline.review.estimate import planned_calls, request_cap
@@ -122,7 +123,9 @@ async def run_model_review(
             coverage.notes.append(f"{path}: context left out: {omitted}")
     cached = sum(1 for r in stage.files.values() if r.status == "cached")
     if cached:
-        coverage.notes.append(f"{cached} files reused a cached model answer (unchanged code)")
+        coverage.notes.append(
+            f"{plural(cached, 'file')} reused a cached model answer (unchanged code)"
+        )
     fill_usage(client, coverage)
     coverage.cached_models = sorted(stage.cached_models)
     return ModelOutcome(
@@ -136,4 +139,7 @@ async def run_model_review(
 
 
 def run_model_review_sync(*args: Any, **kwargs: Any) -> ModelOutcome:
-    return asyncio.run(run_model_review(*args, **kwargs))
+    # Not asyncio.run: Ctrl+C must not wait for litellm's executor thread (interruptible.py).
+    from redline.interruptible import run
+
+    return run(run_model_review(*args, **kwargs))

@@ -35,6 +35,7 @@ from redline.model import (
     Tag,
     number_occurrences,
 )
+from redline.plural import plural
 from redline.progress import CancelToken, NullProgress, Progress, ProgressEvent, Stage
 from redline.review.added_text import AddedText
 from redline.review.assemble import (
@@ -47,6 +48,7 @@ from redline.review.assemble import (
     report_done,
 )
 from redline.review.deleted import deleted_findings, find_uses
+from redline.review.fix_guard import withhold_worse_fixes
 from redline.review.ground import Ground, ground_of
 from redline.review.plan import Plan
 from redline.review.settings_change import settings_findings
@@ -113,7 +115,9 @@ def plan_review(
         loaded = loaded.with_repository(ground.repo_layer())
         scope.notes.extend(repository_notes(ground, loaded))
         progress.report(
-            ProgressEvent(Stage.SPLITTING, f"splitting {scope.stats.files} files into review units")
+            ProgressEvent(
+                Stage.SPLITTING, f"splitting {plural(scope.stats.files, 'file')} into review units"
+            )
         )
         units = builder.finish(scope.diff_text, scope.read_new, prefetch=scope.prefetch_new)
         units = apply_rules(units, loaded.settings.review)
@@ -272,7 +276,8 @@ def _run_review(
     if files.contents:
         progress.report(
             ProgressEvent(
-                Stage.ANALYZING, f"running static analyzers on {len(files.contents)} files"
+                Stage.ANALYZING,
+                f"running static analyzers on {plural(len(files.contents), 'file')}",
             )
         )
         outcome = run_analyzers(
@@ -314,7 +319,7 @@ def _run_review(
             read_text,
             plan.ground.dismissals(),
         )
-        on_analyzers(at_or_above(early, settings.review.min_severity))
+        on_analyzers(at_or_above(withhold_worse_fixes(early), settings.review.min_severity))
     outcome_model: ModelOutcome | None = None
     if settings.models.model:
         # Imported here: the model stages (and what they bring) are not loaded offline.
@@ -371,7 +376,7 @@ def _run_review(
         dismissals=plan.ground.dismissals(),
         **extra,
     )
-    done = f"review done: {len(review.findings)} findings"
+    done = f"review done: {plural(len(review.findings), 'finding')}"
     if review.model_error is not None:
         done += " (static analyzers only: the model could not be used)"
     report_done(progress, review, done, model_ran=outcome_model is not None)

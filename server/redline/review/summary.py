@@ -1,6 +1,10 @@
-"""The review summary: severity distribution (computed), plus the model's assessment,
-priorities and focus. Without a model, or when the call fails, the summary is the
-distribution alone — never an invented assessment.
+"""The review summary: the model's assessment, priorities and focus. Without a model, or when
+the call fails, there is none — never an invented assessment.
+
+The severity distribution is in the summarizer's prompt, not in the summary: the counts are
+said once, by the report's headline, from the findings it lists. A distribution computed here
+counted the findings before the severity floor, the dismissals and the editor's edits took
+some away, and disagreed with the headline (issue 24).
 
 With a cache, the model's part is reused when the findings listed (severity, place, title) are
 exactly those of an earlier summary, in whatever order they come: the assessment is about the
@@ -34,11 +38,11 @@ def distribution(findings: list[Finding]) -> str:
     return ", ".join(parts) if parts else "no findings"
 
 
-def render_summary(findings: list[Finding], answer: SummaryAnswer | None) -> str:
-    lines = [f"Severity distribution: {distribution(findings)}."]
+def render_summary(answer: SummaryAnswer | None) -> str | None:
+    """The model's summary as Markdown; None without one."""
     if answer is None:
-        return "\n".join(lines)
-    lines += ["", answer.assessment.strip()]
+        return None
+    lines = [answer.assessment.strip()]
     if answer.priorities:
         lines += ["", "Priorities:"] + [f"{i}. {p}" for i, p in enumerate(answer.priorities, 1)]
     if answer.focus:

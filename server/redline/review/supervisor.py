@@ -23,6 +23,7 @@ from redline.context.provider import ContextProvider
 from redline.encoding import decode_text
 from redline.errors import RedlineError
 from redline.model import Finding, ReviewUnit, SkippedFile
+from redline.plural import plural
 from redline.progress import CancelToken, NullProgress, Progress, Stage
 from redline.review.assemble import verify_or_keep
 from redline.review.batching import group_files, review_group
@@ -49,7 +50,7 @@ class ModelStageResult:
     files: dict[str, FileReview] = field(default_factory=dict)
     planner_skipped: list[SkippedFile] = field(default_factory=list)
     attempts: list[dict[str, Any]] = field(default_factory=list)
-    summary: str = ""
+    summary: str | None = None
     notes: list[str] = field(default_factory=list)
     quality_score: int | None = None
     # The models whose earlier answers (reviewer, verifier) came from the answer cache.
@@ -232,7 +233,10 @@ async def run_model_stage(
         )
         inputs.cancel.check()
         inputs.report(
-            Stage.REVIEWING, f"reviewing {len(pending)} files (attempt {attempt})", 0, len(pending)
+            Stage.REVIEWING,
+            f"reviewing {plural(len(pending), 'file')} (attempt {attempt})",
+            0,
+            len(pending),
         )
         reviews = await _review_files(pending, by_file, reviewer_inputs, inputs, attempt)
         for review in reviews:
@@ -247,7 +251,7 @@ async def run_model_stage(
         reviewed = {p for p, r in result.files.items() if r.ok}
         fused = fuse(model_findings, analyzer_findings, reviewed_files=reviewed)
         inputs.cancel.check()
-        inputs.report(Stage.VERIFYING, f"verifying {len(model_findings)} model findings")
+        inputs.report(Stage.VERIFYING, f"verifying {plural(len(model_findings), 'model finding')}")
         checked = await verify_or_keep(
             inputs.client, fused, read_text, notes, cache=inputs.cache, when=f"in attempt {attempt}"
         )
@@ -299,7 +303,7 @@ async def run_model_stage(
                 f"quality score {score} < {QUALITY_THRESHOLD}, re-reviewing with the verifier's "
                 "feedback"
                 if low_quality
-                else f"retrying {len(failed)} files that failed"
+                else f"retrying {plural(len(failed), 'file')} that failed"
             )
         )
 
@@ -324,10 +328,10 @@ async def run_model_stage(
         answer, responses = await summarize(
             inputs.client, inputs.scope_label, result.findings, cache=inputs.cache
         )
-        result.summary = render_summary(result.findings, answer)
+        result.summary = render_summary(answer)
         if not responses:
             notes.append("summary: reused from the cache (the same findings as before)")
     except (LLMError, InvalidModelOutput) as exc:
-        result.summary = render_summary(result.findings, None)
+        result.summary = render_summary(None)
         notes.append(f"summary not written by the model ({exc.message})")
     return result

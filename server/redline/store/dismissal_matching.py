@@ -21,6 +21,7 @@ from pathlib import Path
 from redline.analyzers.rules import family
 from redline.files import DISMISSED_FILE
 from redline.model import Finding, finding_id, occurrence_id
+from redline.plural import plural
 from redline.store.dismissals import DismissalError, DismissalStore, Dismissed, parse_dismissed
 
 _ID = r"RL-[0-9A-Fa-f]{12}"
@@ -200,7 +201,7 @@ def filter_dismissed(
     if dismissed:
         where_from = "" if source is None else f" of {source.label}"
         notes.append(
-            f"{len(dismissed)} findings dismissed (.redline/dismissed.toml or inline "
+            f"{plural(len(dismissed), 'finding')} dismissed (.redline/dismissed.toml or inline "
             f"markers{where_from})"
         )
         # Named, not just counted: an inline marker can come from the author of the change under
