@@ -49,8 +49,12 @@ lint: setup-dev
 typecheck: setup-dev
 	$(BIN)/mypy
 
+# On PYTEST_WORKERS pytest-xdist workers (the machines this runs on have 2 cores, and most tests
+# wait on subprocesses: git, the CLI, editors, servers); tests of one xdist_group share a worker.
+# PYTEST_WORKERS=0 runs them in this process, one after another.
+PYTEST_WORKERS ?= 2
 pytest: setup-dev test-deps
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
 
 # The real LSP clients the tests drive (tests/test_neovim.py, tests/test_emacs.py,
 # tests/test_vscode_jsonrpc.py): Debian's Neovim, Emacs with eglot, and vscode-jsonrpc pinned in
@@ -126,7 +130,7 @@ test-pythons: test-deps | $(UV)
 	  echo "== Python $$v ($$py) in $$env"; \
 	  UV_PROJECT_ENVIRONMENT=$$env UV_PYTHON=$$py UV_NO_PROGRESS=1 UV_COMPILE_BYTECODE=1 \
 	    $(UV) sync --frozen --quiet || { failed=1; results="$$results\n  Python $$v: install failed"; continue; }; \
-	  if $$env/bin/pytest -q; then results="$$results\n  Python $$v: passed"; \
+	  if $$env/bin/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup; then results="$$results\n  Python $$v: passed"; \
 	  else failed=1; results="$$results\n  Python $$v: FAILED"; fi; \
 	done; \
 	printf "test-pythons:$$results\n"; exit $$failed

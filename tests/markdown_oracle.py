@@ -55,7 +55,9 @@ def live_constructs(markdown: str, *, allow_marker: bool = True) -> list[str]:
     """What in `markdown` would act: raw HTML, images, links other than http(s)/mailto, live
     mentions and references, GitLab quick actions (a paragraph line starting with `/`)."""
     problems: list[str] = []
-    lines = markdown.splitlines()
+    # The parser's own lines (its token maps count them): CommonMark ends a line at LF, CR or
+    # CRLF only, not at the other breaks str.splitlines knows (form feed, U+2028...).
+    lines = re.split(r"\r\n|\r|\n", markdown)
     tokens = MD.parse(markdown)
     for token, in_link in walk(tokens):
         if token.type in ("html_block", "html_inline"):

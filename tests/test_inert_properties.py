@@ -151,3 +151,11 @@ def test_a_sanitized_line_is_inert(text: str) -> None:
     assert "\n" not in shown
     # As a table cell or after a heading's location: in the middle of a line.
     assert live_constructs(f"### `a.py:1` — {shown}", allow_marker=False) == []
+
+
+def test_a_lone_carriage_return_starts_no_quick_action() -> None:
+    # Found by test_sanitized_markdown_is_inert_and_closed: CommonMark (and so the forge) ends a
+    # line at a lone CR, so "\r/" put a quick action line in the posted comment.
+    for text in ("\r/", "note\r/label ~bug", "a\r\n/close"):
+        document = f"{sanitize_markdown(text)}\n\n{AFTER}\n"
+        assert live_constructs(document, allow_marker=False) == [], text

@@ -24,6 +24,9 @@ PROJECT = Path(__file__).resolve().parent.parent
 PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
 # Installing the hook's environment is most of a test's time; a stuck pip must not hang the run.
 TIMEOUT = 600
+# Both tests on one pytest-xdist worker (`--dist loadgroup`), so they share the module's pip
+# cache rather than each filling one.
+pytestmark = pytest.mark.xdist_group("pre-commit")
 
 # The demo's shell injection (scripts/demo.py, app/reports.py): input formatted into a shell line.
 INJECTION = '''"""Export reports."""
@@ -65,15 +68,23 @@ def hook_source(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return repo.root, repo.commit("this working tree")
 
 
-def _env(tmp: Path) -> dict[str, str]:
-    """pre-commit's store, temporary files (try-repo's clone and environment) and pip's cache in
-    the test's directory; a fixed git identity; and a model the hook must not use."""
+@pytest.fixture(scope="module")
+def pip_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One pip cache for the module's tests: the hook's environment is built from the same
+    wheels in each (built and downloaded once), still never in the user's cache."""
+    return tmp_path_factory.mktemp("pip-cache")
+
+
+def _env(tmp: Path, pip_cache: Path) -> dict[str, str]:
+    """pre-commit's store and temporary files (try-repo's clone and environment) in the test's
+    directory, pip's cache in the module's; a fixed git identity; and a model the hook must not
+    use."""
     (tmp / "tmp").mkdir(exist_ok=True)
     env = dict(os.environ)
     env.update(
         PRE_COMMIT_HOME=str(tmp / "pre-commit-home"),
         TMPDIR=str(tmp / "tmp"),
-        PIP_CACHE_DIR=str(tmp / "pip-cache"),
+        PIP_CACHE_DIR=str(pip_cache),
         PRE_COMMIT_COLOR="never",
         GIT_CONFIG_NOSYSTEM="1",
         GIT_CONFIG_GLOBAL="/dev/null",
@@ -103,7 +114,7 @@ def _assert_blocked(out: subprocess.CompletedProcess[str]) -> None:
 
 
 def test_try_repo_blocks_a_staged_shell_injection(
-    hook_source: tuple[Path, str], tmp_path: Path
+    hook_source: tuple[Path, str], pip_cache: Path, tmp_path: Path
 ) -> None:
     source, rev = hook_source
     app = GitRepo(tmp_path / "app")
@@ -115,7 +126,7 @@ def test_try_repo_blocks_a_staged_shell_injection(
     out = _run(
         [str(PRE_COMMIT), "try-repo", str(source), "redline", "--ref", rev],
         app.root,
-        _env(tmp_path),
+        _env(tmp_path, pip_cache),
     )
 
     _assert_blocked(out)
@@ -123,7 +134,7 @@ def test_try_repo_blocks_a_staged_shell_injection(
 
 
 def test_installed_hook_lets_a_clean_commit_through_and_blocks_the_injection(
-    hook_source: tuple[Path, str], tmp_path: Path
+    hook_source: tuple[Path, str], pip_cache: Path, tmp_path: Path
 ) -> None:
     """The README's configuration, installed as a user does (`pre-commit install`), then `git
     commit`: one environment built, used by both commits."""
@@ -131,7 +142,7 @@ def test_installed_hook_lets_a_clean_commit_through_and_blocks_the_injection(
     config = snippet("The hook in .pre-commit-config.yaml", "yaml")
     config = re.sub(r"(?m)^(\s*- repo:) .*$", rf"\1 {source}", config, count=1)
     config = re.sub(r"(?m)^(\s*rev:) .*$", rf"\1 {rev}", config, count=1)
-    env = _env(tmp_path)
+    env = _env(tmp_path, pip_cache)
     app = GitRepo(tmp_path / "app")
     app.write(".pre-commit-config.yaml", config)
     app.commit("pre-commit configuration")

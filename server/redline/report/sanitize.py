@@ -83,6 +83,9 @@ def sanitize_markdown(text: str) -> str:
     code when a CommonMark parser still finds one of them in the result."""
     if not text:
         return text
+    # CommonMark ends a line at CR as at LF: a lone CR would start a line ("\r/label") that
+    # the line rules below, which split on LF, never look at.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     cleaned = _sanitize_blocks(text)
     if block_problem(cleaned) is None:
         return cleaned
