@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 from tempfile import TemporaryDirectory
+from types import SimpleNamespace
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -105,7 +106,9 @@ def shown(review: Review, texts: dict[str, str], root: Path) -> StandIn:
     folder = Folder(uri=from_fs_path(str(root)) or "", path=root, root=root)
 
     async def finish() -> None:
-        jobs._finish(ls, folder, None, review, texts, {})  # type: ignore[arg-type]
+        # Only the job's request kind is read: the run this review's findings belong to.
+        job = SimpleNamespace(request=SimpleNamespace(kind="branch"))
+        jobs._finish(ls, folder, job, review, texts, {})  # type: ignore[arg-type]
         for _ in range(20):  # the sidebar's list goes out on a later loop turn
             await asyncio.sleep(0.01)
             if ls.protocol.sent:
