@@ -89,12 +89,16 @@ def many_files_review(
     repo = GitRepo(tmp_path / "repo")
     # Contexts over SMALL_FILE_TOKENS: one reviewer call per file, none batched.
     many_files(repo, files, 80)
-    live: weakref.WeakSet[PreparedFile] = weakref.WeakSet()
+    live = [0]  # PreparedFile is unhashable (a dataclass): counted by finalizers
     prepare = supervisor.prepare_file
+
+    def gone() -> None:
+        live[0] -= 1
 
     def tracked(*args: Any, **kwargs: Any) -> PreparedFile:
         prepared = prepare(*args, **kwargs)
-        live.add(prepared)
+        live[0] += 1
+        weakref.finalize(prepared, gone)
         return prepared
 
     monkeypatch.setattr(supervisor, "prepare_file", tracked)
@@ -102,7 +106,7 @@ def many_files_review(
 
     def on_request(role: str, path: str, body: dict[str, Any]) -> None:
         if role == "reviewer":
-            alive.append(len(live))
+            alive.append(live[0])
 
     with ScriptedLLM(handler=ReviewScript(on_request=on_request)) as llm:
         settings = Settings(
