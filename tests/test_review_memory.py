@@ -6,6 +6,9 @@ measures the memory itself."""
 
 from __future__ import annotations
 
+import gc
+import itertools
+import re
 import weakref
 from pathlib import Path
 from typing import Any
@@ -16,10 +19,18 @@ from hypothesis import strategies as st
 
 import redline.review.supervisor as supervisor
 from redline.agent.llm import LLMClient
-from redline.config_models import AnalyzerSettings, LLMSettings, ModelSettings, Settings
+from redline.config_models import (
+    AnalyzerSettings,
+    LLMSettings,
+    ModelSettings,
+    ReviewSettings,
+    Settings,
+)
 from redline.context import ContextProvider
 from redline.context.repo_reader import MAX_SOURCES
 from redline.diff import build_units
+from redline.diff.file_diff import FileDiff
+from redline.diff.units import UnitBuilder
 from redline.git.runner import GitRunner
 from redline.git.scopes import ScopeDiff, ScopeRequest, resolve_scope
 from redline.model import ContextLevel
@@ -79,6 +90,33 @@ def test_reader_holds_a_bounded_number_of_files_and_bundles_are_unchanged(
         most = max(most, bounded.reader.held())
     assert most <= MAX_SOURCES
     assert unbounded.reader.held() >= files
+
+
+def live_file_diffs() -> int:
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o) is FileDiff)
+
+
+def test_unit_builder_holds_no_parsed_file_while_the_diff_arrives(repo: GitRepo) -> None:
+    """With function metrics the units wait for the new versions: what was fed is parsed
+    again at finish, run by run, not held parsed meanwhile; the units are the same."""
+    many_files(repo, 30, 6)
+    scope = resolve_scope(
+        repo.root, ScopeRequest("branch", "main"), runner=GitRunner(gh_path="/nonexistent/gh")
+    )
+    text = scope.diff_text
+    cuts = [0, *(m.start() + 1 for m in re.finditer(r"\ndiff ", text)), len(text)]
+    runs = [text[a:b] for a, b in itertools.pairwise(cuts)]
+    assert len(runs) >= 30 and "".join(runs) == text
+    builder = UnitBuilder(ReviewSettings(), functions=True)
+    before = live_file_diffs()
+    for run in runs:
+        builder.feed(run)
+        builder.digest()
+    assert live_file_diffs() == before
+    units = builder.finish(text, scope.read_new, scope.prefetch_new)
+    expected = build_units(text, scope.read_new, ReviewSettings(), prefetch=scope.prefetch_new)
+    assert [u.model_dump() for u in units] == [u.model_dump() for u in expected]
 
 
 def many_files_review(
