@@ -1,8 +1,11 @@
 """Reading the repository for context bundles, safely and once per review.
 
 `RepoReader` is what a ContextProvider reads through: decoded file versions, their function
-spans, and text searches, each cached for the reader's lifetime (one review) so the units of
-one file share them.
+spans, and text searches. Searches are cached for the reader's lifetime (one review); file
+versions and their spans only for the MAX_SOURCES most recently used: the units of one file are
+built one after the other and share them, while a change of thousands of files never holds
+every file's decoded lines, token costs and spans at once (several times the file's bytes
+each; issue 23, "keep memory within a few times the diff").
 
 Safety: file versions come from ScopeDiff.read_new/read_old (hardened, size-capped); secret
 files (keys, tokens, .env) are never read, and grep hits in them (or in .git) are dropped;
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Final
 
@@ -32,6 +36,9 @@ from redline.tools.sandbox import ToolContext
 MAX_HITS: Final = 30  # grep lines shown per callers/search section
 MAX_HIT_CHARS: Final = 300
 MAX_DEFINITION_FILES: Final = 3  # files read to find a named function outside this unit's file
+# Decoded file versions (with their spans) kept at once: the files of the bundles being built
+# (a unit's own file, the old side, a few requested or defining files) with room to spare.
+MAX_SOURCES: Final = 32
 
 _DEFINITION: Final = r"(?:def|class|function|func|fn|interface|type|struct)\s+"
 
@@ -57,26 +64,40 @@ def definition_pattern(symbol: str) -> re.Pattern[str]:
 
 
 class RepoReader:
-    """File versions, function spans and searches of one ScopeDiff, cached (thread-safe)."""
+    """File versions, function spans and searches of one ScopeDiff, cached (thread-safe):
+    versions and spans of the `max_sources` most recently used files, searches all."""
 
-    def __init__(self, scope: ScopeDiff, ctx: ToolContext) -> None:
+    def __init__(self, scope: ScopeDiff, ctx: ToolContext, *, max_sources: int = MAX_SOURCES):
         self.scope = scope
         self.ctx = ctx
+        self.max_sources = max_sources
         self._lock = threading.Lock()
-        self._sources: dict[SourceKey, Source | str] = {}
+        # Least recently used first; a file's spans leave with its version.
+        self._sources: OrderedDict[SourceKey, Source | str] = OrderedDict()
         self._spans: dict[SourceKey, list[FunctionSpan]] = {}
         self._greps: dict[tuple[str, bool], GrepResult] = {}
 
+    def held(self) -> int:
+        """How many file versions the reader holds now (at most max_sources)."""
+        with self._lock:
+            return len(self._sources)
+
     def source(self, side: Side, path: str) -> Source | str:
-        """A decoded file version (cached), or why it cannot be shown."""
+        """A decoded file version (cached while recently used), or why it cannot be shown."""
         key = (side, path)
         with self._lock:
             cached = self._sources.get(key)
-        if cached is not None:
-            return cached
+            if cached is not None:
+                self._sources.move_to_end(key)
+                return cached
         loaded = self._load(side, path)
         with self._lock:
-            return self._sources.setdefault(key, loaded)
+            found = self._sources.setdefault(key, loaded)
+            self._sources.move_to_end(key)
+            while len(self._sources) > self.max_sources:
+                gone, _ = self._sources.popitem(last=False)
+                self._spans.pop(gone, None)
+            return found
 
     def _load(self, side: Side, path: str) -> Source | str:
         if is_secret(path):
@@ -103,7 +124,8 @@ class RepoReader:
         if cached is None:
             cached = function_spans(src.path, src.data)
             with self._lock:
-                self._spans[key] = cached
+                if key in self._sources:  # not for a version already dropped
+                    self._spans[key] = cached
         return cached
 
     def check_path(self, path: str) -> str:

@@ -8,7 +8,7 @@ read at all, and the large, generated, vendored and minified tags) by new_side.p
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 from redline.config_models import ReviewSettings
@@ -72,6 +72,10 @@ class UnitBuilder:
         # What was fed, as its length and a digest: finish compares them with the whole text
         # without a copy of it (keeping the pieces would hold the diff twice).
         self._fed = _Fingerprint()
+        # The length of each run fed: finish parses the text again run by run, as fed, when
+        # the units wait for the new versions, instead of every file's parsed hunks being held
+        # until then (several times the diff: issue 23, "keep memory within a few times it").
+        self._runs: list[int] = []
         self._files: list[FileDiff] = []
         self._undrafted: list[FileDiff] = []  # fed, units not built yet (see digest)
         self._wanted: list[str] = []  # paths whose new version finish will read
@@ -84,9 +88,11 @@ class UnitBuilder:
         parses them: their units are built by digest (or finish), once the reads are asked for.
         """
         self._fed.add(text)
+        self._runs.append(len(text))
         files = parse_git_diff(text)
-        self._files += files
-        self._undrafted += files
+        if not self.functions:
+            self._files += files
+            self._undrafted += files
         reads = [fd for fd in files if will_read(fd)]
         self._wanted += [fd.path for fd in reads]
         return [(fd.path, blob) for fd in reads if (blob := fd.new_blob) is not None]
@@ -116,10 +122,14 @@ class UnitBuilder:
         and its new versions are read (prefetch) in the background while its units are built.
         """
         fed = self._fed.matches(diff_text)
-        if not fed:
-            self._reset()
-            self._files = parse_git_diff(diff_text)
-            self._wanted = [fd.path for fd in self._files if will_read(fd)]
+        if fed and self.functions:
+            files: Iterable[FileDiff] = _reparsed(diff_text, self._runs)
+        else:
+            if not fed:
+                self._reset()
+                self._files = parse_git_diff(diff_text)
+                self._wanted = [fd.path for fd in self._files if will_read(fd)]
+            files = self._files
         wanted = self._wanted if read_new is not None else []
         if prefetch is None or not wanted or self.functions:
             if prefetch is not None and wanted:
@@ -129,7 +139,7 @@ class UnitBuilder:
             seen: dict[str, int] = {}
             return [
                 unit
-                for fd in self._files
+                for fd in files
                 for unit in units_or_fallback(
                     fd,
                     read_new,
@@ -160,6 +170,15 @@ class UnitBuilder:
                 add_content_tags(file_units, fd, read_new, self.settings)
             units += file_units
         return units
+
+
+def _reparsed(text: str, runs: list[int]) -> Iterator[FileDiff]:
+    """The file sections of text parsed run by run, in the runs it was fed in (the same
+    FileDiffs feed parsed): one run's parse held at a time."""
+    start = 0
+    for length in runs:
+        yield from parse_git_diff(text[start : start + length])
+        start += length
 
 
 class _Fingerprint:

@@ -12,8 +12,9 @@ instructions repeated per file cost little, and one call per file is the fastest
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+import itertools
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from redline.agent.llm import LLMError
 from redline.review.prompts import load_prompt
@@ -37,33 +38,46 @@ BATCH_FILES = 5  # files per batched call, at most
 SMALL_FILE_TOKENS = 1_500  # a file whose context is larger is reviewed alone
 BATCH_TOKENS = 5_000  # context tokens per batched call, at most
 
+T = TypeVar("T")
+
 
 def group_sizes(tokens: Sequence[int]) -> list[list[int]]:
     """The calls to make for files of these context sizes, as lists of their indexes: one file
     alone (a large one, or too few files to batch) or several small ones, in the order given.
     Pure, so `--estimate` plans the calls the review will make."""
-    if len(tokens) < BATCH_MIN_FILES:
-        return [[i] for i in range(len(tokens))]
-    groups: list[list[int]] = []
-    current: list[int] = []
-    for i, size in enumerate(tokens):
-        if size > SMALL_FILE_TOKENS:
-            groups.append([i])
+    return list(stream_groups(range(len(tokens)), tokens.__getitem__))
+
+
+def stream_groups(items: Iterable[T], size: Callable[[T], int]) -> Iterator[list[T]]:
+    """group_sizes' calls, each yielded as soon as it is decided: at most BATCH_MIN_FILES
+    items are read ahead (to know whether to batch at all), then a batch closes when the next
+    small item would not fit. A large item is its own call, yielded at once (before the batch
+    that was open when it came, as group_sizes lists it)."""
+    it = iter(items)
+    head = list(itertools.islice(it, BATCH_MIN_FILES))
+    if len(head) < BATCH_MIN_FILES:
+        for item in head:
+            yield [item]
+        return
+    current: list[T] = []
+    total = 0
+    for item in itertools.chain(head, it):
+        tokens = size(item)
+        if tokens > SMALL_FILE_TOKENS:
+            yield [item]
             continue
-        if current and (
-            len(current) >= BATCH_FILES or sum(tokens[c] for c in current) + size > BATCH_TOKENS
-        ):
-            groups.append(current)
-            current = []
-        current.append(i)
+        if current and (len(current) >= BATCH_FILES or total + tokens > BATCH_TOKENS):
+            yield current
+            current, total = [], 0
+        current.append(item)
+        total += tokens
     if current:
-        groups.append(current)
-    return groups
+        yield current
 
 
 def group_files(prepared: list[PreparedFile]) -> list[list[PreparedFile]]:
     """Calls to make: lists of one file or of several small ones, in the order given."""
-    return [[prepared[i] for i in group] for group in group_sizes([p.tokens for p in prepared])]
+    return list(stream_groups(prepared, lambda p: p.tokens))
 
 
 async def review_group(

@@ -47,6 +47,7 @@ from redline.review.assemble import (
     recorded_run,
     report_done,
 )
+from redline.review.changed_lines import ChangedLines
 from redline.review.deleted import deleted_findings, find_uses
 from redline.review.fix_guard import withhold_worse_fixes
 from redline.review.ground import Ground, ground_of
@@ -67,7 +68,7 @@ class FileSet:
     """New content and changed lines of the files analyzers will read."""
 
     contents: dict[str, bytes] = field(default_factory=dict)
-    changed_lines: dict[str, set[int]] = field(default_factory=dict)
+    changed_lines: ChangedLines = field(default_factory=ChangedLines)
     skipped: list[SkippedFile] = field(default_factory=list)
 
 
@@ -150,7 +151,7 @@ def collect_files(plan: Plan, settings: Settings) -> FileSet:
         if unit.patch_type is PatchType.DELETE:
             continue
         path = unit.file_path
-        files.changed_lines.setdefault(path, set()).update(unit.added_lines)
+        files.changed_lines.add(unit)
         if path in files.contents or any(s.path == path for s in files.skipped):
             continue
         try:
@@ -172,7 +173,7 @@ def collect_files(plan: Plan, settings: Settings) -> FileSet:
         else:
             files.contents[path] = content
     for s in files.skipped:
-        files.changed_lines.pop(s.path, None)
+        files.changed_lines.discard(s.path)
     return files
 
 

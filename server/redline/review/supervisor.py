@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,7 @@ from redline.model import Finding, ReviewUnit, SkippedFile
 from redline.plural import plural
 from redline.progress import CancelToken, NullProgress, Progress, Stage
 from redline.review.assemble import verify_or_keep
-from redline.review.batching import group_files, review_group
+from redline.review.batching import review_group, stream_groups
 from redline.review.fusion import fuse
 from redline.review.planner import PlanCache, UnitPlan, fuse_plan, run_planner
 from redline.review.reviewer import FileReview, PreparedFile, ReviewerInputs, prepare_file
@@ -135,7 +135,11 @@ async def _plan(inputs: StageInputs, plans_in: list[UnitPlan], notes: list[str])
 
 
 def _warm(provider: ContextProvider, units: list[ReviewUnit]) -> None:
-    for unit in units:
+    """Build the bundles of the first files the reviewers take (in path order) while the
+    planner answers. Only as many files as the reader keeps: warming more would only push
+    the first ones out again (repo_reader.MAX_SOURCES)."""
+    first = set(sorted({u.file_path for u in units})[: provider.reader.max_sources // 2])
+    for unit in (u for u in units if u.file_path in first):
         try:
             provider.bundle(unit, unit.rule_context_level)
         except Exception:  # a warm-up only: the reviewer's own bundle reports what failed
@@ -180,24 +184,50 @@ async def _review_files(
         if inputs.on_file is not None:
             inputs.on_file(review)
 
-    prepared = []
-    for path in paths:
-        inputs.cancel.check()
-        p = prepare_file(path, by_file[path], reviewer_inputs)
-        if p.cached is not None:
-            finished(p.cached)
-        else:
-            prepared.append(p)
+    def uncached() -> Iterator[PreparedFile]:
+        for path in paths:
+            inputs.cancel.check()
+            p = prepare_file(path, by_file[path], reviewer_inputs)
+            if p.cached is not None:
+                finished(p.cached)
+            else:
+                yield p
+
+    # Files are prepared (context built, prompt part rendered) as their calls are about to
+    # start, not all up front: a change of thousands of files holds the prompts of the calls
+    # in flight, not every file's (issue 23). The calls and their order are the same.
+    window = asyncio.Semaphore(in_flight(inputs.client))
 
     async def one(group: list[PreparedFile]) -> None:
-        inputs.cancel.check()
-        reviews = await review_group(group, reviewer_inputs)
-        inputs.cancel.check()
-        for review in reviews:
-            finished(review)
+        try:
+            inputs.cancel.check()
+            reviews = await review_group(group, reviewer_inputs)
+            inputs.cancel.check()
+            for review in reviews:
+                finished(review)
+        finally:
+            window.release()
 
-    await asyncio.gather(*(one(g) for g in group_files(prepared)))
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        for group in stream_groups(uncached(), lambda p: p.tokens):
+            await window.acquire()
+            if any(t.done() and not t.cancelled() and t.exception() for t in tasks):
+                window.release()
+                break  # a call failed for good (cancelled, say): gather raises it below
+            tasks.append(asyncio.ensure_future(one(group)))
+    except BaseException:
+        for task in tasks:  # the review is cancelled: no call it started goes on
+            task.cancel()
+        raise
+    await asyncio.gather(*tasks)
     return [results[p] for p in paths]
+
+
+def in_flight(client: LLMClient) -> int:
+    """Reviewer calls started at once: twice the client's concurrency, so a call's slot is
+    taken as soon as one frees while the next file's context is built."""
+    return 2 * client.settings.llm.max_concurrency
 
 
 async def run_model_stage(
