@@ -359,6 +359,7 @@ def test_a_finding_is_widened_over_the_token_it_is_part_of() -> None:
     assert whole_token("xx abcdef yy", 5, 7) == (3, 9)
     assert whole_token("abc def", 0, 3) == (0, 3)  # the text's start: nothing before it
     assert whole_token("abc def", 4, 5) == (4, 7)
+    assert whole_token("abcdef", 2, 4) == (0, 6)  # down to the text's first character
 
 
 def test_a_token_of_256_characters_is_widened_to_and_one_of_257_is_not() -> None:
@@ -373,6 +374,16 @@ def test_a_token_of_256_characters_is_widened_to_and_one_of_257_is_not() -> None
 def test_a_quoted_value_is_read_whole_and_an_unquoted_one_to_its_first_token() -> None:
     assert set(ds().keyword_spans('password = "hunter2 fake99"')) == {(12, 26, "password")}
     assert set(ds().keyword_spans("password = hunter2,fake99")) == {(11, 18, "password")}
+
+
+def test_a_quoted_plain_word_is_a_password_and_the_same_word_unquoted_is_code() -> None:
+    assert set(ds().keyword_spans('password = "hunter"')) == {(12, 18, "password")}
+    assert ds().keyword_spans("password = hunter") == []
+
+
+def test_a_pattern_whose_first_match_names_no_secret_does_not_stop_the_others() -> None:
+    line = 'password_hash: "abc", password = "hunter2-fake"'
+    assert set(ds().keyword_spans(line)) == {(34, 46, "password")}
 
 
 def test_an_unquoted_value_starting_with_a_delimiter_is_no_value() -> None:
@@ -400,18 +411,22 @@ def test_a_plugin_of_a_new_kind_is_listed_as_not_used(
         def analyze_line(self, *args: object, **kwargs: object) -> set[object]:
             return set()
 
+    class OtherKindDetector(NewKindDetector):
+        secret_type = "Other Kind"
+
     real = plugins._plugin_classes
 
     def classes(package: object, base: type) -> Iterator[type]:
         yield from real(package, base)
         yield NewKindDetector
+        yield OtherKindDetector
 
     monkeypatch.setattr(plugins, "_plugin_classes", classes)
     with caplog.at_level("DEBUG", logger="redline.redaction.plugins"):
         d = DetectSecrets()
-    assert d.other_plugins == ["NewKindDetector"]
+    assert d.other_plugins == ["NewKindDetector", "OtherKindDetector"]
     assert [r.getMessage() for r in caplog.records] == [
-        "detect-secrets plugins not used: NewKindDetector"
+        "detect-secrets plugins not used: NewKindDetector, OtherKindDetector"
     ]
 
 
