@@ -209,7 +209,7 @@ def test_rule_spans_use_the_rules_kind_rank_group_and_check() -> None:
     assert rule_spans(named, "a id=abc b id=de") == [Span(5, 8, "kind-abc", PROVIDER)]
 
 
-# -- keys split across literals: the key-format rules alone ------------------------------------------
+# -- keys split across literals: the key-format rules alone ---------------------------------------
 
 STRIPE = "sk_live_" + "aB3dE5fG7hI9jK1lM3nO5pQ7"
 AWS40 = "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7b"
