@@ -354,3 +354,19 @@ def test_a_cut_block_stops_at_exactly_64_kib_when_a_line_ends_there() -> None:
     head = "-----BEGIN RSA PRIVATE KEY-----"
     text = head + ("\n" + key(63, B64)) * 1100  # 64 characters a line: 1024 lines are 64 KiB
     assert material_end(text, len(head)) - len(head) == 65_536
+
+
+def test_a_key_of_a_fixed_length_followed_or_preceded_by_a_capital_is_not_one() -> None:
+    ado = "qwb5pdkhx6pygpan2rlykei4iiaannkksumnlmytbx2kjqevtave"
+    assert own_masks(f'$pat = "{ado}"\n') == [(ado, "azure-devops-pat")]
+    assert own_masks(f'$pat = "Q{ado}"\n') == []
+    assert own_masks(f'$pat = "{ado}Q"\n') == []
+    mailgun = "key-9b9fa5ff5180bc0dbc0e15637ebb8e3b"
+    assert own_masks(f"k = {mailgun}\n") == [(mailgun, "mailgun-key")]
+    assert own_masks(f"k = {mailgun}X\n") == []
+    assert own_masks("t = 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X\n") == []
+
+
+def test_a_shopify_token_in_upper_case_hex_is_one() -> None:
+    token = "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"
+    assert own_masks(f"t = {token}\n") == [(token, "shopify-token")]
