@@ -503,3 +503,11 @@ def test_texts_redacted_together_keep_their_leading_and_inner_whitespace() -> No
     p = ph(r, GHP, "github-token")
     assert r.redact_many([f"  {GHP}"]) == [f"  {p}"]
     assert r.redact_many([f"\t{GHP}\n", " x "]) == [f"\t{p}\n", " x "]
+
+
+def test_a_word_with_a_digit_found_by_a_format_aware_rule_is_masked_elsewhere_too() -> None:
+    r = redactor()
+    assert masks("git clone https://deploy:hunter2x@example.com/r.git", r) == [
+        ("hunter2x", "url-password")
+    ]
+    assert masks("the password hunter2x again", r) == [("hunter2x", "url-password")]
