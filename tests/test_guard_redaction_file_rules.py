@@ -67,7 +67,7 @@ def test_only_a_trailing_bang_or_question_mark_is_dropped_to_read_a_name() -> No
 
 def test_a_password_names_its_last_two_words() -> None:
     # `password_token_2`: a token (its last words), so a key's bar applies, which this fails.
-    assert not config("password_token_2 = hunter2(fake")
+    assert not config("password_token_2 = 2hunter(fake")
 
 
 def test_a_config_password_has_eight_characters_of_two_kinds() -> None:
