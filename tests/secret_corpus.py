@@ -26,15 +26,15 @@ B64 = ALNUM + "+/"
 URLSAFE = ALNUM + "-_"
 
 
-def rand(n: int, alphabet: str = ALNUM) -> str:
-    return "".join(_R.choice(alphabet) for _ in range(n))
+def rand(n: int, alphabet: str = ALNUM, rng: random.Random = _R) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
 
 
-def random_key(n: int, alphabet: str = ALNUM) -> str:
+def random_key(n: int, alphabet: str = ALNUM, rng: random.Random = _R) -> str:
     """Random characters with at least one upper-case letter, lower-case letter and digit, and
     no long lower-case run (what a generated key looks like)."""
     while True:
-        value = rand(n, alphabet)
+        value = rand(n, alphabet, rng)
         if (
             any(c.isupper() for c in value)
             and any(c.islower() for c in value)

@@ -16,17 +16,20 @@ import pytest
 
 from guard_redaction import RANDOM20, own_masks
 from redline.redaction.code_filter import (
+    class_name,
     entropy,
     example_value,
     looks_random,
     name_before,
     name_like,
     name_words,
+    passphrase,
     plausible,
     registrable,
     secret_name,
     wordset,
 )
+from redline.redaction.rule import CONTEXT
 
 # -- small helpers --------------------------------------------------------------------------------
 
@@ -251,3 +254,112 @@ def test_a_secret_name_with_an_encoding_suffix_holds_a_secret(name: str) -> None
 
 def test_an_unquoted_random_value_shaped_like_a_class_name_is_a_secret() -> None:
     assert own_masks("client_secret = Ab3dE5fG7hI9jK1lM3nO") == [("Ab3dE5fG7hI9jK1lM3nO", "secret")]
+
+
+# -- plausible: the last survivors of the first mutation run -------------------------------------
+
+
+def test_a_value_made_of_every_filler_character_is_an_example() -> None:
+    assert example_value("*xX.#-_•?")  # all of FILLER, not only some of it
+
+
+def test_trailing_punctuation_of_an_unquoted_value_is_not_part_of_it() -> None:
+    # `self.token,` is `self.token` (an attribute) followed by a comma: code.
+    assert not plausible("self.token,", quoted=False, line="f(token=self.token,", name="token")
+    assert not plausible("self.token)", quoted=False, line="f(token=self.token)", name="token")
+
+
+def test_a_templated_value_is_no_secret_even_when_it_is_no_example() -> None:
+    line = 'password = "{{ vault_pass }}"'
+    assert not plausible("{{ vault_pass }}", quoted=True, line=line, name="password")
+
+
+def test_a_value_starting_with_a_reference_sigil_is_code() -> None:
+    assert not plausible("&hunter22", quoted=False, line="pass = &hunter22", name="pass")
+    assert plausible("hunter22", quoted=False, line="pass = hunter22", name="pass")
+
+
+def test_prose_after_a_value_at_the_start_of_the_line_makes_it_prose() -> None:
+    line = "hunter22 is the password"
+    assert not plausible("hunter22", quoted=False, line=line, name="pass")
+    assert plausible("hunter22", quoted=False, line="hunter22", name="pass")
+
+
+def test_the_value_is_read_where_it_first_stands_on_the_line() -> None:
+    # A comment repeating the value is not prose after the value itself.
+    line = "pass: hunter22 # hunter22 is old"
+    assert plausible("hunter22", quoted=False, line=line, name="pass", op=":")
+
+
+def test_a_bare_word_equal_to_the_names_last_word_is_a_variable() -> None:
+    line = "admin_pass_hunter: hunter"
+    assert not plausible("hunter", quoted=False, line=line, name="admin_pass_hunter", op=":")
+    assert plausible("hunter", quoted=False, line=line, name="admin_pass_x", op=":")
+
+
+def test_a_bare_word_with_an_underscore_is_a_name() -> None:
+    line = "password: user_pw"
+    assert not plausible("user_pw", quoted=False, line=line, name="password", op=":")
+    assert plausible("userpw", quoted=False, line="password: userpw", name="password", op=":")
+
+
+def test_a_yaml_bare_word_followed_by_a_comma_or_parenthesis_is_an_argument() -> None:
+    def yaml(line: str) -> bool:
+        return plausible("hunter", quoted=False, line=line, name="pass", op=":")
+
+    assert yaml("pass: hunter")
+    assert not yaml("pass: hunter ,")  # the space before the comma is skipped
+    assert not yaml("pass: hunter)")
+    assert not yaml("hunter,")  # the value at the very start of the line
+    assert yaml("pass:,")  # the value is not on the line: nothing follows it
+
+
+# -- class names, passphrases, paths, TypeScript's `!`, what is registrable ------------------------
+
+
+def test_a_class_name_has_a_capital_per_three_characters_and_few_digits() -> None:
+    assert class_name("HttpClient") and class_name("Sha256Hasher")
+    assert class_name("AbcDef")  # one capital per three characters exactly
+    assert class_name("Ab1Cd2xy")  # a digit per four characters exactly
+    assert not class_name("Ab12Cd34")  # half of it digits
+    assert not class_name("LpR0GXI0pW83wA") and not class_name("Zx81kQ0pLm33")
+
+
+def test_a_generic_type_is_a_class_name_however_many_capitals_it_has() -> None:
+    assert class_name("Dict[UUID, API]")
+
+
+def test_a_passphrase_has_no_word_a_sentence_needs() -> None:
+    assert passphrase("lagoon tundra dune umber")
+    assert not passphrase("enter your new password")
+    assert not passphrase("lagoon-tundra-the-umber")
+
+
+def test_an_unquoted_path_is_code_unless_it_looks_random() -> None:
+    def path(value: str) -> bool:
+        line = f"private_key: {value}"
+        return plausible(value, quoted=False, line=line, name="private_key", op=":")
+
+    assert not path("/etc/ssl/private/key.pem")
+    assert path("/aB3dE5fG7")  # random-looking: entropy 3.3 bits (the bar is 3.0)
+
+
+def test_a_typescript_non_null_assertion_on_a_name_is_code() -> None:
+    def ts(value: str) -> bool:
+        return plausible(value, quoted=False, line=f"password: {value}", name="password", op=":")
+
+    assert not ts("hashedPassword!")
+    assert not ts("user_token?")
+    assert not ts("aBcdefgh!")  # a capital second: a camelCase name
+    assert not ts("tokenX!")
+    assert ts("hunter22!")  # a plain lower-case word with digits, then `!`: a password
+
+
+def test_what_is_registrable() -> None:
+    assert registrable("aB3dE5fG7h")  # random-looking, 3.3 bits
+    assert registrable("abcdefabABCDEF0123456789")  # every hex digit, a lower-case run
+    assert registrable("abcd01234")  # lower-case hex, 3.17 bits
+    assert not registrable("abcd0123")  # lower-case hex, exactly 3.0 bits: not over the bar
+    assert registrable("hunter2x", CONTEXT)  # a format-aware rule found it, with a digit
+    assert not registrable("hunterxx", CONTEXT)
+    assert not registrable("hunter2x")  # a keyword rule alone: not distinctive enough

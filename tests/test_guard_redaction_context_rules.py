@@ -387,3 +387,25 @@ _LONG = ("zQ8sKV2n4wX6yB1cD3fG" * 150)[:3000]
 )
 def test_a_long_secret_on_a_very_long_line_is_masked_whole(text: str, kind: str) -> None:
     assert own_masks(text) == [(_LONG, kind)]
+
+
+# -- a random user name in a URL -------------------------------------------------------------
+
+
+def _url_token_finds(text: str) -> list[str]:
+    from redline.redaction.detection import rule_spans
+
+    (rule,) = [r for r in context_rules() if r.label == "url-token"]
+    return [text[s.start : s.end] for s in rule_spans(rule, text)]
+
+
+def test_a_hex_user_name_is_a_token_above_three_bits_in_either_case() -> None:
+    upper = "0123456789ABCDEF0A1B"
+    assert _url_token_finds(f"https://{upper}@o1.ingest.sentry.io/2") == [upper]
+    flat = "0123456701234567"  # eight hex digits twice: exactly 3.0 bits
+    assert _url_token_finds(f"https://{flat}@example.com/") == []
+
+
+def test_a_user_name_with_a_letter_past_f_must_look_random() -> None:
+    named = "abcdefabX0123456"  # a run of eight lower-case letters: not random
+    assert _url_token_finds(f"https://{named}@example.com/") == []

@@ -13,7 +13,14 @@ from collections.abc import Iterator
 import pytest
 
 from guard_redaction import GHP, masks, own_masks, redactor
-from redline.redaction.detection import all_rules, detect, key_blocks, rule_spans
+from redline.redaction.detection import (
+    all_rules,
+    detect,
+    key_blocks,
+    provider_spans,
+    rule_spans,
+    split_key_spans,
+)
 from redline.redaction.plugins import DetectSecrets
 from redline.redaction.rule import CONTEXT, ENTROPY, KEYWORD, PROVIDER, Rule
 from redline.redaction.spans import Span
@@ -200,3 +207,40 @@ def test_rule_spans_use_the_rules_kind_rank_group_and_check() -> None:
         check=lambda m: m.group("v") != "de",
     )
     assert rule_spans(named, "a id=abc b id=de") == [Span(5, 8, "kind-abc", PROVIDER)]
+
+
+# -- keys split across literals: the key-format rules alone ---------------------------------------
+
+STRIPE = "sk_live_" + "aB3dE5fG7hI9jK1lM3nO5pQ7"
+AWS40 = "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5zA7b"
+TWILIO = "SK0123456789abcdef0123456789abcdef"
+
+
+def test_the_key_format_rules_are_redlines_ungated_provider_rules() -> None:
+    text = f"k = {GHP}\ns = {STRIPE}\n{AWS40}\npassword = hunter2-fake\n"
+    assert sorted(provider_spans(text, None)) == [
+        Span(4, 4 + len(GHP), "github-token", PROVIDER),
+        Span(len(GHP) + 9, len(GHP) + 9 + len(STRIPE), "stripe-key", PROVIDER),
+    ]
+
+
+def test_the_key_format_rules_take_detect_secrets_ungated_plugins_when_it_is_there() -> None:
+    text = f'twilio = "{TWILIO}"  # ibm_api_key = "{AWS40}xyzw"\n'
+    assert provider_spans(text, _plugins()) == [Span(10, 10 + len(TWILIO), "twilio-key", PROVIDER)]
+    assert provider_spans(text, None) == []
+
+
+def test_a_key_split_across_literals_of_either_quote_is_found() -> None:
+    for q in ('"', "'"):
+        text = f"k = {q}sk_live_{q} {q}{STRIPE[8:]}{q}\n"
+        assert [text[s.start : s.end] for s in split_key_spans(text, None)] == [
+            "sk_live_",
+            STRIPE[8:],
+        ], q
+    assert split_key_spans("k = sk_live_ + x\n", None) == []
+
+
+def test_a_key_only_detect_secrets_knows_is_found_split_across_literals() -> None:
+    text = f'k = "{TWILIO[:18]}" "{TWILIO[18:]}"\n'
+    found = [s for s in detect(text, _plugins()) if s.kind == "twilio-key"]
+    assert [text[s.start : s.end] for s in found] == [TWILIO[:18], TWILIO[18:]]

@@ -29,6 +29,7 @@ from redline.redaction.plugins import (
     _op_before,
     _trim,
     kind_of,
+    whole_token,
 )
 
 
@@ -343,3 +344,120 @@ def test_the_plugins_load_with_an_inert_requests_only_when_asked(
 def test_a_github_token_after_a_word_character_is_masked_whole(before: str) -> None:
     token = "ghp_aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"
     assert masks(before + token) == [(token, "github-token")]
+
+
+# -- the last survivors of the first mutation run ------------------------------------------------
+
+
+def test_a_keyword_plugin_refuses_a_name_of_exactly_its_length() -> None:
+    ibm = plugin("IbmCloudIamDetector")
+    named = "the_default_value_for_the_name_of_a_longname"  # 44 characters, as IBM's keys
+    assert list(ibm.spans(f'ibm_api_key = "{named}"')) == []
+
+
+def test_a_finding_is_widened_over_the_token_it_is_part_of() -> None:
+    assert whole_token("xx abcdef yy", 5, 7) == (3, 9)
+    assert whole_token("abc def", 0, 3) == (0, 3)  # the text's start: nothing before it
+    assert whole_token("abc def", 4, 5) == (4, 7)
+    assert whole_token("abcdef", 2, 4) == (0, 6)  # down to the text's first character
+
+
+def test_a_token_of_256_characters_is_widened_to_and_one_of_257_is_not() -> None:
+    text = " " + "a" * 256 + " "
+    assert whole_token(text, 250, 257) == (1, 257)  # the finding ends the token
+    assert whole_token(text, 100, 110) == (1, 257)
+    text = " " + "a" * 257 + " "
+    assert whole_token(text, 100, 110) == (100, 110)
+    assert whole_token(text, 251, 258) == (251, 258)
+
+
+def test_a_quoted_value_is_read_whole_and_an_unquoted_one_to_its_first_token() -> None:
+    assert set(ds().keyword_spans('password = "hunter2 fake99"')) == {(12, 26, "password")}
+    assert set(ds().keyword_spans("password = hunter2,fake99")) == {(11, 18, "password")}
+
+
+def test_a_quoted_plain_word_is_a_password_and_the_same_word_unquoted_is_code() -> None:
+    assert set(ds().keyword_spans('password = "hunter"')) == {(12, 18, "password")}
+    assert ds().keyword_spans("password = hunter") == []
+
+
+def test_a_pattern_whose_first_match_names_no_secret_does_not_stop_the_others() -> None:
+    line = 'password_hash: "abc", password = "hunter2-fake"'
+    assert set(ds().keyword_spans(line)) == {(34, 46, "password")}
+
+
+def test_an_unquoted_value_starting_with_a_delimiter_is_no_value() -> None:
+    assert ds().keyword_spans("password: ,hunter2") == []
+    assert ds().keyword_spans("password = )") == []
+
+
+def test_a_value_assigned_to_a_name_that_holds_no_secret_is_not_one() -> None:
+    assert ds().keyword_spans('secret_name = "Zq8sK2vN4w"') == []
+
+
+def test_a_yaml_bare_word_after_a_password_key_is_a_password() -> None:
+    # Read with the key's name and its `:` (a bare word is a secret only in YAML-like text).
+    assert set(ds().keyword_spans("password: hunter")) == {(10, 16, "password")}
+
+
+def test_a_plugin_of_a_new_kind_is_listed_as_not_used(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from detect_secrets.plugins.base import BasePlugin
+
+    class NewKindDetector(BasePlugin):  # neither a regex plugin nor an entropy one
+        secret_type = "New Kind"
+
+        def analyze_line(self, *args: object, **kwargs: object) -> set[object]:
+            return set()
+
+    class OtherKindDetector(NewKindDetector):
+        secret_type = "Other Kind"
+
+    real = plugins._plugin_classes
+
+    def classes(package: object, base: type) -> Iterator[type]:
+        yield from real(package, base)
+        yield NewKindDetector
+        yield OtherKindDetector
+
+    monkeypatch.setattr(plugins, "_plugin_classes", classes)
+    with caplog.at_level("DEBUG", logger="redline.redaction.plugins"):
+        d = DetectSecrets()
+    assert d.other_plugins == ["NewKindDetector", "OtherKindDetector"]
+    assert [r.getMessage() for r in caplog.records] == [
+        "detect-secrets plugins not used: NewKindDetector, OtherKindDetector"
+    ]
+
+
+def test_a_quoted_string_of_exactly_four_and_a_half_bits_is_not_over_the_limit() -> None:
+    at_limit = "Qz8mK2wR" * 2 + "aB3dE5fG7hJ9kL1n"  # 8 characters twice, 16 once: 4.5 bits
+    assert list(ds().entropy_spans(f'x = "{at_limit}"')) == []
+    over = "Qz8mK2wR" + "Qz8mK2wT" + "aB3dE5fG7hJ9kL1n"  # 4.56 bits
+    assert list(ds().entropy_spans(f'x = "{over}"')) == [(5, 37)]
+
+
+def test_a_long_line_starting_with_a_keyword_is_scanned_from_its_start() -> None:
+    line = 'password = "hunter2-fake" ' + "x" * 2100
+    assert set(DetectSecrets().keyword_spans(line)) == {(12, 24, "password")}
+
+
+def test_a_long_line_scans_1024_characters_after_a_keyword_and_no_more() -> None:
+    near = "password = " + " " * 900 + "hunter2-fake, " + "x" * 1200
+    assert set(DetectSecrets().keyword_spans(near)) == {(911, 923, "secret")}  # name too far
+    far = "password = " + " " * 1100 + "hunter2-fake, " + "x" * 1200
+    assert DetectSecrets().keyword_spans(far) == []
+
+
+def test_a_long_line_goes_on_past_keywords_inside_a_scanned_window() -> None:
+    head = 'password = "hunter2-fake" pwd = "Zq8sK2vN4w" '
+    tail = 'passwd = "hunter3-fake"'
+    line = head + " " * 1500 + tail + " " + "x" * 600
+    third = len(head) + 1500 + len('passwd = "')
+    assert (third, third + len("hunter3-fake"), "password") in DetectSecrets().keyword_spans(line)
+
+
+def test_the_inert_requests_names_the_missing_dunder_attribute() -> None:
+    with pytest.raises(AttributeError) as exc:
+        _Inert("requests").__wrapped__  # noqa: B018
+    assert str(exc.value) == "__wrapped__"

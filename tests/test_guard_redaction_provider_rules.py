@@ -298,3 +298,75 @@ def test_a_cut_encrypted_pem_is_masked_past_the_blank_line_after_its_headers() -
     headers = "\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\n"
     out = redactor().redact(head + headers + "\n".join(BODY) + "\n")
     assert not any(line in out for line in BODY)
+
+
+# -- every format, whole, under its provider's kind ------------------------------------------------
+
+
+@pytest.mark.parametrize(("kind", "text", "value"), TOKENS, ids=[t[0] for t in TOKENS])
+def test_every_provider_format_is_masked_whole_as_its_providers_kind(
+    kind: str, text: str, value: str
+) -> None:
+    assert own_masks(text) == [(value, kind)]
+
+
+PREFIXED = [t for t in TOKENS[12:] if t[0] not in ("slack-webhook", "discord-webhook")]
+PREFIXED = [t for t in PREFIXED if not t[0].startswith("azure-")]  # a named value, not a prefix
+
+
+@pytest.mark.parametrize(("kind", "text", "value"), PREFIXED, ids=[t[0] for t in PREFIXED])
+def test_every_provider_prefix_inside_a_word_is_not_a_token(
+    kind: str, text: str, value: str
+) -> None:
+    assert own_masks(text.replace(value, "xy" + value)) == []
+
+
+# -- the last survivors of the first mutation run ------------------------------------------------
+
+
+def test_a_base64_wrapped_key_cut_short_is_read_from_its_whole_four_character_groups() -> None:
+    def wrapped(label: str, n: int) -> str:
+        pem = f"-----BEGIN {label}-----\n" + "\n".join(BODY) + f"\n-----END {label}-----\n"
+        return base64.b64encode(pem.encode()).decode()[:n]
+
+    cut = wrapped("RSA PRIVATE KEY", 50)  # 48 characters decode; the last two are dropped
+    assert own_masks(f"k: {cut}\n") == [(cut, "private-key")]
+    cut = wrapped("ENCRYPTED PRIVATE KEY", 44)  # all 44 are needed to reach `PRIVATE KEY`
+    assert own_masks(f"k: {cut}\n") == [(cut, "private-key")]
+
+
+def test_an_npm_token_that_is_a_word_is_not_one() -> None:
+    assert own_masks("run npm_installdependencies\n") == []
+
+
+def test_a_cut_block_after_other_lines_runs_from_its_own_header() -> None:
+    head = "x = 1\n-----BEGIN RSA PRIVATE KEY-----"
+    text = head + "\n" + "\n".join(BODY) + "\nplain words here\n"
+    assert text[len(head) : material_end(text, len(head))] == "\n" + "\n".join(BODY)
+
+
+def test_a_cut_block_whose_header_ends_at_the_very_start_is_read_line_by_line() -> None:
+    text = "\n" + BODY[0] + "\nplain words here\n"
+    assert material_end(text, 0) == 1 + len(BODY[0])
+
+
+def test_a_cut_block_stops_at_exactly_64_kib_when_a_line_ends_there() -> None:
+    head = "-----BEGIN RSA PRIVATE KEY-----"
+    text = head + ("\n" + key(63, B64)) * 1100  # 64 characters a line: 1024 lines are 64 KiB
+    assert material_end(text, len(head)) - len(head) == 65_536
+
+
+def test_a_key_of_a_fixed_length_followed_or_preceded_by_a_capital_is_not_one() -> None:
+    ado = "qwb5pdkhx6pygpan2rlykei4iiaannkksumnlmytbx2kjqevtave"
+    assert own_masks(f'$pat = "{ado}"\n') == [(ado, "azure-devops-pat")]
+    assert own_masks(f'$pat = "Q{ado}"\n') == []
+    assert own_masks(f'$pat = "{ado}Q"\n') == []
+    mailgun = "key-9b9fa5ff5180bc0dbc0e15637ebb8e3b"
+    assert own_masks(f"k = {mailgun}\n") == [(mailgun, "mailgun-key")]
+    assert own_masks(f"k = {mailgun}X\n") == []
+    assert own_masks("t = 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X\n") == []
+
+
+def test_a_shopify_token_in_upper_case_hex_is_one() -> None:
+    token = "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"
+    assert own_masks(f"t = {token}\n") == [(token, "shopify-token")]

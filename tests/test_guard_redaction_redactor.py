@@ -420,3 +420,94 @@ def test_no_character_of_a_key_line_is_kept_as_its_prefix() -> None:
         f"{BODY[0]}\n12345{BODY[1]}\n-----END RSA PRIVATE KEY-----\n"
     )
     assert "12345" not in r.redact(text)
+
+
+# -- the last survivors of the first mutation run ------------------------------------------------
+
+
+def test_a_multi_line_secret_starting_mid_line_keeps_no_line_prefix() -> None:
+    r = redactor()
+    value = "  abcdef\n  xyz123"  # an indented block, registered whole
+    r.register(value)
+    p = ph(r, value, "secret")
+    assert r.redact(f"pw: {value}") == f"pw: {p}\n  {p}"  # text before it: nothing read
+    assert r.redact(f"x\n:{value}") == f"x\n:{p}\n  {p}"  # one character before it
+    # Starting its line (after other lines): its first line's indentation stays too.
+    assert r.redact(f"x\ny\n{value}") == f"x\ny\n  {p}\n  {p}"
+    assert r.redact(f"x\n{value}") == f"x\n  {p}\n  {p}"
+
+
+def test_a_known_secret_a_detector_finds_inside_a_word_keeps_its_first_kind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The value is not searched for again there (it is not word-bounded), so the kind it was
+    # first found as must come from the detector's span itself.
+    value = "123secretXYZ"
+    text = f"abc{value}9"
+    monkeypatch.setattr(
+        redactor_module, "detect", lambda t, _plugins: [Span(3, 3 + len(value), "found", 0)]
+    )
+    r = redactor()
+    r.register(value, "mine")
+    assert masks(text, r) == [(value, "mine")]
+
+
+def test_detect_secrets_loads_with_the_real_requests_unless_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import redline.redaction.plugins as plugins
+
+    made: list[bool] = []
+    real = plugins.DetectSecrets
+
+    def counted(*, without_requests: bool) -> plugins.DetectSecrets:
+        made.append(without_requests)
+        return real(without_requests=without_requests)
+
+    monkeypatch.setattr(plugins, "DetectSecrets", counted)
+    redactor().redact(f"token {GHP}")  # loaded on the first scan that needs it
+    redactor().load_plugins()  # loaded ahead
+    assert made == [False, False]
+
+
+def test_a_broken_detect_secrets_is_reported_in_one_plain_line(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import redline.redaction.plugins as plugins
+
+    def broken(**_: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(plugins, "DetectSecrets", broken)
+    with caplog.at_level(logging.ERROR, logger="redline.redaction.redactor"):
+        redactor().load_plugins()
+    assert [rec.getMessage() for rec in caplog.records] == [
+        "detect-secrets is unavailable (boom): own patterns only"
+    ]
+
+
+def test_texts_redacted_together_are_scanned_in_one_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    r = redactor()
+    calls = _counting(r, monkeypatch)
+    out = r.redact_many(["a", f"token {GHP}", "", "b c"])
+    assert out == ["a", f"token {ph(r, GHP, 'github-token')}", "", "b c"]
+    assert len(calls) == 1
+    calls.clear()
+    odd = f"x{_SEP}y"  # holds the separator: scanned on its own, the rest together
+    assert r.redact_many(["a", odd, f"token {GHP}"])[1] == odd
+    assert sorted(calls) == sorted(["a" + _SEP + f"token {GHP}", odd])
+
+
+def test_texts_redacted_together_keep_their_leading_and_inner_whitespace() -> None:
+    r = redactor()
+    p = ph(r, GHP, "github-token")
+    assert r.redact_many([f"  {GHP}"]) == [f"  {p}"]
+    assert r.redact_many([f"\t{GHP}\n", " x "]) == [f"\t{p}\n", " x "]
+
+
+def test_a_word_with_a_digit_found_by_a_format_aware_rule_is_masked_elsewhere_too() -> None:
+    r = redactor()
+    assert masks("git clone https://deploy:hunter2x@example.com/r.git", r) == [
+        ("hunter2x", "url-password")
+    ]
+    assert masks("the password hunter2x again", r) == [("hunter2x", "url-password")]

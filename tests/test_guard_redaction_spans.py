@@ -23,6 +23,7 @@ from redline.redaction.spans import (
     Span,
     covered,
     inside,
+    line_of,
     merge,
     split_at,
     subtract,
@@ -468,3 +469,29 @@ def test_selected_lines_are_the_lines_the_gate_matches(rows: list[str]) -> None:
     gated = [re.search("key|pass|token", r, re.IGNORECASE) for r in rows]
     want = [(o, r) for o, r, g in zip(starts, rows, gated, strict=True) if g]
     assert (list(lines.lines()) if lines else []) == want
+
+
+# -- line_of: a match's line, bounded ------------------------------------------------------------
+
+
+def test_line_of_is_the_whole_line_holding_the_match() -> None:
+    text = "first\nsecond key here\nthird"
+    at = text.index("key")
+    assert line_of(text, at, at + 3) == "second key here"
+    assert line_of(text, 0, 5) == "first"  # the first line: from the text's start
+    assert line_of(text, len(text) - 5, len(text)) == "third"  # the last: to its end
+    assert line_of("\nx\n", 1, 2) == "x"  # a line break at 0 and right after the match
+    assert line_of("a\nb\nc key", 6, 9) == "c key"  # the nearest break before it
+    assert line_of("\nx", 0, 0) == ""  # an empty match right before a break
+
+
+def test_line_of_reaches_1024_characters_before_and_after_the_match() -> None:
+    text = "\n" + "a" * 1500 + "KEY" + "b" * 1500 + "\n"
+    at = text.index("KEY")
+    assert line_of(text, at, at + 3) == "a" * 1024 + "KEY" + "b" * 1024
+    near = "\n" + "a" * 1000 + "KEY" + "b" * 1000 + "\nnext line\n"
+    at = near.index("KEY")
+    assert line_of(near, at, at + 3) == "a" * 1000 + "KEY" + "b" * 1000
+    far = "x\n" + "a" * 1100 + "KEY"
+    at = far.index("KEY")
+    assert line_of(far, at, at + 3) == "a" * 1024 + "KEY"  # the break before is out of reach

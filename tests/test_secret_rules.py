@@ -7,6 +7,8 @@ rule is meant to have. A rule added without cases fails here.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from redline.redaction import Redactor
@@ -17,6 +19,16 @@ from secret_rules_cases import CASES, Case
 
 KEY = b"r" * 32
 LABELS = sorted({r.label for r in all_rules()})
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rules() -> Iterator[None]:
+    """The rules are compiled once per process (`detection.all_rules` is cached): each test
+    compiles them afresh (~4 ms), so a mutation run of a rule module sees every test build
+    the rules it checks, not only the first."""
+    all_rules.cache_clear()
+    yield
+    all_rules.cache_clear()
 
 
 def rules_named(label: str) -> list[Rule]:
