@@ -35,6 +35,7 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from collections.abc import Iterable, Sequence
@@ -255,10 +256,12 @@ def _mutmut(workspace: Path, out: IO[bytes], jobs: int, names: list[str]) -> int
     # A private temporary directory: a mutant of git/view.py's sweep (`os.kill(pid, 0)` turned
     # into `os.kill(pid, 1)`) signals every process that has a view in the shared
     # <tmp>/redline-views-<uid> — a user's language server, another test run. Here it reaches
-    # only the mutant's own test processes.
-    private_tmp = workspace / "tmp"
-    private_tmp.mkdir(mode=0o700, exist_ok=True)
-    env["TMPDIR"] = str(private_tmp)
+    # only the mutant's own test processes. It is made in the system's temporary directory,
+    # not in the workspace: below the checkout, a test's "directory outside any repository"
+    # was inside this one (test_git_runner.py's fake git was asked for the view's config), and
+    # its paths were too long for an AF_UNIX socket (107 bytes).
+    private_tmp = tempfile.mkdtemp(prefix=f"redline-mutation-{workspace.name}-")
+    env["TMPDIR"] = private_tmp
     try:
         return subprocess.run(
             [sys.executable, "-c", _BOOT, "run", "--max-children", str(jobs), *names],
@@ -271,6 +274,8 @@ def _mutmut(workspace: Path, out: IO[bytes], jobs: int, names: list[str]) -> int
         ).returncode
     except subprocess.TimeoutExpired:
         return None
+    finally:
+        shutil.rmtree(private_tmp, ignore_errors=True)
 
 
 def read_module(module: str, equivalents: list[Equivalent]) -> ModuleResult:
