@@ -61,13 +61,15 @@ _TIMEOUT = {36, -24, 24, 152, 255}
 _NO_TESTS = {33, 5}
 
 # Run inside the workspace: import redline from the mutated copy, never from server/ (where
-# the editable install points), then hand over to mutmut's command line.
-_BOOT = """
+# the editable install points), then hand over to mutmut's command line. scripts/ goes on the
+# path for the pytest plugin below.
+_BOOT = f"""
 import sys
 from pathlib import Path
 original = Path("redline").resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != original]
 sys.path.insert(0, str(Path("mutants").absolute()))
+sys.path.append({str(ROOT / "scripts")!r})
 from mutmut.__main__ import cli
 sys.argv[0] = "mutmut"
 cli()
@@ -165,8 +167,17 @@ def _workspace_settings(module: str, tests: Iterable[str]) -> str:
     settings = {
         "source_paths": ["redline"],
         "only_mutate": [_package_path(module)],
-        # The repository's pytest settings (asyncio mode, warnings filters) and conftest.py.
-        "pytest_add_cli_args": ["-c", str(ROOT / "pyproject.toml"), "-p", "no:cacheprovider"]
+        # The repository's pytest settings (asyncio mode, warnings filters) and conftest.py;
+        # redline's function caches emptied before each test (mutation_fresh_caches.py: a
+        # mutant's process inherits what the run on the original code cached).
+        "pytest_add_cli_args": [
+            "-c",
+            str(ROOT / "pyproject.toml"),
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "mutation_fresh_caches",
+        ]
         + [arg for test in load_deselected() for arg in ("--deselect", test)],
         # Relative to mutants/, where mutmut runs pytest (its rootdir): tests/ is linked there, as
         # node ids outside the rootdir cannot be run again by id.
