@@ -35,6 +35,7 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 from collections.abc import Iterable, Sequence
@@ -60,13 +61,15 @@ _TIMEOUT = {36, -24, 24, 152, 255}
 _NO_TESTS = {33, 5}
 
 # Run inside the workspace: import redline from the mutated copy, never from server/ (where
-# the editable install points), then hand over to mutmut's command line.
-_BOOT = """
+# the editable install points), then hand over to mutmut's command line. scripts/ goes on the
+# path for the pytest plugin below.
+_BOOT = f"""
 import sys
 from pathlib import Path
 original = Path("redline").resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != original]
 sys.path.insert(0, str(Path("mutants").absolute()))
+sys.path.append({str(ROOT / "scripts")!r})
 from mutmut.__main__ import cli
 sys.argv[0] = "mutmut"
 cli()
@@ -164,8 +167,17 @@ def _workspace_settings(module: str, tests: Iterable[str]) -> str:
     settings = {
         "source_paths": ["redline"],
         "only_mutate": [_package_path(module)],
-        # The repository's pytest settings (asyncio mode, warnings filters) and conftest.py.
-        "pytest_add_cli_args": ["-c", str(ROOT / "pyproject.toml"), "-p", "no:cacheprovider"]
+        # The repository's pytest settings (asyncio mode, warnings filters) and conftest.py;
+        # redline's function caches emptied before each test (mutation_fresh_caches.py: a
+        # mutant's process inherits what the run on the original code cached).
+        "pytest_add_cli_args": [
+            "-c",
+            str(ROOT / "pyproject.toml"),
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "mutation_fresh_caches",
+        ]
         + [arg for test in load_deselected() for arg in ("--deselect", test)],
         # Relative to mutants/, where mutmut runs pytest (its rootdir): tests/ is linked there, as
         # node ids outside the rootdir cannot be run again by id.
@@ -255,10 +267,12 @@ def _mutmut(workspace: Path, out: IO[bytes], jobs: int, names: list[str]) -> int
     # A private temporary directory: a mutant of git/view.py's sweep (`os.kill(pid, 0)` turned
     # into `os.kill(pid, 1)`) signals every process that has a view in the shared
     # <tmp>/redline-views-<uid> — a user's language server, another test run. Here it reaches
-    # only the mutant's own test processes.
-    private_tmp = workspace / "tmp"
-    private_tmp.mkdir(mode=0o700, exist_ok=True)
-    env["TMPDIR"] = str(private_tmp)
+    # only the mutant's own test processes. It is made in the system's temporary directory,
+    # not in the workspace: below the checkout, a test's "directory outside any repository"
+    # was inside this one (test_git_runner.py's fake git was asked for the view's config), and
+    # its paths were too long for an AF_UNIX socket (107 bytes).
+    private_tmp = tempfile.mkdtemp(prefix=f"redline-mutation-{workspace.name}-")
+    env["TMPDIR"] = private_tmp
     try:
         return subprocess.run(
             [sys.executable, "-c", _BOOT, "run", "--max-children", str(jobs), *names],
@@ -271,6 +285,8 @@ def _mutmut(workspace: Path, out: IO[bytes], jobs: int, names: list[str]) -> int
         ).returncode
     except subprocess.TimeoutExpired:
         return None
+    finally:
+        shutil.rmtree(private_tmp, ignore_errors=True)
 
 
 def read_module(module: str, equivalents: list[Equivalent]) -> ModuleResult:

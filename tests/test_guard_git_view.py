@@ -447,6 +447,28 @@ def test_a_missing_head_is_left_for_git_to_report(committed: GitRepo) -> None:
         view.close()
 
 
+def test_a_head_gone_between_the_look_and_the_read_is_copied_as_empty(
+    committed: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # HEAD removed after refresh's lstat found it and before it is read: no crash, and no
+    # text of Redline's own in its place (git then reports the broken repository itself).
+    view = _view(committed)
+    head = committed.root.resolve() / ".git" / "HEAD"
+    read = view.files.read
+
+    def vanishing(path: Path, max_bytes: int) -> bytes | None:
+        path.unlink()
+        return read(path, max_bytes)
+
+    try:
+        head.write_text("ref: refs/heads/other\n")
+        monkeypatch.setattr(view.files, "read", vanishing)
+        view.refresh()
+        assert (view.git_dir / "HEAD").read_bytes() == b""
+    finally:
+        view.close()
+
+
 def test_the_environment_points_git_at_the_view_and_reads_the_real_store(
     committed: GitRepo,
 ) -> None:

@@ -67,7 +67,9 @@ def test_a_fence_reads_back_as_exactly_its_code(code: str, language: str) -> Non
     tokens = MD.parse(f"before\n\n{fenced(code, language)}\n\n{AFTER}\n")
     fences = [t for t in tokens if t.type == "fence"]
     assert len(fences) == 1
-    assert fences[0].content == _normalised(code) + "\n"
+    # The code and the newline the fence writes after it, as a parser reads them (a lone CR
+    # at the end of the code and that newline are one line ending).
+    assert fences[0].content == _normalised(code + "\n")
     # A suggestion, a space or a backtick in the info string is dropped, not passed on.
     assert fences[0].info == (language if language in ("python", "c++") else "")
     # Closed where it ends: what follows is a paragraph again.

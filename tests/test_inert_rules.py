@@ -287,6 +287,16 @@ def test_rule_every_body_sent_is_spelled_out_and_nothing_else_changes() -> None:
     assert sink.calls[-1].body is None
 
 
+def test_rule_a_body_given_as_a_list_of_texts_is_spelled_out_item_by_item() -> None:
+    # A list takes its key from where it stands: texts under `body` are shown, so escaped;
+    # the same texts under another key are data, and go as they are.
+    sink = Recorder()
+    body = {"body": ["\x1b[2J", "ok", ["\x07"]], "labels": ["\x1b[2J"]}
+    InertBodies(sink).send(ApiCall("POST", "repos/o/r/issues/1/comments", body))
+    [call] = sink.calls
+    assert call.body == {"body": ["\\u001b[2J", "ok", ["\\u0007"]], "labels": ["\x1b[2J"]}
+
+
 def test_rule_the_write_cap_counts_writes_and_refuses_past_it() -> None:
     sink = Recorder()
     cap = WriteCap(sink, 2)

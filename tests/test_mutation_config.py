@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import io
 import sys
 import tomllib
 from pathlib import Path
@@ -96,3 +97,46 @@ def test_deselected_tests_name_existing_test_functions() -> None:
         path, _, name = node.partition("::")
         assert (ROOT / path).is_file(), node
         assert f"def {name}(" in (ROOT / path).read_text(), node
+
+
+def test_every_mutant_run_empties_redline_caches_before_each_test() -> None:
+    # A mutant's process is forked from the one that ran the tests on the original code: an
+    # answer cached there would be handed out without running the mutated code.
+    text = runner._workspace_settings("server/redline/report/sanitize.py", ["tests/test_a.py"])
+    args = tomllib.loads(text)["tool"]["mutmut"]["pytest_add_cli_args"]
+    assert args[args.index("mutation_fresh_caches") - 1] == "-p"
+    assert repr(str(ROOT / "scripts")) in runner._BOOT
+    spec = importlib.util.spec_from_file_location(
+        "mutation_fresh_caches", ROOT / "scripts/mutation_fresh_caches.py"
+    )
+    assert spec and spec.loader
+    plugin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(plugin)
+    from redline.report.sanitize import sanitize_inline, sanitize_markdown
+
+    sanitize_markdown("<b>x</b> @cache-test")
+    sanitize_inline("<b>y</b> @cache-test")
+    assert sanitize_markdown.cache_info().currsize > 0
+    plugin._clear_caches()
+    assert sanitize_markdown.cache_info().currsize == 0
+    assert sanitize_inline.cache_info().currsize == 0
+
+
+def test_the_private_tmpdir_is_outside_the_checkout_and_removed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Below the checkout, a test's "directory outside any repository" was inside this one.
+    seen: dict[str, str] = {}
+
+    def fake_run(argv: list[str], **kwargs: object) -> object:
+        env = kwargs["env"]
+        assert isinstance(env, dict)
+        seen["tmp"] = env["TMPDIR"]
+        assert Path(env["TMPDIR"]).is_dir()
+        return type("Done", (), {"returncode": 0})()
+
+    monkeypatch.setattr(runner.subprocess, "run", fake_run)
+    assert runner._mutmut(ROOT / ".mutation" / "x", io.BytesIO(), 1, []) == 0
+    tmp = Path(seen["tmp"])
+    assert not tmp.resolve().is_relative_to(ROOT)
+    assert not tmp.exists()
