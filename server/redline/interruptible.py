@@ -8,6 +8,12 @@ coroutine the thread finally returned was dropped with `RuntimeWarning: coroutin
 (their `finally` blocks run: the task record says "cancelled"), lets the executor go without
 waiting for it, and re-raises KeyboardInterrupt; the CLI then says "interrupted" and ends the
 process without joining the abandoned thread (`cli/main.py`, `_before_exit`).
+
+A process started with SIGINT *ignored* (a background job, `cmd &`, of a non-interactive shell)
+keeps ignoring it, as Python and Unix programs do: `asyncio.Runner` installs its handler only
+over Python's default one. Deliberate: the shell ignores it there so that a Ctrl+C meant for
+the foreground leaves background jobs running (tests/test_interrupt.py starts the CLI with
+SIGINT at its default for that reason).
 """
 
 from __future__ import annotations
