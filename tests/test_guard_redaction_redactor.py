@@ -337,7 +337,6 @@ def test_a_cache_emptied_by_a_new_secret_is_counted_from_zero(
     assert calls == [a, b]
 
 
-
 def _file_prompt(i: int) -> str:
     """~100 KB of one file's code: nothing secret, seen once (as a file's prompt is)."""
     return f"# File under review: `pkg/mod_{i}.py`\n" + "".join(
