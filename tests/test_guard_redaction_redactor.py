@@ -10,6 +10,7 @@ Run by `make mutation` for redactor.py (scripts/mutation.toml).
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -334,6 +335,46 @@ def test_a_cache_emptied_by_a_new_secret_is_counted_from_zero(
     for text in (a, b, a, b):
         r.redact(text)
     assert calls == [a, b]
+
+
+def _file_prompt(i: int) -> str:
+    """~100 KB of one file's code: nothing secret, seen once (as a file's prompt is)."""
+    return f"# File under review: `pkg/mod_{i}.py`\n" + "".join(
+        f"def f_{j}(x):\n    return x * {j} + {i}\n\n" for j in range(2500)
+    )
+
+
+def _refs(texts: list[str], i: int) -> int:
+    return sys.getrefcount(texts[i])
+
+
+def test_texts_redacted_once_are_not_kept_alive_past_a_few_megabytes() -> None:
+    # A review of thousands of files redacts every file's prompt once; the cache's keys must not
+    # keep tens of megabytes of finished files' prompts in memory (issue 23). Which texts the
+    # cache still holds shows in their reference counts: one more (its key) than a text never
+    # given to the redactor.
+    r = redactor()
+    texts = [_file_prompt(i) for i in range(60)]  # ~6 MB
+    for text in texts:
+        r.redact(text)
+    control = [_file_prompt(0)]
+    alone = _refs(control, 0)
+    kept = sum(len(texts[i]) for i in range(len(texts)) if _refs(texts, i) > alone)
+    assert kept <= 2_000_000, f"{kept / 1e6:.1f} M characters of one-shot texts kept alive"
+
+
+def test_a_text_longer_than_the_whole_cache_is_scanned_each_time_and_not_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(redactor_module, "_CACHE_CHARS", 200)
+    r = redactor()
+    calls = _counting(r, monkeypatch)
+    a, big = "a" * 100, "b" * 201
+    r.redact(a)
+    r.redact(big)
+    r.redact(big)
+    r.redact(a)  # still cached: the big text emptied nothing
+    assert calls == [a, big, big]
 
 
 # -- detect-secrets ----------------------------------------------------------------------------

@@ -43,7 +43,12 @@ _PREFILTER_MAX: Final = 4096
 _SEP: Final = "\n\x1e\x00\x1e\n"  # joins texts scanned together; never inside a span
 _LINE_PREFIX: Final = re.compile(r"[ \t]*(?:\d+[ \t]*)?(?:[+\-][ \t]?)?(?:\|[ \t]?)?")
 _CACHE_MIN: Final = 64
-_CACHE_CHARS: Final = 32_000_000
+# The result cache pays for texts redacted again and again (the system prompt of every call, a
+# conversation's earlier messages, a retried request, progress lines). Its keys keep the texts
+# alive: most of what is redacted is seen once (every file's context sections and prompt), and
+# a larger bound kept up to that many characters of finished files' prompts in memory (~31 MB
+# over a 2,000-file review, issue 23) to save nothing.
+_CACHE_CHARS: Final = 2_000_000
 _MAX_KNOWN: Final = 2048
 _MIN_KNOWN: Final = 6  # shorter values are masked where detected, not searched for elsewhere
 _ENV_NAME: Final = re.compile(
@@ -236,6 +241,8 @@ class Redactor:
         return "".join(parts)
 
     def _remember_result(self, text: str, out: str) -> None:
+        if len(text) > _CACHE_CHARS:
+            return  # it would empty the cache and still hold more than it may
         if self._result_chars + len(text) > _CACHE_CHARS:
             self._results.clear()
             self._result_chars = 0
