@@ -58,11 +58,14 @@ export async function reportAndPickers(ctx) {
     // The coverage: what was reviewed and what was skipped (the lockfile), with why.
     check(report.h2.includes('Coverage'), `the report has no Coverage section: ${JSON.stringify(report.h2)}`);
     const coverage = report.text.slice(report.text.lastIndexOf('Coverage'));
-    check(/Skipped: 1\b/.test(coverage) && /poetry\.lock: lockfile/.test(coverage), `the coverage does not name the skipped poetry.lock:\n${coverage}`);
+    // The lockfile is skipped; README.md, which no analyzer reads and no model saw, is listed as
+    // not reviewed (never under Reviewed).
+    check(/Skipped: 2\b/.test(coverage) && /poetry\.lock: lockfile/.test(coverage), `the coverage does not name the skipped poetry.lock:\n${coverage}`);
+    check(/README\.md: not reviewed: no analyzer for Markdown/.test(coverage) && !/Reviewed:[^\n]*README/.test(coverage), `the coverage does not list README.md as not reviewed:\n${coverage}`);
     check(coverage.includes(FILE), `the coverage does not list ${FILE} as reviewed:\n${coverage}`);
     await page.mouse.move(900, 300);
     await page.screenshot({ path: path.join(artifacts, 'report.png') });
-    pass('Show Report', `panel "${title.slice(0, 60)}…" shows ${report.h3.length} findings (${report.h3.map((h) => h.replace(/^.* — /, '')).join('; ')}), the coverage with the skipped poetry.lock, not the dismissed "Bare \`except\`" nor the fixed "Unused import \`os\`"`);
+    pass('Show Report', `panel "${title.slice(0, 60)}…" shows ${report.h3.length} findings (${report.h3.map((h) => h.replace(/^.* — /, '')).join('; ')}), the coverage with the skipped poetry.lock and README.md not reviewed, not the dismissed "Bare \`except\`" nor the fixed "Unused import \`os\`"`);
   });
 
   await step('"Redline: Review Branch Against…": pick main', async () => {
