@@ -552,3 +552,15 @@ def test_a_word_with_a_digit_found_by_a_format_aware_rule_is_masked_elsewhere_to
         ("hunter2x", "url-password")
     ]
     assert masks("the password hunter2x again", r) == [("hunter2x", "url-password")]
+
+
+def test_a_text_as_long_as_the_whole_cache_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The bound is inclusive: a text of exactly _CACHE_CHARS fills the cache, and is not
+    # scanned again.
+    monkeypatch.setattr(redactor_module, "_CACHE_CHARS", 200)
+    r = redactor()
+    calls = _counting(r, monkeypatch)
+    whole = "c" * 200
+    r.redact(whole)
+    r.redact(whole)
+    assert calls == [whole]
