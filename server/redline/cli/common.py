@@ -144,6 +144,17 @@ def add_max_requests(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_report_flags(parser: argparse.ArgumentParser, formats: tuple[str, ...]) -> None:
+    """--repo, --format and --output, as every command that writes a report takes them."""
+    parser.add_argument(
+        "--repo", type=Path, default=Path.cwd(), metavar="PATH", help="repository (default: .)"
+    )
+    parser.add_argument("--format", choices=formats, help=FORMAT_HELP)
+    parser.add_argument(
+        "--output", "-o", type=Path, metavar="FILE", help="write the report here, not stdout"
+    )
+
+
 def add_color_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--color",

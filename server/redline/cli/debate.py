@@ -21,10 +21,10 @@ from redline import interruptible
 from redline.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
-    FORMAT_HELP,
     add_color_flag,
     add_fail_on,
     add_model_flags,
+    add_report_flags,
     add_scope_flags,
     cli_settings,
     repo_root,
@@ -63,13 +63,7 @@ def add_debate_parser(sub: Any) -> None:
         action="store_true",
         help="before each turn: Enter continues, text interjects, q ends the debate",
     )
-    debate.add_argument(
-        "--repo", type=Path, default=Path.cwd(), metavar="PATH", help="repository (default: .)"
-    )
-    debate.add_argument("--format", choices=("markdown", "json"), help=FORMAT_HELP)
-    debate.add_argument(
-        "--output", "-o", type=Path, metavar="FILE", help="write the report here, not stdout"
-    )
+    add_report_flags(debate, ("markdown", "json"))
     add_color_flag(debate)
     add_fail_on(debate)
     add_model_flags(debate, "litellm model string for every debater without its own model")

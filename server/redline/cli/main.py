@@ -18,19 +18,18 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 from redline.cli.common import (
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    FORMAT_HELP,
     FORMATS,
     Parser,
     add_color_flag,
     add_fail_on,
     add_model_flags,
+    add_report_flags,
     add_scope_flags,
     cli_settings,
     repo_root,
@@ -78,13 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         "The report goes to stdout (or --output), progress to stderr.",
     )
     add_scope_flags(review)
-    review.add_argument(
-        "--repo", type=Path, default=Path.cwd(), metavar="PATH", help="repository (default: .)"
-    )
-    review.add_argument("--format", choices=FORMATS, help=FORMAT_HELP)
-    review.add_argument(
-        "--output", "-o", type=Path, metavar="FILE", help="write the report here, not stdout"
-    )
+    add_report_flags(review, FORMATS)
     add_color_flag(review)
     add_fail_on(review)
     add_model_flags(review, "litellm model string; without one, the analyzers only")
@@ -114,13 +107,7 @@ def _add_ask_parser(sub: Any) -> None:
         "ask", help='review what a free-form request names, e.g. "review the current branch"'
     )
     ask.add_argument("request", help='e.g. "review pull request 12", "审查当前分支"')
-    ask.add_argument(
-        "--repo", type=Path, default=Path.cwd(), metavar="PATH", help="repository (default: .)"
-    )
-    ask.add_argument("--format", choices=FORMATS, help=FORMAT_HELP)
-    ask.add_argument(
-        "--output", "-o", type=Path, metavar="FILE", help="write the report here, not stdout"
-    )
+    add_report_flags(ask, FORMATS)
     add_color_flag(ask)
     add_fail_on(ask)
     add_model_flags(ask, "litellm model string (required here: ask is model-driven)")
