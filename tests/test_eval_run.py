@@ -280,6 +280,7 @@ def test_an_offline_eval_scores_the_analyzers_and_saves_the_run(
     code, table = _eval("--repo", str(cart_repo.root), "--cases", "2")
     assert code == 0
     assert "| analyzers | 2 | 0 |" in table and "| off_by_one | 0/1 |" in table
+    assert "Recall by language (found / cases):" in table and "| python | 0/2 |" in table
     assert "results saved to" in table
 
     code, plan = _eval("--repo", str(cart_repo.root), "--cases", "2", "--estimate")
@@ -450,6 +451,14 @@ def test_the_bundled_corpus_runs_offline_through_the_cli(
     # The analyzers' recall is what they found, case by case.
     found = sum(r["found"] for r in results)
     assert data["totals"][0]["recall"] == pytest.approx(found / 42)
+    # Recall per language adds up to the same cases and finds.
+    by_language = data["by_language"]["offline"]
+    assert set(by_language) == {r["bug"]["language"] for r in results}
+    assert sum(v["cases"] for v in by_language.values()) == 42
+    assert sum(v["found"] for v in by_language.values()) == found
+    for language, v in by_language.items():
+        mine = [r for r in results if r["bug"]["language"] == language]
+        assert v == {"found": sum(r["found"] for r in mine), "cases": len(mine)}
     assert _saved(data)["results"] == results
     assert _left(temp_dirs) == []
 

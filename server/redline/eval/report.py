@@ -1,13 +1,14 @@
-"""`redline eval`'s output: one table with a row per model, then recall per operator
-(Markdown), or the saved run's JSON; and the `--estimate` plan."""
+"""`redline eval`'s output: one table with a row per model, then recall per language and per
+operator (Markdown), or the saved run's JSON; and the `--estimate` plan."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from redline.eval.run import CaseEstimate, EvalRun
-from redline.eval.score import OFFLINE, Totals, recall_by_operator, totals
+from redline.eval.score import OFFLINE, Totals, recall_by_language, recall_by_operator, totals
+from redline.eval.truth import CaseResult
 from redline.money import usd
 
 ANCHOR_STATES = ("exact", "relocated", "approximate", "unanchored")
@@ -61,23 +62,36 @@ def render_markdown(run: EvalRun) -> str:
             f"{t.calls} | {t.tokens} | {_cost(t)} | "
             f"{'—' if per_case is None else f'{per_case:.2f}'} |"
         )
-    lines += ["", "Recall by operator (found / cases):", ""]
-    operators = sorted({r.bug.operator for r in run.results})
-    lines += [
-        "| operator | " + " | ".join(_cell(label(m)) for m in run.models) + " |",
-        "|---|" + "--:|" * len(run.models),
-    ]
-    by_model = {m: recall_by_operator(run.results, m) for m in run.models}
-    for op in operators:
-        cells = []
-        for model in run.models:
-            found, n = by_model[model].get(op, (0, 0))
-            cells.append(f"{found}/{n}" if n else "—")
-        lines.append(f"| {_cell(op)} | " + " | ".join(cells) + " |")
+    lines += _recall_table(run, "language", recall_by_language)
+    lines += _recall_table(run, "operator", recall_by_operator)
     notes = _notes(run)
     if notes:
         lines += ["", *notes]
     return "\n".join(lines) + "\n"
+
+
+def _recall_table(
+    run: EvalRun,
+    name: str,
+    recall: Callable[[Sequence[CaseResult], str], dict[str, tuple[int, int]]],
+) -> list[str]:
+    """Found / cases per language or operator, a column per model."""
+    by_model = {m: recall(run.results, m) for m in run.models}
+    keys = sorted({k for found in by_model.values() for k in found})
+    lines = [
+        "",
+        f"Recall by {name} (found / cases):",
+        "",
+        f"| {name} | " + " | ".join(_cell(label(m)) for m in run.models) + " |",
+        "|---|" + "--:|" * len(run.models),
+    ]
+    for key in keys:
+        cells = []
+        for model in run.models:
+            found, n = by_model[model].get(key, (0, 0))
+            cells.append(f"{found}/{n}" if n else "—")
+        lines.append(f"| {_cell(key)} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _notes(run: EvalRun) -> list[str]:

@@ -28,7 +28,14 @@ from typing import Any
 from redline.config_models import Settings
 from redline.errors import RedlineError
 from redline.eval.cases import Case
-from redline.eval.score import OFFLINE, ModelTrace, recall_by_operator, score_case, totals
+from redline.eval.score import (
+    OFFLINE,
+    ModelTrace,
+    recall_by_language,
+    recall_by_operator,
+    score_case,
+    totals,
+)
 from redline.eval.truth import CaseResult
 from redline.files import atomic_write, cache_root, private_dir
 from redline.progress import CancelToken, NullProgress, Progress
@@ -131,6 +138,10 @@ class EvalRun:
         found = recall_by_operator(self.results, model)
         return {op: {"found": f, "cases": n} for op, (f, n) in found.items()}
 
+    def by_language(self, model: str) -> dict[str, dict[str, int]]:
+        found = recall_by_language(self.results, model)
+        return {lang: {"found": f, "cases": n} for lang, (f, n) in found.items()}
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "eval_id": self.eval_id,
@@ -141,6 +152,7 @@ class EvalRun:
             "cases": len(self.cases),
             "model_errors": self.model_errors,
             "totals": [totals(self.results, m).as_dict() for m in self.models],
+            "by_language": {m: self.by_language(m) for m in self.models},
             "by_operator": {m: self.by_operator(m) for m in self.models},
             "results": [asdict(r) for r in self.results],
         }

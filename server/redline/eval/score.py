@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -283,11 +283,23 @@ def totals(results: Iterable[CaseResult], model: str) -> Totals:
 
 def recall_by_operator(results: Iterable[CaseResult], model: str) -> dict[str, tuple[int, int]]:
     """operator → (found, cases run) for one model, operators in name order."""
+    return recall_by(results, model, lambda r: r.bug.operator)
+
+
+def recall_by_language(results: Iterable[CaseResult], model: str) -> dict[str, tuple[int, int]]:
+    """language → (found, cases run) for one model, languages in name order."""
+    return recall_by(results, model, lambda r: r.bug.language)
+
+
+def recall_by(
+    results: Iterable[CaseResult], model: str, key: Callable[[CaseResult], str]
+) -> dict[str, tuple[int, int]]:
+    """key → (found, cases run) for one model's cases that ran, keys in name order."""
     out: dict[str, list[int]] = {}
     for r in results:
         if r.model != model or r.error is not None:
             continue
-        entry = out.setdefault(r.bug.operator, [0, 0])
+        entry = out.setdefault(key(r), [0, 0])
         entry[0] += int(r.found)
         entry[1] += 1
     return {k: (v[0], v[1]) for k, v in sorted(out.items())}
