@@ -164,9 +164,7 @@ def _shown(rows: list[dict[str, Any]]) -> list[tuple[int, int, int, int, str]]:
     return [(d["lnum"], d["col"], d["end_lnum"], d["end_col"], d["message"]) for d in rows]
 
 
-@pytest.mark.parametrize(
-    "scenario", ["dd_u", "J_u", "join_next_u", "S_retype", "substitute_same"]
-)
+@pytest.mark.parametrize("scenario", ["dd_u", "J_u", "join_next_u", "S_retype", "substitute_same"])
 def test_an_undone_edit_brings_the_finding_back(tmp_path: Path, scenario: str) -> None:
     """`dd` then `u`, `J` then `u`, `:join` then `u`, `S` and the line typed again, `:s/os/os/`:
     the text is what the review saw, so every finding is shown again where it was, with the

@@ -23,26 +23,30 @@ from redline.lsp.document_findings import ChangeResult, DocumentFindings, Tracke
 
 def revive(doc: DocumentFindings, first: int, last: int, result: ChangeResult) -> None:
     """Show again, fresh, each stale or withdrawn finding of `doc` whose code is now exactly on
-    lines that include one of the 0-based lines `first..last` (where an edit's new text is).
+    lines that are new: lines `a..b` with `b >= first` and `a <= last`, where `first..last`
+    (0-based) are the lines an edit's new text is on. Lines above `first` and below `last` are
+    as they were; when the edit only deleted whole lines, `first == last + 1` and only code
+    spanning the seam between `last` and `first` is new.
 
     `result` is the edit's: a finding withdrawn or made stale by this very edit and back at once
     (a line replaced by identical text) is reported as moved, one from before as refreshed."""
     stale = [t for t in doc.findings if t.stale]
     if not stale and not doc.withdrawn:
         return
-    first, last = max(first, 0), min(last, len(doc.lines) - 1)
-    if first > last:
+    lo, hi = max(min(first, last), 0), min(max(first, last), len(doc.lines) - 1)
+    if lo > hi or last < 0 or first >= len(doc.lines):
         return
     index: dict[str, list[int]] = {}
-    for i in range(first, last + 1):
+    for i in range(lo, hi + 1):
         index.setdefault(doc.line_text(i).rstrip(), []).append(i)
+    span = (first, last)
     for t in stale:
-        at = _nearest(doc, t.code, index, t.start_line)
+        at = _nearest(doc, t.code, index, span, t.start_line)
         if at is not None:
             _place(doc, t, at)
             _report(result, t.id, result.stale)
     for t in list(doc.withdrawn.values()):
-        at = _nearest(doc, t.code, index, t.start_line)
+        at = _nearest(doc, t.code, index, span, t.start_line)
         if at is not None:
             del doc.withdrawn[t.id]
             _place(doc, t, at)
@@ -57,13 +61,24 @@ def revive_anywhere(doc: DocumentFindings, result: ChangeResult) -> None:
 
 
 def _nearest(
-    doc: DocumentFindings, code: tuple[str, ...], index: dict[str, list[int]], hint: int
+    doc: DocumentFindings,
+    code: tuple[str, ...],
+    index: dict[str, list[int]],
+    span: tuple[int, int],
+    hint: int,
 ) -> int | None:
-    """The first line of the placement of `code` nearest `hint` that has a line in `index`."""
+    """The first line of the placement of `code` nearest `hint` among those that have a line
+    in `index` and reach into `span` (see `revive`). Blank code is no anchor: any blank line
+    would do."""
+    if not any(code):
+        return None
+    first, last = span
     best: int | None = None
     for offset, line in enumerate(code):
         for hit in index.get(line, ()):
             start = hit - offset
+            if start > last or start + len(code) - 1 < first:
+                continue
             if best is not None and abs(start - hint) >= abs(best - hint):
                 continue
             if doc.holds(code, start):

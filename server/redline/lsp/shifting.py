@@ -54,8 +54,9 @@ def apply_edit(
     keeps_start_line = new_text[:1] in LINE_BREAKS and start[1] == len(doc.line_text(start[0]))
     new_end = _splice(doc, start, end, new_text)
     result = _shift(doc, start, end, new_end, new_text)
-    # The lines the new text is on: a line wholly kept from before (the start line above, the
-    # end line's rest when the edit ended at its start) holds no new code.
+    # The lines the new text is on, for revival: a line wholly kept from before (the start line
+    # when the new text opens a line after it, the end line when the edit ended at its start)
+    # is not new; a deletion of whole lines leaves none (`first == last + 1`: only the seam).
     first = start[0] + 1 if keeps_start_line else start[0]
     last = new_end[0] - 1 if new_end[1] == 0 and end[1] == 0 else new_end[0]
     revive(doc, first, last, result)

@@ -9,8 +9,9 @@ A full-text replacement (`range` None) and a change on disk (`reanchor`) re-anch
 by its quoted code with `anchoring.locate`: an identical match (up to whitespace) places it
 fresh, a fuzzy match places it stale, no match withdraws it. A withdrawn finding is kept (a
 bounded number per document) and shown again when its code reappears (revival.py: an undo, a
-moved line); a closed one (`close`: fixed or dismissed) never comes back. A finding the review could only
-place approximately (its quote is not in the file) is placed by the fuzzy match, fresh.
+moved line); a closed one (`close`: fixed or dismissed) never comes back. A finding the review
+could only place approximately (its quote is not in the file) is placed by the fuzzy match,
+fresh.
 
 Positions are 0-based `(line, character)` with characters counted in Python str code points
 (not UTF-16 units); `from_client_units`/`to_client_units` convert a column on one line for the
