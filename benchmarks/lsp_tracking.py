@@ -31,13 +31,17 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from redline.model import Finding
 
 LINES = 10_000
 EVERY = 50
 TYPED = 2_000
 
 
-def _finding(code: str, line: int):  # type: ignore[no-untyped-def]
+def _finding(code: str, line: int) -> Finding:
     from redline.model import Category, Finding, Severity, finding_id
 
     return Finding(
