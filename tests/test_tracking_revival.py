@@ -136,6 +136,10 @@ def test_a_line_replaced_by_identical_text_keeps_its_finding() -> None:
     result = tracker.apply_change(URI, Range(6, 0, 7, 0), SHELL.existing_code + "\n")
     assert SHELL.id not in result.withdrawn
     assert shown(tracker) == before
+    # Its text only, the line break kept (a replace-in-line, Kate's "replace all" of a word).
+    result = tracker.apply_change(URI, Range(0, 0, 0, 9), "import os")
+    assert IMPORT.id not in result.withdrawn
+    assert shown(tracker) == before
 
 
 def test_retyped_code_brings_it_back() -> None:

@@ -1,9 +1,10 @@
 """One document's findings at their current places: the per-document state of the tracker.
 
 `DocumentFindings` holds a document's current text as a line list (cheap to splice on an edit,
-`shifting.py`) and its `TrackedFinding`s; it clamps positions into the text (LSP's rule for
-out-of-range positions), places a finding on whole lines, and tells whether a finding's lines
-still hold its quoted code (trailing whitespace is not content). `ChangeResult` is what an
+`shifting.py`), its `TrackedFinding`s and the withdrawn ones it keeps in case their code comes
+back (`revival.py`); it clamps positions into the text (LSP's rule for out-of-range positions),
+places a finding on whole lines, and tells whether a finding's lines still hold its code
+(trailing whitespace is not content). `ChangeResult` is what an
 operation of the tracker (`tracking.py`) did to a document's findings.
 
 Positions are 0-based `(line, character)` with characters counted in Python str code points.
