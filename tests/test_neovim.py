@@ -155,3 +155,32 @@ def test_the_readme_snippet_runs_one_server_per_repository(tmp_path: Path) -> No
     assert errors == [], "\n".join(errors)
     started = [line for line in log.splitlines() if "language server started" in line]
     assert len(started) == 1 and started[0].startswith("[INFO]"), log[-3000:]
+
+
+UNDO = TESTS / "nvim" / "undo.lua"
+
+
+def _shown(rows: list[dict[str, Any]]) -> list[tuple[int, int, int, int, str]]:
+    return [(d["lnum"], d["col"], d["end_lnum"], d["end_col"], d["message"]) for d in rows]
+
+
+@pytest.mark.parametrize("scenario", ["dd_u", "J_u", "join_next_u", "S_retype", "substitute_same"])
+def test_an_undone_edit_brings_the_finding_back(tmp_path: Path, scenario: str) -> None:
+    """`dd` then `u`, `J` then `u`, `:join` then `u`, `S` and the line typed again, `:s/os/os/`:
+    the text is what the review saw, so every finding is shown again where it was, with the
+    same range, through `vim.diagnostic.get` (tests/nvim/undo.lua types the keys)."""
+    repo = demo.build_demo_repo(tmp_path / "demo")
+    result = run_neovim(repo, tmp_path, UNDO, REDLINE_NVIM_SCENARIO=scenario)
+    assert result["text_after"] == result["text_before"]
+    assert _shown(result["after"]) == _shown(result["before"]), result["steps"]
+
+
+def test_a_moved_line_takes_its_finding_along(tmp_path: Path) -> None:
+    """`ddp` on the unused import: the line is one lower, and so is its diagnostic (same
+    columns); the other findings stay where they were."""
+    repo = demo.build_demo_repo(tmp_path / "demo")
+    result = run_neovim(repo, tmp_path, UNDO, REDLINE_NVIM_SCENARIO="ddp")
+    assert result["text_after"][3:5] == ["import subprocess", "import os"]
+    before, after = _shown(result["before"]), _shown(result["after"])
+    moved = [(line + 1, col, end + 1, end_col, msg) for line, col, end, end_col, msg in before[:1]]
+    assert after == moved + before[1:], result["steps"]

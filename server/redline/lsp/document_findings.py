@@ -1,9 +1,10 @@
 """One document's findings at their current places: the per-document state of the tracker.
 
 `DocumentFindings` holds a document's current text as a line list (cheap to splice on an edit,
-`shifting.py`) and its `TrackedFinding`s; it clamps positions into the text (LSP's rule for
-out-of-range positions), places a finding on whole lines, and tells whether a finding's lines
-still hold its quoted code (trailing whitespace is not content). `ChangeResult` is what an
+`shifting.py`), its `TrackedFinding`s and the withdrawn ones it keeps in case their code comes
+back (`revival.py`); it clamps positions into the text (LSP's rule for out-of-range positions),
+places a finding on whole lines, and tells whether a finding's lines still hold its code
+(trailing whitespace is not content). `ChangeResult` is what an
 operation of the tracker (`tracking.py`) did to a document's findings.
 
 Positions are 0-based `(line, character)` with characters counted in Python str code points.
@@ -38,6 +39,11 @@ class TrackedFinding:
     end_line: int
     end_char: int
     stale: bool = False
+    # The code the finding stands for, one entry a line, trailing whitespace stripped: the lines
+    # its quote was found on when it was placed fresh (the review's anchoring may have matched
+    # up to whitespace, or past a copied gutter), else the quote itself. It is fresh exactly
+    # when its range holds these lines; a withdrawn one comes back where they reappear.
+    code: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -75,9 +81,14 @@ class ChangeResult:
         return bool(self.moved or self.stale or self.refreshed or self.withdrawn)
 
 
-def _quote(finding: Finding) -> list[str]:
+def quote_code(finding: Finding) -> tuple[str, ...]:
     """The quoted lines as compared with the document: trailing whitespace is not content."""
-    return [line.rstrip() for line in split_lines(finding.existing_code)]
+    return tuple(line.rstrip() for line in split_lines(finding.existing_code))
+
+
+# Withdrawn findings a document keeps so that their code coming back (an undo, a line moved
+# elsewhere) brings them back; the oldest is forgotten first. Each is a few hundred bytes.
+MAX_WITHDRAWN = 100
 
 
 class DocumentFindings:
@@ -87,6 +98,9 @@ class DocumentFindings:
         self.uri = uri
         self.lines = split_keepends(text)
         self.findings: list[TrackedFinding] = []
+        # Withdrawn by an edit (or not found in this text), by id, oldest first: candidates to
+        # come back (revival.py). Never a closed (fixed or dismissed) finding.
+        self.withdrawn: dict[str, TrackedFinding] = {}
 
     @property
     def text(self) -> str:
@@ -107,17 +121,46 @@ class DocumentFindings:
         return (line, max(0, min(char, len(line_content(self.lines[line])))))
 
     def matches(self, tracked: TrackedFinding) -> bool:
-        """Whether the finding's lines hold exactly its quoted code (trailing space aside)."""
-        want = _quote(tracked.finding)
+        """Whether the finding's range is whole lines holding exactly its code (trailing
+        whitespace aside)."""
         first, last = tracked.start_line, tracked.end_line
-        if not want or tracked.start_char != 0 or last - first + 1 != len(want):
+        if tracked.start_char != 0 or last - first + 1 != len(tracked.code):
             return False
-        if last >= len(self.lines):
+        return self.holds(tracked.code, first)
+
+    def holds(self, code: tuple[str, ...], first: int) -> bool:
+        """Whether the lines from `first` on are exactly `code` (trailing whitespace aside)."""
+        if not code or first < 0 or first + len(code) > len(self.lines):
             return False
         return all(
-            line_content(self.lines[first + i]).rstrip() == quoted for i, quoted in enumerate(want)
+            line_content(self.lines[first + i]).rstrip() == want for i, want in enumerate(code)
         )
 
-    def place(self, finding: Finding, first: int, last: int, *, stale: bool) -> TrackedFinding:
-        """A finding on the whole 0-based lines first..last."""
-        return TrackedFinding(finding, first, 0, last, len(self.line_text(last)), stale)
+    def place(
+        self,
+        finding: Finding,
+        first: int,
+        last: int,
+        *,
+        stale: bool,
+        code: tuple[str, ...] | None = None,
+    ) -> TrackedFinding:
+        """A finding on the whole 0-based lines first..last. Its `code` is, unless given, the
+        lines it is placed on when fresh, its quote when stale."""
+        if code is None:
+            code = (
+                quote_code(finding)
+                if stale
+                else tuple(self.line_text(i).rstrip() for i in range(first, last + 1))
+            )
+        return TrackedFinding(finding, first, 0, last, len(self.line_text(last)), stale, code)
+
+    def withdraw(self, tracked: TrackedFinding) -> None:
+        """Keep a finding whose code is gone, in case it comes back (revival.py). One whose
+        code is blank is not kept: any blank line would bring it back."""
+        self.withdrawn.pop(tracked.id, None)
+        if not any(tracked.code):
+            return
+        self.withdrawn[tracked.id] = tracked
+        while len(self.withdrawn) > MAX_WITHDRAWN:
+            del self.withdrawn[next(iter(self.withdrawn))]

@@ -11,7 +11,9 @@ comparisons plus one splice of the stored line list:
   edit (an undo, a retyped character) makes those lines equal the quoted code again, it is
   fresh again;
 - an edit that deletes the whole quoted code withdraws the finding (there is nothing left to
-  point at).
+  point at); the document keeps it, and
+- after the shift, a stale or withdrawn finding whose code is exactly on lines of the edit's new
+  text is shown there again, fresh (revival.py: an undo, a moved line, retyped code).
 
 Inserting whole lines right above a finding (text ending with a line break at column 0 of its
 first line) or right below it (text starting with a line break at the end of its last line)
@@ -25,6 +27,7 @@ line means the end of the line, a line past the end of the document the end of t
 from __future__ import annotations
 
 from redline.lsp.document_findings import ChangeResult, DocumentFindings, TrackedFinding
+from redline.lsp.revival import revive
 from redline.lsp.textlines import (
     LINE_BREAKS,
     Encoding,
@@ -45,8 +48,19 @@ def apply_edit(
     end = _to_points(doc, rng.end_line, rng.end_char, encoding)
     if end < start:
         start, end = end, start
+    if start == end and not new_text:
+        return ChangeResult()
+    # The start line is kept whole when the new text opens a line after its end.
+    keeps_start_line = new_text[:1] in LINE_BREAKS and start[1] == len(doc.line_text(start[0]))
     new_end = _splice(doc, start, end, new_text)
-    return _shift(doc, start, end, new_end, new_text)
+    result = _shift(doc, start, end, new_end, new_text)
+    # The lines the new text is on, for revival: a line wholly kept from before (the start line
+    # when the new text opens a line after it, the end line when the edit ended at its start)
+    # is not new; a deletion of whole lines leaves none (`first == last + 1`: only the seam).
+    first = start[0] + 1 if keeps_start_line else start[0]
+    last = new_end[0] - 1 if new_end[1] == 0 and end[1] == 0 else new_end[0]
+    revive(doc, first, last, result)
+    return result
 
 
 def _to_points(doc: DocumentFindings, line: int, char: int, encoding: Encoding) -> Position:
@@ -120,6 +134,7 @@ def _shift(
         # The edit overlaps the code.
         if es <= fs and ee >= fe and fs != fe:
             result.withdrawn.append(t.id)  # the whole quoted code was replaced
+            doc.withdraw(t)  # until it comes back (revival.py)
             continue
         new_start = fs if fs <= es else es
         new_finish = moved(fe) if fe > ee else new_end

@@ -7,8 +7,11 @@ made stale, fresh again, or withdrawn by the edit, at the cost of a few integer 
 
 A full-text replacement (`range` None) and a change on disk (`reanchor`) re-anchor every finding
 by its quoted code with `anchoring.locate`: an identical match (up to whitespace) places it
-fresh, a fuzzy match places it stale, no match withdraws it. A finding the review could only
-place approximately (its quote is not in the file) is placed by the fuzzy match, fresh.
+fresh, a fuzzy match places it stale, no match withdraws it. A withdrawn finding is kept (a
+bounded number per document) and shown again when its code reappears (revival.py: an undo, a
+moved line); a closed one (`close`: fixed or dismissed) never comes back. A finding the review
+could only place approximately (its quote is not in the file) is placed by the fuzzy match,
+fresh.
 
 Positions are 0-based `(line, character)` with characters counted in Python str code points
 (not UTF-16 units); `from_client_units`/`to_client_units` convert a column on one line for the
@@ -22,7 +25,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 from redline.enums import AnchorState
-from redline.lsp.document_findings import ChangeResult, DocumentFindings, TrackedFinding
+from redline.lsp.document_findings import (
+    ChangeResult,
+    DocumentFindings,
+    TrackedFinding,
+    quote_code,
+)
+from redline.lsp.revival import revive_anywhere
 from redline.lsp.shifting import apply_edit
 from redline.lsp.textlines import Encoding, Range
 
@@ -106,7 +115,9 @@ class FindingTracker:
                 continue
             before = tracked_here.get(finding.id)
             if before is not None:
-                kept = doc.place(finding, before.start_line, before.end_line, stale=False)
+                kept = doc.place(
+                    finding, before.start_line, before.end_line, stale=False, code=before.code
+                )
                 if doc.matches(kept):
                     if finding.line != kept.start_line + 1:
                         result.moved.append(finding.id)
@@ -147,12 +158,14 @@ class FindingTracker:
             return ChangeResult()
         old = doc.findings
         fresh = DocumentFindings(uri, text)
+        fresh.withdrawn = doc.withdrawn
         self._docs[uri] = fresh
         result = ChangeResult()
         for tracked in old:
             placed = self._locate(fresh, text, tracked.finding, tracked.start_line + 1)
             if placed is None:
                 result.withdrawn.append(tracked.id)
+                fresh.withdraw(tracked)
                 continue
             if placed.stale and not tracked.stale:
                 result.stale.append(tracked.id)
@@ -161,6 +174,7 @@ class FindingTracker:
             elif placed.range != tracked.range:
                 result.moved.append(tracked.id)
             fresh.findings.append(placed)
+        revive_anywhere(fresh, result)  # withdrawn findings whose code is back
         fresh.findings.sort(key=lambda t: (t.start, t.end))
         return result
 
@@ -170,6 +184,7 @@ class FindingTracker:
         self._closed.add(finding_id)
         touched: list[str] = []
         for uri, doc in self._docs.items():
+            doc.withdrawn.pop(finding_id, None)  # nor bring it back when its code reappears
             kept = [t for t in doc.findings if t.id != finding_id]
             if len(kept) != len(doc.findings):
                 doc.findings = kept
@@ -198,14 +213,19 @@ class FindingTracker:
             first = finding.line - 1
             last = max(first, (finding.end_line or finding.line) - 1)
             if first >= 0 and last < len(doc.lines):
-                on_line = doc.place(finding, first, last, stale=False)
                 # Without quoted code there is nothing to compare or re-anchor by: the review's
                 # line is all there is, so trust it.
-                if not finding.existing_code.strip() or doc.matches(on_line):
+                if not finding.existing_code.strip():
+                    return doc.place(finding, first, last, stale=False)
+                on_line = doc.place(finding, first, last, stale=False, code=quote_code(finding))
+                if doc.matches(on_line):
                     return on_line
         placed = self._locate(doc, text, finding, finding.line)
         if placed is None:
             result.withdrawn.append(finding.id)
+            # Kept in case the user types its code back (revival.py).
+            hint = max(0, (finding.line or 1) - 1)
+            doc.withdraw(doc.place(finding, hint, hint, stale=True))
         elif placed.stale:
             result.stale.append(finding.id)
         else:
