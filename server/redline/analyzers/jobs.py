@@ -268,9 +268,7 @@ def _executable(name: str, overrides: Mapping[str, str | Path]) -> str:
     return str(Path(sys.executable).parent / name)
 
 
-def _version(
-    name: str, overrides: Mapping[str, str | Path], tool: str | None = None
-) -> str | None:
+def _version(name: str, overrides: Mapping[str, str | Path], tool: str | None = None) -> str | None:
     """The installed version of distribution `name` (whose executable is `tool`, by default
     the same name); None when the executable is overridden or the package is not there."""
     if (tool or name) in overrides:
