@@ -49,7 +49,8 @@ def scan(root: Path) -> tuple[list[str], int, list[RawResult], float]:
     with astgrep.Workdir() as work:
         work.copy(root, files)
         for i in range(0, len(files), BATCH):
-            proc = run_process(astgrep.argv(EXE, work.config, files[i : i + BATCH]), work.files, 600)
+            argv = astgrep.argv(EXE, work.config, files[i : i + BATCH])
+            proc = run_process(argv, work.files, 600)
             results.extend(astgrep.parse(proc.stdout, work.files).results)
     return files, lines, results, time.perf_counter() - started
 
@@ -67,8 +68,10 @@ def main() -> None:
             files, lines, results, took = scan(root)
             per_rule = Counter(r.rule for r in results)
             by_language = Counter(astgrep.language_of(f) for f in files)
-            print(f"## {git_dir}: {len(files)} files {dict(by_language)}, {lines} lines, "
-                  f"{len(results)} findings, {took:.2f} s")
+            print(
+                f"## {git_dir}: {len(files)} files {dict(by_language)}, {lines} lines, "
+                f"{len(results)} findings, {took:.2f} s"
+            )
             for rule, count in per_rule.most_common():
                 print(f"  {rule:28} {count:5}  {1000 * count / max(lines, 1):.3f} per 1,000 lines")
                 chosen = [r for r in results if r.rule == rule]

@@ -10,8 +10,9 @@ that hold a single file.
 Qualified names follow Python's `__qualname__` without `<locals>`: "Class.method",
 "outer.inner"; Go methods are "Receiver.Method", Java methods "Class.method" (nested types
 too: "Outer.Inner.method"), Rust methods "Type.method" (the type of their `impl`, generics
-dropped; a trait's default methods "Trait.method"; a module's functions "module.function"). Anonymous functions (lambdas, callbacks,
-closures) are transparent: a line inside one belongs to the nearest named function around it.
+dropped; a trait's default methods "Trait.method"; a module's functions "module.function").
+Anonymous functions (lambdas, callbacks, closures) are transparent: a line inside one belongs to
+the nearest named function around it.
 """
 
 from __future__ import annotations
