@@ -299,6 +299,22 @@ RULES: dict[str, RuleInfo] = {
     "py-nan-comparison": RuleInfo(
         S.HIGH, C.FUNCTIONALITY, 0.95, "Use `math.isnan(x)`.", "Comparison with NaN is never true"
     ),
+    "js-missing-await": RuleInfo(
+        S.HIGH, C.FUNCTIONALITY, 0.75,
+        "`await` it (or return it, or attach `.catch`), so the value is not a promise and a "
+        "failure surfaces here.",
+        "Promise not awaited",
+    ),
+    "py-missing-await": RuleInfo(
+        S.HIGH, C.FUNCTIONALITY, 0.8,
+        "`await` it (or schedule it with `asyncio.create_task` and keep the task).",
+        "Coroutine not awaited",
+    ),
+    "py-open-not-closed": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.7,
+        "Use `with open(...) as fh:` so the file is closed on every path.",
+        "File opened and not closed on every path",
+    ),
     "py-coroutine-not-awaited": RuleInfo(
         S.HIGH, C.FUNCTIONALITY, 0.9,
         "`await` it (or schedule it with `asyncio.create_task` and keep the task).",
