@@ -191,3 +191,8 @@ def test_test_code_is_left_to_the_rules_that_matter_there() -> None:
         ("app/save.go", "go-swallowed-error"),
         ("app/save_test.go", "go-swallowed-error"),
     }
+
+
+def test_a_file_that_cannot_be_copied_fails_the_run_not_the_review(tmp_path: Path) -> None:
+    with astgrep.Workdir() as work, pytest.raises(AnalyzerFailed, match=r"could not copy a\.go"):
+        work.copy(tmp_path, ["a.go"])  # not in the scratch directory

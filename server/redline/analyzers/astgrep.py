@@ -152,11 +152,15 @@ class Workdir:
         for path in paths:
             source = scratch.joinpath(*path.split("/"))
             target = self.files.joinpath(*path.split("/"))
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with open(source, "rb") as handle:
-                content = _SUPPRESSION.sub(_RESPELLED, handle.read())
-            with open(target, "xb") as handle:
-                handle.write(content)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with open(source, "rb") as handle:
+                    content = _SUPPRESSION.sub(_RESPELLED, handle.read())
+                # "x": never follow or overwrite something that is already there.
+                with open(target, "xb") as handle:
+                    handle.write(content)
+            except OSError as exc:  # the run fails, the review goes on without it
+                raise AnalyzerFailed(f"could not copy {path}: {exc.strerror or exc}") from exc
 
 
 def argv(executable: str, config: Path, files: Sequence[str]) -> list[str]:
