@@ -102,6 +102,7 @@ def test_swallowed_go_error_is_a_finding_on_its_line_with_coverage() -> None:
     run = astgrep_run(outcome.runs)
     assert (run.status, run.files, run.findings) == ("ok", 1, 1)
     assert run.version == "0.51.1"
+    assert run.seconds is not None and 0 < run.seconds < 60
     assert outcome.given["ast-grep"] == ["app/save.go"]
     # ruff and bandit take no Go file.
     assert "app/save.go" not in outcome.given.get("ruff", [])

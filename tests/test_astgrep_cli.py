@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -28,10 +29,10 @@ func Save() error {
 """
 
 
-def review(repo: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+def review(repo: Path, fmt: str = "json") -> subprocess.CompletedProcess[str]:
     redline = Path(sys.executable).with_name("redline")
     return subprocess.run(
-        [str(redline), "review", "--repo", str(repo), "--format", "json", *flags],
+        [str(redline), "review", "--repo", str(repo), "--format", fmt],
         capture_output=True,
         text=True,
         env={
@@ -63,6 +64,17 @@ def test_go_change_with_swallowed_error_gets_an_offline_finding_on_its_line(
     assert runs["ast-grep"]["status"] == "ok"
     assert runs["ast-grep"]["version"] == "0.51.1"
     assert (runs["ast-grep"]["files"], runs["ast-grep"]["findings"]) == (1, 1)
+    assert 0 < runs["ast-grep"]["seconds"] < 60
+
+
+def test_markdown_coverage_names_version_files_findings_and_time(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.write("app/save.go", BEFORE)
+    repo.commit("base")
+    repo.write("app/save.go", AFTER)
+    result = review(repo.root, "markdown")
+    line = next(x for x in result.stdout.splitlines() if x.strip().startswith("- ast-grep"))
+    assert re.fullmatch(r"  - ast-grep 0\.51\.1: ok, 1 file, 1 finding, \d+\.\d\d s", line), line
 
 
 def test_turned_off_by_environment(tmp_path: Path) -> None:
