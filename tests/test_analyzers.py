@@ -65,7 +65,11 @@ def outcome() -> AnalyzerOutcome:
 
 
 def test_both_tools_ran(outcome: AnalyzerOutcome) -> None:
-    assert {r.name: r.status for r in outcome.runs} == {"ruff": "ok", "bandit": "ok"}
+    assert {r.name: r.status for r in outcome.runs} == {
+        "ruff": "ok",
+        "bandit": "ok",
+        "ast-grep": "ok",
+    }
     assert all(r.files == 1 and r.version for r in outcome.runs)
 
 
@@ -149,7 +153,7 @@ def test_crashing_analyzer_fails_cleanly(tmp_path: Path, body: str, expected: st
     result = run_analyzers(
         {"a.py": b"import os\n"},
         {"a.py": {1}},
-        AnalyzerSettings(bandit=False, timeout=0.5),
+        AnalyzerSettings(bandit=False, ast_grep=False, timeout=0.5),
         executables={"ruff": fake},
     )
     (run,) = result.runs
@@ -198,7 +202,7 @@ def test_custom_sarif_analyzer(tmp_path: Path) -> None:
     result = run_analyzers(
         files,
         {"src/a.py": {2}, "notes.txt": {1}},
-        AnalyzerSettings(ruff=False, bandit=False, custom=[custom]),
+        AnalyzerSettings(ruff=False, bandit=False, ast_grep=False, custom=[custom]),
     )
     (run,) = result.runs
     assert (run.name, run.status, run.files, run.findings) == ("myscan", "ok", 1, 1)
@@ -219,7 +223,7 @@ def test_bad_sarif_fails_and_unmatched_globs_skip(tmp_path: Path) -> None:
     result = run_analyzers(
         {"a.py": b"x = 1\n"},
         {"a.py": {1}},
-        AnalyzerSettings(ruff=False, bandit=False, custom=[bad, unused]),
+        AnalyzerSettings(ruff=False, bandit=False, ast_grep=False, custom=[bad, unused]),
     )
     runs = {r.name: r for r in result.runs}
     assert runs["bad"].status == "failed" and "not SARIF" in runs["bad"].message
@@ -255,7 +259,7 @@ def test_unsafe_paths_are_refused() -> None:
 
 def test_file_named_like_an_option_is_a_file() -> None:
     result = run_analyzers({"-rf.py": b"import os\n"}, {"-rf.py": {1}}, EVERY_FILE)
-    assert [r.status for r in result.runs] == ["ok", "ok"]
+    assert [r.status for r in result.runs] == ["ok", "ok", "ok"]
     assert [f.file for f in result.findings] == ["-rf.py"]
 
 

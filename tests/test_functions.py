@@ -175,10 +175,10 @@ def test_go_methods_and_closures() -> None:
 
 
 def test_unknown_language_and_garbage() -> None:
-    assert enclosing_functions("x.rs", b"fn main() {}\n", [1]) == []
+    assert enclosing_functions("x.kt", b"fun main() {}\n", [1]) == []
     assert enclosing_functions("README", b"def f():\n  pass\n", [2]) == []
     assert enclosing_functions("x.py", b"\xff\xfe def (((\n", [1, 99]) == []
-    assert not has_grammar("x.rs") and has_grammar("x.tsx")
+    assert not has_grammar("x.kt") and has_grammar("x.tsx") and has_grammar("x.rs")
 
 
 @pytest.mark.parametrize(

@@ -52,6 +52,7 @@ ENV_KEYS: dict[str, str] = {
     "REDLINE_MAX_FILE_BYTES": "review.max_file_bytes",
     "REDLINE_RUFF": "analyzers.ruff",
     "REDLINE_BANDIT": "analyzers.bandit",
+    "REDLINE_AST_GREP": "analyzers.ast_grep",
     "REDLINE_BANDIT_SCOPE": "analyzers.bandit_scope",
     "REDLINE_MAX_REQUESTS": "llm.max_requests",
     "REDLINE_MAX_WRITE_FILES": "tools.max_write_files",

@@ -35,6 +35,8 @@ class CustomAnalyzer(_Strict):
 class AnalyzerSettings(_Strict):
     ruff: bool = True
     bandit: bool = True
+    # ast-grep with Redline's rule pack (Go, Java, Rust, TypeScript/JavaScript, Python).
+    ast_grep: bool = True
     # Which Python files bandit runs on (ruff's S rules, which re-implement most of bandit's
     # checks at ~1/70 of its cost, check every file). "beyond_ruff": files whose added lines
     # hold what one of bandit's other checks looks for (SQL, `shell=`, `chmod`, `random`, ...);

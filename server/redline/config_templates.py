@@ -43,6 +43,8 @@ _ANALYZERS = """
 [analyzers]
 # ruff = true
 # bandit = true
+# ast-grep with Redline's rule pack: Go, Java, Rust, TypeScript/JavaScript and Python.
+# ast_grep = true
 # Files bandit runs on (ruff's S rules check every file): "beyond_ruff" (files whose added lines
 # hold what bandit's checks that ruff lacks look for), "security_sensitive" (files with
 # security-relevant changes) or "all" (every changed Python file, slowest).

@@ -177,6 +177,8 @@ class AnalyzerRun(BaseModel):
     findings: int = 0
     message: str = ""
     version: str | None = None
+    # Wall time of the run (its batches, process start included); None when it did not run.
+    seconds: float | None = None
 
 
 class SkippedFile(BaseModel):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from redline.analyzers import bandit, ruff, sarif_command
+from redline.analyzers import astgrep, bandit, ruff, sarif_command
 from redline.analyzers.base import (
     AnalyzerFailed,
     RawResult,
@@ -88,6 +88,8 @@ def plan_jobs(
             )
 
         jobs.append(Job("bandit", bandit_files, _version("bandit", executables), run_bandit, note))
+    if settings.ast_grep:
+        jobs.append(_astgrep_job(paths, settings, executables, cancel))
     for custom in settings.custom:
         jobs.append(_custom_job(custom, paths, cancel))
     return jobs
@@ -164,6 +166,34 @@ def _cores() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+def _astgrep_job(
+    paths: Sequence[str],
+    settings: AnalyzerSettings,
+    executables: Mapping[str, str | Path],
+    cancel: CancelToken | None,
+) -> Job:
+    """ast-grep with Redline's rule pack on the files of the languages the pack covers, run on
+    private copies (see `astgrep`: no repository config, no suppression comments)."""
+    files = [p for p in paths if astgrep.takes(p)]
+    exe = _executable("ast-grep", executables)
+
+    def run_astgrep(scratch: Path) -> ToolReport:
+        with astgrep.Workdir() as work:
+            work.copy(scratch, files)
+            return _batched(
+                files,
+                lambda batch: astgrep.argv(exe, work.config, batch),
+                lambda out: astgrep.parse(out, work.files),
+                work.files,
+                settings.timeout,
+                astgrep.NAME,
+                cancel,
+            )
+
+    version = _version(astgrep.DISTRIBUTION, executables, tool="ast-grep")
+    return Job(astgrep.NAME, files, version, run_astgrep)
+
+
 def _custom_job(custom: CustomAnalyzer, paths: Sequence[str], cancel: CancelToken | None) -> Job:
     matched = sarif_command.matching_files(paths, custom.globs)
 
@@ -206,7 +236,8 @@ def _batched(
 
     def one(batch: list[str]) -> ToolReport:
         proc = run_process(make_argv(batch), scratch, timeout, cancel)
-        # Both tools run with --exit-zero: any other exit code is a crash or a usage error.
+        # ruff and bandit run with --exit-zero, ast-grep's rules are all warnings (exit 0): any
+        # other exit code is a crash or a usage error.
         if proc.returncode != 0:
             detail = stderr_tail(proc.stderr)
             raise AnalyzerFailed(
@@ -237,8 +268,10 @@ def _executable(name: str, overrides: Mapping[str, str | Path]) -> str:
     return str(Path(sys.executable).parent / name)
 
 
-def _version(name: str, overrides: Mapping[str, str | Path]) -> str | None:
-    if name in overrides:
+def _version(name: str, overrides: Mapping[str, str | Path], tool: str | None = None) -> str | None:
+    """The installed version of distribution `name` (whose executable is `tool`, by default
+    the same name); None when the executable is overridden or the package is not there."""
+    if (tool or name) in overrides:
         return None
     try:
         return metadata.version(name)

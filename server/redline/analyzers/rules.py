@@ -176,6 +176,150 @@ RULES: dict[str, RuleInfo] = {
         "Building SQL from strings allows SQL injection; use the driver's query parameters.",
         "Possible SQL injection",
     ),
+    # --- ast-grep: Redline's own rule pack (analyzers/astgrep_rules/, one id per rule) ---
+    "go-swallowed-error": RuleInfo(
+        S.HIGH, C.FUNCTIONALITY, 0.85,
+        "Return the error (wrapped with context), handle it, or log it; if ignoring it is "
+        "really right, say why in a comment inside the block.",
+        "Error checked and then ignored",
+    ),
+    "go-open-not-closed": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.7,
+        "Add `defer f.Close()` right after the error check.",
+        "File opened and never closed",
+    ),
+    "go-sql-concatenation": RuleInfo(
+        S.CRITICAL, C.SECURITY, 0.8,
+        "Use placeholders (`?` or `$1`) and pass the values as arguments to Query/Exec.",
+        "SQL built from strings (injection)",
+    ),
+    "go-shell-concatenation": RuleInfo(
+        S.CRITICAL, C.SECURITY, 0.8,
+        "Call `exec.Command(program, args...)` without a shell, each value its own argument.",
+        "Shell command built from variables (injection)",
+    ),
+    "go-self-comparison": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.85,
+        "One side probably names the wrong variable; compare with the value you meant.",
+        "Expression compared with itself",
+    ),
+    "go-nan-comparison": RuleInfo(
+        S.HIGH, C.FUNCTIONALITY, 0.95, "Use `math.IsNaN(x)`.", "Comparison with NaN is never true"
+    ),
+    "go-ignored-error": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.8,
+        "Check the returned error: a failure here leaves the data or the files silently wrong.",
+        "Returned error ignored",
+    ),
+    "java-empty-catch": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.8,
+        "Log it, rethrow it (wrapped), or handle it; if ignoring it is right, name the "
+        "variable `ignored` or say why in a comment.",
+        "Exception swallowed by an empty catch",
+    ),
+    "java-stream-not-closed": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.7,
+        "Use `try (var in = new FileInputStream(f)) { ... }` so it is closed on every path.",
+        "Stream opened and not closed",
+    ),
+    "java-sql-concatenation": RuleInfo(
+        S.CRITICAL, C.SECURITY, 0.8,
+        "Use a PreparedStatement with `?` placeholders and set the values with setString/setInt.",
+        "SQL built from strings (injection)",
+    ),
+    "java-shell-concatenation": RuleInfo(
+        S.HIGH, C.SECURITY, 0.75,
+        "Pass a String[] (or use ProcessBuilder) with each value its own argument.",
+        "Command line built from variables",
+    ),
+    "java-self-comparison": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.85,
+        "One side probably names the wrong variable; compare with the value you meant.",
+        "Expression compared with itself",
+    ),
+    "java-nan-comparison": RuleInfo(
+        S.HIGH, C.FUNCTIONALITY, 0.95,
+        "Use `Double.isNaN(x)` (or `Float.isNaN`).",
+        "Comparison with NaN is never true",
+    ),
+    "rust-ignored-result": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.75,
+        "Propagate it with `?`, handle it, or log it; if ignoring it is right, say why.",
+        "I/O error ignored with `let _ =`",
+    ),
+    "rust-self-comparison": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.85,
+        "One side probably names the wrong variable; compare with the value you meant.",
+        "Expression compared with itself",
+    ),
+    "rust-nan-comparison": RuleInfo(
+        S.HIGH, C.FUNCTIONALITY, 0.95, "Use `x.is_nan()`.", "Comparison with NaN is never true"
+    ),
+    "rust-sql-format": RuleInfo(
+        S.CRITICAL, C.SECURITY, 0.8,
+        "Use placeholders (`?1`, `$1`) and bind the values (`params![...]`, `.bind(...)`).",
+        "SQL built with format! (injection)",
+    ),
+    "rust-shell-format": RuleInfo(
+        S.CRITICAL, C.SECURITY, 0.8,
+        "Run the program directly with `Command::new(program).arg(value)`, without `sh -c`.",
+        "Shell command built from variables (injection)",
+    ),
+    "js-empty-catch": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.75,
+        "Log it, rethrow it, or handle it; if ignoring it is right, say why in a comment.",
+        "Error swallowed by an empty catch",
+    ),
+    "js-sql-concatenation": RuleInfo(
+        S.CRITICAL, C.SECURITY, 0.8,
+        "Use the driver's placeholders (`$1`, `?`) and pass the values as parameters.",
+        "SQL built from strings (injection)",
+    ),
+    "js-shell-injection": RuleInfo(
+        S.CRITICAL, C.SECURITY, 0.8,
+        "Use `execFile`/`spawn` with the program and an argument array (no shell).",
+        "Shell command built from variables (injection)",
+    ),
+    "js-self-comparison": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.85,
+        "One side probably names the wrong variable; compare with the value you meant (for "
+        "NaN use `Number.isNaN`).",
+        "Expression compared with itself",
+    ),
+    "js-fetch-not-awaited": RuleInfo(
+        S.HIGH, C.FUNCTIONALITY, 0.75,
+        "`await` it (or return it, or attach `.catch`), so errors surface and the order holds.",
+        "`fetch` not awaited",
+    ),
+    "py-self-comparison": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.85,
+        "One side probably names the wrong variable; compare with the value you meant.",
+        "Expression compared with itself",
+    ),
+    "py-nan-comparison": RuleInfo(
+        S.HIGH, C.FUNCTIONALITY, 0.95, "Use `math.isnan(x)`.", "Comparison with NaN is never true"
+    ),
+    "js-missing-await": RuleInfo(
+        S.HIGH, C.FUNCTIONALITY, 0.75,
+        "`await` it (or return it, or attach `.catch`), so the value is not a promise and a "
+        "failure surfaces here.",
+        "Promise not awaited",
+    ),
+    "py-missing-await": RuleInfo(
+        S.HIGH, C.FUNCTIONALITY, 0.8,
+        "`await` it (or schedule it with `asyncio.create_task` and keep the task).",
+        "Coroutine not awaited",
+    ),
+    "py-open-not-closed": RuleInfo(
+        S.MEDIUM, C.FUNCTIONALITY, 0.7,
+        "Use `with open(...) as fh:` so the file is closed on every path.",
+        "File opened and not closed on every path",
+    ),
+    "py-coroutine-not-awaited": RuleInfo(
+        S.HIGH, C.FUNCTIONALITY, 0.9,
+        "`await` it (or schedule it with `asyncio.create_task` and keep the task).",
+        "Coroutine never awaited",
+    ),
 }
 
 # Rules whose finding says something about the environment, not about the change: they fire on

@@ -1,14 +1,18 @@
 """Enclosing functions of changed lines, from a tree-sitter parse of the new file.
 
-The grammars come from the installed wheels (tree-sitter-python, -javascript, -typescript, -go);
+The grammars come from the installed wheels (tree-sitter-python, -javascript, -typescript, -go,
+-java, -rust);
 nothing is downloaded at run time. A file is parsed at most once: `function_spans` returns every
 named function in the file as a line span with its qualified name, and `names_for_lines` maps
 line numbers to the innermost span. `enclosing_functions` is the one-shot convenience for callers
 that hold a single file.
 
 Qualified names follow Python's `__qualname__` without `<locals>`: "Class.method",
-"outer.inner"; Go methods are "Receiver.Method". Anonymous functions (lambdas, callbacks,
-closures) are transparent: a line inside one belongs to the nearest named function around it.
+"outer.inner"; Go methods are "Receiver.Method", Java methods "Class.method" (nested types
+too: "Outer.Inner.method"), Rust methods "Type.method" (the type of their `impl`, generics
+dropped; a trait's default methods "Trait.method"; a module's functions "module.function").
+Anonymous functions (lambdas, callbacks, closures) are transparent: a line inside one belongs to
+the nearest named function around it.
 """
 
 from __future__ import annotations
@@ -163,9 +167,23 @@ def _go_receiver_type(receiver: Node) -> str | None:
     return None
 
 
+def _rust_name(node: Node) -> str | None:
+    """A function's or a module's name; an `impl` block is named by its type, generics
+    dropped (`impl<T> fmt::Display for Stack<T>` → "Stack")."""
+    if node.type != "impl_item":
+        return _field_name(node)
+    target = node.child_by_field_name("type")
+    while target is not None and target.type in ("generic_type", "scoped_type_identifier"):
+        inner = target.child_by_field_name("type") or target.child_by_field_name("name")
+        if inner is None:
+            break
+        target = inner
+    return _text(target)
+
+
 def load_language(kind: str) -> Language | None:
-    """The tree-sitter grammar for a language kind (python, javascript, typescript, tsx, go),
-    or None when its wheel is missing or broken."""
+    """The tree-sitter grammar for a language kind (python, javascript, typescript, tsx, go,
+    java, rust), or None when its wheel is missing or broken."""
     # Imported lazily so a broken grammar wheel only disables its own language.
     try:
         if kind == "python":
@@ -184,6 +202,14 @@ def load_language(kind: str) -> Language | None:
             import tree_sitter_go as go
 
             return Language(go.language())
+        if kind == "java":
+            import tree_sitter_java as java
+
+            return Language(java.language())
+        if kind == "rust":
+            import tree_sitter_rust as rust
+
+            return Language(rust.language())
     except Exception:  # any failure means "no grammar", never a crash
         return None
     return None
@@ -206,6 +232,20 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...], Callable[[Node], str |
     "typescript": (_JS_FUNCTIONS, _JS_SCOPES, _js_name),
     "tsx": (_JS_FUNCTIONS, _JS_SCOPES, _js_name),
     "go": (("function_declaration", "method_declaration"), (), _go_name),
+    # Lambdas are transparent; annotations are part of a method's node (its modifiers).
+    "java": (
+        ("method_declaration", "constructor_declaration", "compact_constructor_declaration"),
+        (
+            "class_declaration",
+            "interface_declaration",
+            "enum_declaration",
+            "record_declaration",
+            "annotation_type_declaration",
+        ),
+        _field_name,
+    ),
+    # Closures are transparent; a trait's signatures without a body are not functions.
+    "rust": (("function_item",), ("impl_item", "trait_item", "mod_item"), _rust_name),
 }
 
 

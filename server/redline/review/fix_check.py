@@ -22,7 +22,7 @@ from redline.review.quotes import NEWLINE
 if TYPE_CHECKING:
     from tree_sitter import Parser
 
-_TREE_SITTER_KINDS = ("javascript", "typescript", "tsx", "go")
+_TREE_SITTER_KINDS = ("javascript", "typescript", "tsx", "go", "java", "rust")
 
 
 def fixed_text_parses(path: str, text: str) -> bool | None:

@@ -54,6 +54,13 @@ _CLASS_NODES: Final = {
     "typescript": ("class_declaration", "abstract_class_declaration", "interface_declaration"),
     "tsx": ("class_declaration", "abstract_class_declaration", "interface_declaration"),
     "go": ("type_spec",),
+    "java": (
+        "class_declaration",
+        "interface_declaration",
+        "enum_declaration",
+        "record_declaration",
+    ),
+    "rust": ("struct_item", "enum_item", "trait_item", "union_item"),
 }
 
 
