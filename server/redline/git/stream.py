@@ -9,7 +9,8 @@ Every diff Redline reviews passes here (a git diff, a forge's through `capped_di
 where Redline's own files (`files.REDLINE_STATE_FILES`: the dismissals an editor writes) leave
 it: their sections are dropped before anything sees them. They are no unit, no changed file in
 the totals or the label, no skipped entry, and never reach an analyzer or a model, whatever the
-scope and whichever entry point (CLI, language server) asked.
+scope and whichever entry point (CLI, language server) asked. A file whose lines end in a bare
+CR gets its hunks by lines here too (git/cr_breaks.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 from redline.errors import RedlineError
 from redline.files import REDLINE_STATE_FILES
+from redline.git.cr_breaks import lf_sections
 from redline.git.difftext import diff_counts
 from redline.git.names import is_oid
 from redline.git.process import decode
@@ -172,7 +174,7 @@ class DiffStream:
         data = without_state_files(data)
         if not data:
             return
-        text = decode(data)
+        text = lf_sections(decode(data))
         self._texts.append(text)
         if self._consumer is not None:
             wanted = self._consumer.feed(text)
