@@ -11,8 +11,10 @@ Consider `yaml.safe_load`. `yaml.load` can construct arbitrary objects from untr
 from __future__ import annotations
 
 import re
+import subprocess
 import textwrap
 from itertools import combinations
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -23,6 +25,9 @@ from redline.analyzers.rules import RULES, family
 from redline.analyzers.wording import split_sentences, title_of
 from redline.config_models import AnalyzerSettings
 from redline.model import Category, Finding, Severity
+
+from gitrepo import GitRepo
+from real_clients import REDLINE, client_env
 
 EVERY_RULE = textwrap.dedent(
     """\
@@ -199,3 +204,28 @@ def test_sentences_keep_every_character_and_every_code_span(text: str) -> None:
     folded = " ".join(text.split())
     for span in re.findall(r"`[^`]+`", folded):
         assert any(span.rstrip(".") in s for s in sentences) or span.strip("` .") == "", span
+
+
+def test_the_cli_report_says_the_yaml_load_finding_once(repo: GitRepo, tmp_path: Path) -> None:
+    """The installed `redline review` in a real repository, as the issue saw it: the heading
+    and the text under it."""
+    repo.write("README.md", "base\n")
+    repo.commit("base")
+    repo.write("app/conf.py", "import yaml\n\n\ndef read(s):\n    return yaml.load(s)\n")
+    proc = subprocess.run(
+        [str(REDLINE), "review", "--repo", str(repo.root), "--format", "markdown", "-q"],
+        env=client_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = proc.stdout
+    heading = "### `app/conf.py:5` — Probable use of unsafe `yaml.load`\n\n"
+    body = (
+        "`yaml.load` can construct arbitrary objects from untrusted input; use "
+        "`yaml.safe_load`.\n\nRule S506 (ruff): "
+    )
+    assert heading + body in report, report
+    assert report.count("arbitrary objects") == 1 and report.count("safe_load") == 1
