@@ -53,6 +53,8 @@ def lf_content(data: bytes | None) -> bytes | None:
 def lf_sections(text: str) -> str:
     """`text` (whole file sections of a git diff) with each section of a CR-broken file
     re-diffed by lines (see the module docstring); every other section as it is."""
+    # One regex pass (~600 MB/s) when there is a CR at all: a CRLF file's diff has one on
+    # every line, and none of them is a bare one.
     if "\r" not in text or _BARE_CR.search(text) is None:
         return text
     out: list[str] = []
