@@ -102,9 +102,7 @@ RULES: dict[str, RuleInfo] = {
         "mid-run; keep a reference to it.",
         "Unreferenced task from `{0}`",
     ),
-    "UP031": RuleInfo(
-        S.INFO, C.QUALITY, 0.8, "Prefer f-strings or `str.format`.", "`%` string formatting"
-    ),
+    "UP031": RuleInfo(S.INFO, C.QUALITY, 0.8, "Prefer f-strings or `str.format`."),
     # --- security (ruff S / bandit B share numbers) ---
     "S102": RuleInfo(S.HIGH, C.SECURITY, 0.7, "Never pass untrusted text to `exec`."),
     "S104": RuleInfo(
