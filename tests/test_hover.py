@@ -110,4 +110,4 @@ def test_the_vscode_extension_asks_for_the_hover_beside_the_diagnostic() -> None
     client = (
         Path(__file__).resolve().parents[1] / "editor-client" / "src" / "client.ts"
     ).read_text(encoding="utf-8")
-    assert "initializationOptions: { hoverBesideDiagnostic: true }" in client
+    assert "initializationOptions: { hoverBesideDiagnostic: true," in client

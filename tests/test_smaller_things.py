@@ -21,7 +21,6 @@ from redline.store.dismissals import DismissalStore
 from gitrepo import GitRepo
 from real_clients import REDLINE, client_env
 
-SKIP_TEXT = "Redline's own state (dismissals Redline wrote), not reviewed"
 # A Latin-1 module: "café" on line 2 is byte 0xE9, invalid as UTF-8; a bare except on line 8
 # (ruff E722), and an f-string without placeholders after a non-ASCII string on line 10 (F541,
 # with a fix whose columns count the "é").
@@ -112,6 +111,8 @@ def test_a_file_no_analyzer_can_read_is_named_in_the_coverage(tmp_path: Path) ->
 
 
 def test_dismissals_file_is_not_reviewed_as_a_change(tmp_path: Path) -> None:
+    """Issue 25: Redline's own `.redline/dismissed.toml` is not part of the change at all — no
+    unit, not counted among the files changed, not listed as skipped — whatever scope."""
     repo = GitRepo(tmp_path / "r")
     repo.write("a.py", "x = 1\n")
     repo.commit("base")
@@ -123,21 +124,42 @@ def test_dismissals_file_is_not_reviewed_as_a_change(tmp_path: Path) -> None:
     DismissalStore(repo.root).add(Finding.model_validate(unused), "kept on purpose", by="test")
     assert (repo.root / ".redline" / "dismissed.toml").is_file()
     second = review_json(repo, tmp_path)
-    coverage = second["coverage"]
-    assert coverage["reviewed_files"] == ["a.py"]
-    assert {"path": ".redline/dismissed.toml", "reason": SKIP_TEXT} in coverage["skipped"]
+    assert _not_in_the_change(second)
+    assert second["coverage"]["reviewed_files"] == ["a.py"]
     assert second["findings"] == []
+    assert second["scope_label"].endswith("1 file, +1 −0"), second["scope_label"]
+    assert second["stats"]["files"] == 1, second["stats"]
+    report = run_review(repo, tmp_path, "--format", "markdown")
+    assert "`.redline/dismissed.toml`" not in report  # not among the files, not skipped
+    assert "dismissed (.redline/dismissed.toml or inline markers)" in report  # what it did
+    assert "**1 file changed, +1 −0 lines.**" in report
     # The same once it is committed and then edited by hand: still Redline's state, not code.
     repo.commit("dismiss")
     repo.write(".redline/dismissed.toml", "# edited\n")
     repo.write(".redline/rules.md", "Prefer explicit imports.\n")
-    third = review_json(repo, tmp_path)["coverage"]
-    assert {"path": ".redline/dismissed.toml", "reason": SKIP_TEXT} in third["skipped"]
+    third = review_json(repo, tmp_path)
+    assert _not_in_the_change(third)
     # The team's own instructions file is theirs, and is reviewed like any text: here, offline,
     # that is by nothing (no analyzer reads Markdown), and the report says so.
     reason = "not reviewed: no analyzer for Markdown and no model ran"
-    assert {"path": ".redline/rules.md", "reason": reason} in third["skipped"]
-    assert ".redline/rules.md" not in third["reviewed_files"]
+    assert {"path": ".redline/rules.md", "reason": reason} in third["coverage"]["skipped"]
+    assert ".redline/rules.md" not in third["coverage"]["reviewed_files"]
+    # Alone in a change, it leaves nothing to review; in a commit or a branch, the same.
+    (repo.root / ".redline" / "rules.md").unlink()
+    alone = review_json(repo, tmp_path)
+    assert _not_in_the_change(alone)
+    assert alone["scope_label"].endswith("no changes"), alone["scope_label"]
+    repo.commit("edit the dismissals")
+    for scope in (["--commit", "HEAD"], ["--range", "HEAD~2..HEAD"]):
+        data = json.loads(run_review(repo, tmp_path, "--format", "json", *scope))
+        assert _not_in_the_change(data), scope
+
+
+def _not_in_the_change(review: dict[str, Any]) -> bool:
+    coverage = review["coverage"]
+    paths = [*coverage["reviewed_files"], *(s["path"] for s in coverage["skipped"])]
+    paths += [f["file"] for f in review["findings"]]
+    return ".redline/dismissed.toml" not in paths
 
 
 # -- the decoding rules themselves -----------------------------------------------------------

@@ -26,8 +26,9 @@ export interface ClientEvents {
   onServerDown(reason: string): void;
 }
 
-/** How long a message the server showed counts as "already shown" for the error answer that
- *  follows it (the server shows a command's error and answers it with the same text). */
+/** How long a message the server showed counts as "already shown" for an error answer with the
+ *  same text that follows it (a command's error is only answered, never also shown, by today's
+ *  server; an older one did both). */
 const SHOWN_WINDOW_MS = 3000;
 
 export class RedlineClient implements vscode.Disposable {
@@ -71,8 +72,9 @@ export class RedlineClient implements vscode.Disposable {
       documentSelector: [{ scheme: 'file' }],
       synchronize: { configurationSection: 'redline' },
       // VS Code shows a diagnostic's message at the top of the hover: the server's hover then
-      // leaves the title and first paragraph out instead of repeating them.
-      initializationOptions: { hoverBesideDiagnostic: true },
+      // leaves the title and first paragraph out instead of repeating them. The status bar and
+      // the sidebar say how each review ended ("no findings"): the server need not say it too.
+      initializationOptions: { hoverBesideDiagnostic: true, clientShowsOutcome: true },
       outputChannel: this.output,
       // The review can take minutes; progress and errors are shown by the extension itself.
       revealOutputChannelOn: 4, // RevealOutputChannelOn.Never

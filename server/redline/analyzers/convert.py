@@ -11,16 +11,15 @@ from dataclasses import dataclass
 
 from redline.analyzers.base import RawResult
 from redline.analyzers.fixes import SourceText, apply_fix
-from redline.analyzers.rules import SECRET_RULES, family, is_noise, rule_info
+from redline.analyzers.rules import SECRET_RULES, RuleInfo, family, is_noise, rule_info
 from redline.analyzers.statements import FixChecker, Statements
+from redline.analyzers.wording import body_of, title_of
 from redline.model import AnchorState, Finding, FixState, finding_id
-from redline.shorten import shorten
 
-_BACKTICKED = re.compile(r"`([^`]+)`")
+_CWE_TAG = re.compile(r"\s*\((CWE-\d+)\)\s*$")
 _QUOTED = re.compile(r"""(['"])(.*?)\1""")
 # bandit: "Possible hardcoded password: 'hunter2'"; keep the label, drop the value.
 _SECRET_VALUE = re.compile(r"""(password|secret|token|key)(\s*:\s*)(['"]).*?\3""", re.IGNORECASE)
-_TITLE_LIMIT = 100
 
 
 @dataclass
@@ -128,8 +127,9 @@ def _finding(raw: RawResult, source: SourceText, checker: FixChecker) -> Finding
             fix.improved_code,
         )
     message = _redact(raw.message, existing) if key in SECRET_RULES else _redact(raw.message, "")
-    title = _title(info.title, message)
-    comment = _comment(message, title, info.advice, raw, fix is not None)
+    message, tag = _split_tag(message)
+    title = title_of(info.title, message)
+    comment = _comment(message, title, info, raw, fix is not None, tag)
     return Finding(
         # The id uses the rule family, so it does not change with which tool reported it.
         id=finding_id(raw.file, existing, info.category, key),
@@ -155,37 +155,32 @@ def _finding(raw: RawResult, source: SourceText, checker: FixChecker) -> Finding
     )
 
 
-def _title(template: str | None, message: str) -> str:
-    if template:
-        names = _BACKTICKED.findall(message)
-        if "{0}" not in template:
-            return template
-        if names:
-            return template.replace("{0}", names[0])
-    first = message.strip().split("\n", 1)[0].rstrip(". ")
-    first = first[:1].upper() + first[1:] if first[:1].isalpha() else first
-    return shorten(first, _TITLE_LIMIT) or "Analyzer finding"
+def _split_tag(message: str) -> tuple[str, str]:
+    """The message without the weakness class bandit's results carry ("… (CWE-20)"), and that
+    class: it names the rule, so it goes with the rule's line, not into the sentences."""
+    match = _CWE_TAG.search(message)
+    if match is None:
+        return message, ""
+    return message[: match.start()], match.group(1)
 
 
-def _comment(message: str, title: str, advice: str, raw: RawResult, fixed: bool) -> str:
-    """The body under the title: the tool's message unless the title already says all of it
-    (`Undefined name `x`` twice in a row reads as a glitch), then the advice."""
-    message = message.rstrip()
-    parts = []
-    if _plain(message) != _plain(title):
-        parts.append(message + ("" if message.endswith((".", "!", "?")) else "."))
-    if advice:
-        parts.append(advice)
+def _comment(
+    message: str, title: str, info: RuleInfo, raw: RawResult, fixed: bool, tag: str = ""
+) -> str:
+    """The body under the title: what of the tool's message the title and the advice do not
+    already say (wording.py), then the advice; the rule's line last."""
+    parts = body_of(info.title, message, title, info.advice)
+    if info.advice:
+        parts.append(info.advice)
     if fixed and raw.fix_unsafe:
         parts.append(UNSAFE_FIX_NOTE.format(tool=raw.tool))
     text = " ".join(parts)
+    named = f"{raw.tool}, {tag}" if tag else raw.tool
     if raw.url:
-        text = (text + "\n\n" if text else "") + f"Rule {raw.rule} ({raw.tool}): {raw.url}"
+        text = (text + "\n\n" if text else "") + f"Rule {raw.rule} ({named}): {raw.url}"
+    elif tag:
+        text = (text + "\n\n" if text else "") + f"Rule {raw.rule} ({named})"
     return text
-
-
-def _plain(text: str) -> str:
-    return " ".join(text.split()).rstrip(".!?…").casefold()
 
 
 def _redact(message: str, code: str) -> str:

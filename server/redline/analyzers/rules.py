@@ -23,7 +23,8 @@ class RuleInfo:
     category: Category
     confidence: float
     advice: str = ""
-    # Title template; "{0}" is the first `quoted` name in the tool's message.
+    # Title template, written to replace the tool's wording (analyzers/wording.py); "{0}" is the
+    # first `quoted` name in the tool's message (else its first "double-quoted" one).
     title: str | None = None
 
 
@@ -34,8 +35,8 @@ RULES: dict[str, RuleInfo] = {
     # --- pyflakes: mistakes the interpreter will hit ---
     "F401": RuleInfo(
         S.LOW, C.QUALITY, 0.9,
-        "An unused import costs import time and hides real dependencies; remove it, or list "
-        "it in `__all__` if it is re-exported on purpose.",
+        "It costs import time and hides real dependencies; remove it, or list it in `__all__` "
+        "if it is re-exported on purpose.",
         "Unused import `{0}`",
     ),
     "F811": RuleInfo(
@@ -59,6 +60,7 @@ RULES: dict[str, RuleInfo] = {
     "F632": RuleInfo(
         S.MEDIUM, C.FUNCTIONALITY, 0.9,
         "`is` compares identity, not value, and is unreliable for literals; use `==`.",
+        "Literal compared with `is`",
     ),
     "invalid-syntax": RuleInfo(
         S.HIGH, C.FUNCTIONALITY, 0.95,
@@ -68,8 +70,8 @@ RULES: dict[str, RuleInfo] = {
     # --- pycodestyle errors ---
     "E722": RuleInfo(
         S.MEDIUM, C.FUNCTIONALITY, 0.9,
-        "A bare `except:` also catches KeyboardInterrupt and SystemExit and hides real bugs; "
-        "catch the specific exceptions you expect (at most `except Exception:`).",
+        "It also catches KeyboardInterrupt and SystemExit and hides real bugs; catch the "
+        "specific exceptions you expect (at most `except Exception:`).",
         "Bare `except`",
     ),
     # --- bugbear: likely bugs ---
@@ -82,6 +84,7 @@ RULES: dict[str, RuleInfo] = {
     "B008": RuleInfo(
         S.LOW, C.FUNCTIONALITY, 0.6,
         "The call runs once at definition time, not on every call; move it into the body.",
+        "Call to `{0}` in an argument default",
     ),
     "B023": RuleInfo(
         S.MEDIUM, C.FUNCTIONALITY, 0.8,
@@ -91,36 +94,38 @@ RULES: dict[str, RuleInfo] = {
     "B904": RuleInfo(
         S.LOW, C.QUALITY, 0.7,
         "Chain the exception (`raise ... from err`) so the original cause is not lost.",
+        "Exception raised in `except` without `from`",
     ),
     "RUF006": RuleInfo(
         S.MEDIUM, C.FUNCTIONALITY, 0.85,
         "The event loop keeps only a weak reference to the task, which can be garbage-collected "
         "mid-run; keep a reference to it.",
+        "Unreferenced task from `{0}`",
     ),
     "UP031": RuleInfo(S.INFO, C.QUALITY, 0.8, "Prefer f-strings or `str.format`."),
     # --- security (ruff S / bandit B share numbers) ---
     "S102": RuleInfo(S.HIGH, C.SECURITY, 0.7, "Never pass untrusted text to `exec`."),
     "S104": RuleInfo(
         S.MEDIUM, C.SECURITY, 0.6,
-        "Binding to all interfaces exposes the service to the network; bind to localhost unless "
-        "that exposure is intended.",
+        "The service is then reachable from the network; bind to localhost unless that is "
+        "intended.",
     ),
     "S105": RuleInfo(
         S.MEDIUM, C.SECURITY, 0.6,
         "Secrets in source end up in version control and logs; read them from the environment "
         "or a secret store.",
-        "Possible hardcoded password",
+        "Possible hardcoded password in `{0}`",
     ),
     "S106": RuleInfo(
         S.MEDIUM, C.SECURITY, 0.6,
         "Secrets in source end up in version control and logs; read them from the environment "
         "or a secret store.",
-        "Possible hardcoded password",
+        "Possible hardcoded password in `{0}`",
     ),
     "S107": RuleInfo(
         S.MEDIUM, C.SECURITY, 0.5,
         "A default password is a password everyone knows; require the caller to supply it.",
-        "Possible hardcoded password default",
+        "Possible hardcoded default password for `{0}`",
     ),
     "S108": RuleInfo(
         S.MEDIUM, C.SECURITY, 0.6,
@@ -130,6 +135,7 @@ RULES: dict[str, RuleInfo] = {
     "S110": RuleInfo(
         S.LOW, C.QUALITY, 0.7,
         "Silently swallowing exceptions hides failures; log the exception or handle it.",
+        "Exception passed over (`try`-`except`-`pass`)",
     ),
     "S113": RuleInfo(
         S.MEDIUM, C.FUNCTIONALITY, 0.8,
@@ -138,10 +144,12 @@ RULES: dict[str, RuleInfo] = {
     "S301": RuleInfo(
         S.MEDIUM, C.SECURITY, 0.6,
         "Unpickling untrusted data runs arbitrary code; use a data format such as JSON.",
+        "Deserialization with `{0}`",
     ),
     "S307": RuleInfo(
         S.HIGH, C.SECURITY, 0.8,
         "`eval` runs arbitrary code from its input; use `ast.literal_eval` or a real parser.",
+        "Use of `eval`",
     ),
     "S324": RuleInfo(
         S.MEDIUM, C.SECURITY, 0.7,
@@ -157,13 +165,15 @@ RULES: dict[str, RuleInfo] = {
     ),
     "S602": RuleInfo(
         S.HIGH, C.SECURITY, 0.85,
-        "With `shell=True` the command string is interpreted by the shell, so any part that "
-        "comes from input can inject commands; pass an argument list without `shell=True`.",
+        "The shell interprets the command string, so any part that comes from input can inject "
+        "commands; pass an argument list instead.",
         "Shell command built from non-constant input (`shell=True`)",
     ),
     "S604": RuleInfo(
         S.HIGH, C.SECURITY, 0.7,
-        "A call with `shell=True` interprets its input in a shell; pass an argument list.",
+        "Its input is run by a shell, so any part that comes from input can inject "
+        "commands; pass an argument list.",
+        "Function call with `shell=True`",
     ),
     "S605": RuleInfo(
         S.HIGH, C.SECURITY, 0.85,
@@ -173,7 +183,8 @@ RULES: dict[str, RuleInfo] = {
     ),
     "S608": RuleInfo(
         S.HIGH, C.SECURITY, 0.7,
-        "Building SQL from strings allows SQL injection; use the driver's query parameters.",
+        "A query built from strings lets its input change the query; use the driver's query "
+        "parameters.",
         "Possible SQL injection",
     ),
     # --- ast-grep: Redline's own rule pack (analyzers/astgrep_rules/, one id per rule) ---
@@ -376,6 +387,7 @@ def rule_info(
                 S.LOW, C.SECURITY, 0.6,
                 "The command is a constant today; prefer an argument list without a shell so "
                 "it stays safe when someone adds a variable to it.",
+                "Shell command, constant for now",
             )
         return RuleInfo(S.CRITICAL, info.category, info.confidence, info.advice, info.title)
     return info

@@ -37,7 +37,6 @@ from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
 
 from redline.config_models import ReviewSettings
-from redline.files import REDLINE_STATE_FILES
 from redline.model import ContextLevel, PatchType, ReviewUnit, Tag
 
 # --- thresholds (the only place they are defined) -------------------------------------------
@@ -68,7 +67,6 @@ SKIP_DELETED_UNUSED = "file deleted; none of its definitions is used in the new 
 SKIP_RENAME_ONLY = "renamed without content changes"
 SKIP_COPY_ONLY = "copied without content changes"
 SKIP_NO_CONTENT = "no content change (empty file or mode change only)"
-SKIP_REDLINE_STATE = "Redline's own state (dismissals Redline wrote), not reviewed"
 
 # A submodule shows as a gitlink (mode 160000) in the unit's git header, or as a
 # `--submodule=log` "Submodule <path> a..b" line.
@@ -110,21 +108,18 @@ _TAG_SKIPS = (
 def skip_reason_for(unit: ReviewUnit, settings: ReviewSettings) -> str | None:
     """Why a unit is not reviewed at all, or None. A reason set earlier (parse errors) wins.
 
-    The first that applies, in this order: excluded by configuration, Redline's own state
-    (`files.REDLINE_STATE_FILES`), submodule, binary, lockfile, vendored, generated, minified,
-    deleted (unless the unit lists the definitions the file took away: then it is reviewed for
-    what it breaks, see review/deleted.py), renamed / copied without content changes, no
-    content change. Each is checked only when the ones before it do not apply.
+    The first that applies, in this order: excluded by configuration, submodule, binary,
+    lockfile, vendored, generated, minified, deleted (unless the unit lists the definitions the
+    file took away: then it is reviewed for what it breaks, see review/deleted.py), renamed /
+    copied without content changes, no content change. Each is checked only when the ones
+    before it do not apply. (Redline's own files never get here: git/stream.py leaves them out
+    of the diff.)
     """
     if unit.skip_reason:
         return unit.skip_reason
     glob = excluded_by(unit, settings.exclude)
     if glob is not None:
         return f"excluded by configuration: {glob}"
-    # Before everything else the unit could be: a dismissal must not come back as a change to
-    # review in the next uncommitted review, whatever scope or entry point (CLI, editor) asks.
-    if unit.file_path in REDLINE_STATE_FILES:
-        return SKIP_REDLINE_STATE
     if is_submodule(unit):
         return SKIP_SUBMODULE
     tags = unit.tags

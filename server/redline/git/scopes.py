@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Final
 
 from redline.errors import GitCommandError, RepositoryError, UsageError
+from redline.git.cr_breaks import lf_content
 from redline.git.difftext import stats_suffix
 from redline.git.hardlinks import all_names_inside
 from redline.git.hardlinks import refusal as hardlink_refusal
@@ -64,7 +65,7 @@ class ScopeDiff:
         """path's contents on the old side; None if it does not exist there."""
         if self.old_rev is None or self.old_rev == UNAVAILABLE_REV:
             return None
-        return self._repo().read_blob(self.old_rev, path, self.max_file_bytes)
+        return lf_content(self._repo().read_blob(self.old_rev, path, self.max_file_bytes))
 
     def prefetch_new(self, paths: list[str]) -> None:
         """Read many new-side versions at once (committed sides only): one `ls-tree` and one
@@ -97,10 +98,12 @@ class ScopeDiff:
         if self.read_ahead is not None:
             self._take_read_ahead()
         if path in self._new_cache:
-            return self._new_cache[path]
-        data = self._read_new_uncached(path)
-        self._new_cache[path] = data
-        return data
+            data = self._new_cache[path]
+        else:
+            data = self._new_cache[path] = self._read_new_uncached(path)
+        # A file whose lines end in a bare CR, with the line breaks its diff was given
+        # (git/cr_breaks.py).
+        return lf_content(data)
 
     def _read_new_uncached(self, path: str) -> bytes | None:
         if self.new_rev is None:

@@ -4,6 +4,13 @@ DiffStream cuts the output into runs of whole file sections for a DiffConsumer (
 UnitBuilder), and ReadAhead reads the new versions those sections name with one
 `git cat-file --batch` meanwhile. Only an optimisation of the one-shot path (the whole diff
 text, then a batched read): the text, the totals and the contents read are the same.
+
+Every diff Redline reviews passes here (a git diff, a forge's through `capped_diff`), so this is
+where Redline's own files (`files.REDLINE_STATE_FILES`: the dismissals an editor writes) leave
+it: their sections are dropped before anything sees them. They are no unit, no changed file in
+the totals or the label, no skipped entry, and never reach an analyzer or a model, whatever the
+scope and whichever entry point (CLI, language server) asked. A file whose lines end in a bare
+CR gets its hunks by lines here too (git/cr_breaks.py).
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ import threading
 from typing import TYPE_CHECKING, Final, Protocol
 
 from redline.errors import RedlineError
+from redline.files import REDLINE_STATE_FILES
+from redline.git.cr_breaks import lf_sections
 from redline.git.difftext import diff_counts
 from redline.git.names import is_oid
 from redline.git.process import decode
@@ -27,6 +36,12 @@ if TYPE_CHECKING:
 
 # What starts every file section but the first: a cut is made after its newline.
 _NEXT: Final = b"\ndiff "
+# The `diff --git` line of a Redline state file's section: its names need no quoting, and
+# every diff Redline reads has the a/ b/ prefixes (git: DIFF_OPTIONS; forges write them). A
+# rename to or from one of them names another file too: that section stays.
+_STATE_HEADERS: Final = tuple(
+    f"diff --git a/{path} b/{path}\n".encode() for path in sorted(REDLINE_STATE_FILES)
+)
 # A blob id as a diff's `index` line may abbreviate it.
 _ABBREV_RE: Final = re.compile(r"[0-9a-f]{4,64}")
 
@@ -156,7 +171,10 @@ class DiffStream:
         self._send(b"".join(parts))
 
     def _send(self, data: bytes) -> None:
-        text = decode(data)
+        data = without_state_files(data)
+        if not data:
+            return
+        text = lf_sections(decode(data))
         self._texts.append(text)
         if self._consumer is not None:
             wanted = self._consumer.feed(text)
@@ -188,6 +206,21 @@ class DiffStream:
         return DiffStats(
             files=files, added=added + self._cut_lines[0], removed=removed + self._cut_lines[1]
         )
+
+
+def without_state_files(data: bytes) -> bytes:
+    """`data` (whole file sections) without the sections of Redline's own files."""
+    if not any(data.startswith(h) or b"\n" + h in data for h in _STATE_HEADERS):
+        return data
+    kept: list[bytes] = []
+    start = 0
+    while start < len(data):
+        end = data.find(_NEXT, start)
+        end = len(data) if end == -1 else end + 1
+        if not data.startswith(_STATE_HEADERS, start):
+            kept.append(data[start:end])
+        start = end
+    return b"".join(kept)
 
 
 def capped_diff(data: bytes, max_section_bytes: int) -> tuple[str, DiffStats]:

@@ -8,8 +8,10 @@ without import-time side effects between modules.
 Commands (`Handlers.command`) and custom requests (`Handlers.request`) share one contract: the
 client's arguments are parsed first; a `RedlineError` while parsing is the client's mistake and
 answers a JSON-RPC `InvalidParams` error, one in the body answers `RequestFailed`; both carry
-the message, which is also shown with `window/showMessage` for clients that do not surface
-command errors.
+the message. The error answer is the one thing sent: the client that asked shows it (Neovim,
+Emacs, Kate and Helix show an error answer; the VS Code extension shows it from `client.command`,
+and VS Code itself from a code action's command). A `window/showMessage` on top of it showed
+every command error twice.
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from redline.errors import RedlineError
+from redline.redaction import redact
 
 if TYPE_CHECKING:
     from redline.lsp.language_server import RedlineServer
+
+log = logging.getLogger("redline.lsp")
 
 Parsed = TypeVar("Parsed")
 Handler = Callable[..., Any]
@@ -51,24 +56,31 @@ class RequestFailed(CommandError):
 class QuietCommandErrors(logging.Filter):
     """For pygls' protocol logger: it logs every error answer with a traceback, as if the
     server had crashed; a command's own answer is the user's mistake, already in the reply,
-    shown and logged in one line by the command."""
+    logged in one line by the command."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         return not isinstance(exc, CommandError)
 
 
-def _parse(ls: Any, name: str, parse: Callable[[Any], Parsed], raw: Any) -> Parsed:
+def _parse(name: str, parse: Callable[[Any], Parsed], raw: Any) -> Parsed:
     try:
         return parse(raw)
     except RedlineError as exc:
-        ls.show_message(f"Redline: {exc}")
-        raise InvalidArguments(f"{name}: {exc}") from None
+        raise InvalidArguments(_answered(name, exc)) from None
 
 
-def _failed(ls: Any, name: str, exc: RedlineError) -> RequestFailed:
-    ls.show_message(f"Redline: {exc}")
-    return RequestFailed(f"{name}: {exc}")
+def _failed(name: str, exc: RedlineError) -> RequestFailed:
+    return RequestFailed(_answered(name, exc))
+
+
+def _answered(name: str, exc: RedlineError) -> str:
+    """The error answer's message (redacted: it can quote a path or the user's input), logged
+    in one line as the server's record of it (at INFO: the client shows the answer; a warning
+    on stderr would show it again in editors that print the server's stderr)."""
+    text = redact(f"{name}: {exc}")
+    log.info("%s", text)
+    return text
 
 
 @dataclass
@@ -80,11 +92,11 @@ class Command(Generic[Parsed]):
     def __call__(self, ls: Any, *args: Any) -> Any:
         # The annotations here are what pygls reads to structure the arguments: Any, so the
         # client's JSON reaches `parse` as it was sent.
-        parsed = _parse(ls, self.name, self.parse, args)
+        parsed = _parse(self.name, self.parse, args)
         try:
             return self.body(ls, parsed)
         except RedlineError as exc:
-            raise _failed(ls, self.name, exc) from None
+            raise _failed(self.name, exc) from None
 
 
 @dataclass
@@ -97,11 +109,11 @@ class Request(Generic[Parsed]):
     body: Callable[[RedlineServer, Parsed], Awaitable[Any]]
 
     async def __call__(self, ls: Any, params: Any) -> Any:
-        parsed = _parse(ls, self.name, self.parse, plain_json(params))
+        parsed = _parse(self.name, self.parse, plain_json(params))
         try:
             return await self.body(ls, parsed)
         except RedlineError as exc:
-            raise _failed(ls, self.name, exc) from None
+            raise _failed(self.name, exc) from None
 
 
 def plain_json(value: Any) -> Any:

@@ -228,6 +228,10 @@ async def _run_job(
                 modelError=review.model_error,
             )
             return
+        if not shown.findings and not review.model_error and not ls.settings.client_shows_outcome:
+            # Else an empty review only clears the squiggles: nothing says it ran. Once per
+            # review, at Info (the model error above already said how this one ended).
+            ls.show_message(f"Redline: no findings ({review.scope_label})", types.MessageType.Info)
         _state(
             ls,
             folder,

@@ -13,8 +13,10 @@ import contextlib
 import logging
 import sysconfig
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from redline.errors import UsageError
@@ -25,6 +27,9 @@ from redline.lsp.reviews import ReviewRegistry
 from redline.lsp.settings import LspSettings
 from redline.lsp.tracking import FindingTracker
 from redline.redaction import redact
+
+if TYPE_CHECKING:
+    from pygls.server import ServerErrors
 
 log = logging.getLogger("redline.lsp")
 
@@ -120,6 +125,15 @@ class RedlineServer(LanguageServer):
     @property
     def encoding(self) -> publish.Encoding:
         return publish.encoding_of(self.workspace.position_encoding)
+
+    def report_server_error(self, error: Exception, source: ServerErrors) -> None:
+        # pygls' read loop reports a frame it could not read as `JsonRpcException` itself
+        # (the other sources are its subclasses): answered as JSON-RPC says (protocol.py),
+        # where pygls would pop up "Error in server" and stop its thread pool.
+        if source is JsonRpcException and isinstance(self.protocol, RedlineProtocol):
+            self.protocol.answer_unreadable(error)
+            return
+        super().report_server_error(error, source)
 
     # -- notifications -------------------------------------------------------------------
 

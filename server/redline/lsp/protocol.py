@@ -10,10 +10,16 @@ The lifecycle, as LSP 3.17 says: a request before `initialize` answers ServerNot
 (pygls answers it with null), notifications then are dropped; a request after `shutdown`
 answers InvalidRequest (pygls ignores it); `exit` sets the exit code, 0 after `shutdown` and 1
 without (pygls computes it, then the SystemExit carrying it is swallowed by its own runner).
+
+A frame pygls cannot read (its body not JSON, not UTF-8, nested too deep) is JSON-RPC's Parse
+error, and JSON that is no message object (a number, an array, an object without `jsonrpc`)
+its Invalid Request, both answered with id null. pygls would show the user "Error in server" and
+shut its thread pool down (which also reads stdin); the connection stays as it was instead.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +30,9 @@ from pygls.protocol import LanguageServerProtocol
 
 log = logging.getLogger("redline.lsp")
 
+PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+INTERNAL_ERROR = -32603
 INVALID_PARAMS = -32602
 SERVER_NOT_INITIALIZED = types.ErrorCodes.ServerNotInitialized.value
 
@@ -79,6 +87,10 @@ class RedlineProtocol(LanguageServerProtocol):
         if isinstance(message, Malformed):
             self._answer_malformed(message)
             return
+        if not hasattr(message, "jsonrpc"):  # valid JSON, but no message: 5, [..], {"id": 1}
+            log.warning("ignored JSON that is not a JSON-RPC message (%s)", type(message).__name__)
+            self._error(None, INVALID_REQUEST, "not a JSON-RPC message object")
+            return
         method = getattr(message, "method", None)
         is_request = method is not None and hasattr(message, "id")
         if is_request and not _valid_id(message.id):
@@ -116,6 +128,20 @@ class RedlineProtocol(LanguageServerProtocol):
         self._error(
             message.id, INVALID_PARAMS, f"{message.method}: invalid params: {message.problem}"
         )
+
+    def answer_unreadable(self, error: Exception) -> None:
+        """Answer a frame whose body could not be read as a message (pygls' read loop caught
+        `error`): Parse error for bytes that are not JSON, else an internal error; both id null,
+        since no id could be read."""
+        if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError, RecursionError)):
+            # The problem's position, never the body (it can hold the user's code).
+            problem = error.msg if isinstance(error, json.JSONDecodeError) else type(error).__name__
+            log.warning("an unreadable frame: %s", problem)
+            text = f"Parse error: the message is not valid JSON ({problem})"
+            self._error(None, PARSE_ERROR, text)
+            return
+        log.error("could not handle a message: %r", error)
+        self._error(None, INTERNAL_ERROR, f"could not handle the message: {type(error).__name__}")
 
     def _error(self, msg_id: Any, code: int, text: str) -> None:
         # A plain dict: ResponseErrorMessage's id cannot be null (the spec's answer to a request

@@ -35,6 +35,8 @@ _ALIASES = {
     "save_debounce": "save_debounce",
     "hoverbesidediagnostic": "hover_beside_diagnostic",
     "hover_beside_diagnostic": "hover_beside_diagnostic",
+    "clientshowsoutcome": "client_shows_outcome",
+    "client_shows_outcome": "client_shows_outcome",
 }
 
 
@@ -49,6 +51,9 @@ class LspSettings:
     # The client shows a diagnostic's message in the hover above Redline's (VS Code; its
     # extension says so in initializationOptions): the hover leaves the message out.
     hover_beside_diagnostic: bool = False
+    # The client shows how each review ended itself (the VS Code extension: its status bar and
+    # sidebar say "no findings"); other clients are told an empty review's outcome in a message.
+    client_shows_outcome: bool = False
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def engine_flags(self) -> dict[str, Any]:
@@ -107,7 +112,7 @@ def _convert(target: str, value: Any) -> Any:
     if target == "base_branch":
         text = str(value).strip()
         return text or None
-    if target in ("auto_review_on_save", "hover_beside_diagnostic"):
+    if target in ("auto_review_on_save", "hover_beside_diagnostic", "client_shows_outcome"):
         return _as_bool(value)
     if target == "stale_display":
         text = str(value).strip().lower()
