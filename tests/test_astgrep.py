@@ -16,6 +16,7 @@ from redline.analyzers.base import AnalyzerFailed
 from redline.analyzers.rules import RULES
 from redline.config_models import AnalyzerSettings
 from redline.model import AnalyzerRun, Finding
+from wording_checks import repeats
 
 CASES = Path(__file__).parent / "astgrep_cases"
 ONLY_ASTGREP = AnalyzerSettings(ruff=False, bandit=False, ast_grep=True)
@@ -72,6 +73,7 @@ def test_rule_finds_its_positive_examples_and_not_its_negative_ones(rule: str) -
             found = hits(outcome.findings, rule)
             assert found, f"{rule}: positive example {n} ({suffix}) not found:\n{code}"
             assert found[0].title == RULES[rule].title
+            assert not repeats(found[0]), repeats(found[0])  # the title and body say it once
         for n, code in enumerate(data["valid"]):
             outcome = review({f"src/case{n}{suffix}": code})
             assert not hits(outcome.findings, rule), (

@@ -323,7 +323,7 @@ RULES: dict[str, RuleInfo] = {
     ),
     "py-open-not-closed": RuleInfo(
         S.MEDIUM, C.FUNCTIONALITY, 0.7,
-        "Use `with open(...) as fh:` so the file is closed on every path.",
+        "Use `with open(...) as fh:` so it is closed when the block ends, an exception included.",
         "File opened and not closed on every path",
     ),
     "py-coroutine-not-awaited": RuleInfo(
