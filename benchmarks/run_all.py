@@ -30,6 +30,7 @@ BENCHMARKS = (
     "e2e_cli.py",
     "offline_review.py",
     "eval_oracle.py",
+    "offline_eval.py",
     "big_diff.py",
 )
 
