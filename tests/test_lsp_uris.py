@@ -17,9 +17,9 @@ from urllib.parse import quote, unquote
 
 import pytest
 
-from gitrepo import GitRepo
 from raw_rpc import Message, RawClient
 
+from gitrepo import GitRepo
 from lsp_support import server_env
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
