@@ -157,6 +157,24 @@ def test_a_client_spelling_of_a_path_with_e_acute_and_plus_is_answered_in_kind(
     _review(client)
     published = _published(client, reports_uri, LINES, seen)
     assert {d["source"] for d in published["params"]["diagnostics"]} == {"redline"}
+    # The sidebar's rows name the open file as the client does.
+    listed = [
+        f["uri"]
+        for m in client.messages[seen:]
+        if m.get("method") == "redline/findings"
+        for f in m["params"]["files"]
+        if f["path"] == REPORTS
+    ]
+    assert listed and set(listed) == {reports_uri}, listed
+
+    # A hover on the flagged line finds the finding, its range on that line.
+    hover = client.request(
+        "textDocument/hover",
+        {"textDocument": {"uri": reports_uri}, "position": {"line": 3, "character": 8}},
+    )
+    assert hover.get("result"), hover
+    assert "Unused import" in hover["result"]["contents"]["value"]
+    assert hover["result"]["range"]["start"]["line"] == 3
 
     # Quick fix at the unused import: the fix, with an edit of the client's uri.
     answer = client.request(
