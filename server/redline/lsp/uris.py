@@ -19,6 +19,7 @@ under the key.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import quote, unquote
 
 _DRIVE = re.compile(r"^/[A-Za-z]:")  # `/c:` once decoded: a Windows drive letter
@@ -64,6 +65,7 @@ def path_uri(path: str) -> str:
     return f"file://{quote(host)}{head}{quote(path[len(head) :], errors='surrogateescape')}"
 
 
+@lru_cache(maxsize=4096)  # every keystroke keys its document: ~25 µs once, then a lookup
 def key(uri: str) -> str:
     """The key of a document: the same for every spelling of the same file's URI, different
     for different files. A URI of another scheme (`untitled:`) is its own key."""
