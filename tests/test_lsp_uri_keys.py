@@ -128,3 +128,12 @@ def test_the_client_spelling_is_answered_once_seen(tmp_path: Path) -> None:
     assert spellings.seen(emacs) == server
     assert spellings.spelling(server) == emacs
     assert publish.uri_path(emacs) == folder / "app/x.py"
+
+
+def test_a_new_spelling_says_which_to_clear() -> None:
+    spellings = uris.ClientUris()
+    server = "file:///w/c%2B%2Bproj/x.py"
+    assert spellings.publish_as(server) == (server, None)  # published before the client named it
+    spellings.seen("file:///w/c++proj/x.py")
+    assert spellings.publish_as(server) == ("file:///w/c++proj/x.py", server)  # clear the old
+    assert spellings.publish_as(server) == ("file:///w/c++proj/x.py", None)

@@ -216,6 +216,16 @@ def test_a_client_spelling_of_a_path_with_e_acute_and_plus_is_answered_in_kind(
     seen = len(client.messages)
     _open(client, extra_uri, (repo / EXTRA).read_text(encoding="utf-8"))
     _published(client, extra_uri, [2], seen)
+    # What the review published under the server's spelling is cleared first: a client that
+    # compares URIs as text would show it twice.
+    server_uri = (repo / EXTRA).as_uri()
+    assert server_uri != extra_uri
+    order = [
+        (m["params"]["uri"], len(m["params"]["diagnostics"]))
+        for m in client.messages[seen:]
+        if m.get("method") == "textDocument/publishDiagnostics"
+    ]
+    assert order[:2] == [(server_uri, 0), (extra_uri, 1)], order
 
     # The open file's diagnostics were never published under another spelling.
     spelled = {

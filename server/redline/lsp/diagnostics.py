@@ -74,12 +74,13 @@ def publish(ls: RedlineServer, folder: Folder, uri: str) -> None:
         return  # never touch a file Redline has not published to
     buffer = ls.open_document(uri)
     version = buffer.version if buffer is not None else None
-    ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(
-            uri=ls.uris.spelling(uri),  # as the client spelled it: editors compare the text
-            diagnostics=diagnostics,
-            version=version,
+    spelled, before = ls.uris.publish_as(uri)  # as the client spelled it: editors compare text
+    if before is not None and uri in folder.published:
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=before, diagnostics=[])
         )
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(uri=spelled, diagnostics=diagnostics, version=version)
     )
     if diagnostics:
         folder.published.add(uri)

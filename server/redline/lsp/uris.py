@@ -87,6 +87,7 @@ class ClientUris:
 
     def __init__(self) -> None:
         self._spelling: dict[str, str] = {}
+        self._published: dict[str, str] = {}  # key → the spelling its diagnostics went under
 
     def seen(self, uri: str) -> str:
         """The key of a URI the client sent; its spelling is the one answered from now on."""
@@ -101,3 +102,13 @@ class ClientUris:
         """How to name the document of key `k` to the client: its own spelling, if it sent
         one, else the key (the server's spelling)."""
         return self._spelling.get(k, k)
+
+    def publish_as(self, k: str) -> tuple[str, str | None]:
+        """The spelling to publish `k`'s diagnostics under now, and the one they went under
+        before when that differs (the client learnt its own spelling of a file the review had
+        published under the server's): that one is to be cleared, or a client that compares
+        URIs as text shows both."""
+        spelled = self.spelling(k)
+        before = self._published.get(k)
+        self._published[k] = spelled
+        return spelled, before if before is not None and before != spelled else None
