@@ -31,6 +31,7 @@ from redline.lsp.folders import Folder
 from redline.lsp.settings import LspSettings
 from redline.lsp.sidebar import FINDINGS
 from redline.lsp.tracking import FindingTracker
+from redline.lsp.uris import ClientUris
 from redline.model import AnchorState, Finding, Review
 from review_strategies import many_findings, marker, reviews
 
@@ -63,9 +64,13 @@ class StandIn:
         self.protocol = _Protocol()
         self.client_capabilities = types.ClientCapabilities()
         self.diagnostics: dict[str, list[types.Diagnostic]] = {}
+        self.uris = ClientUris()
 
     def is_open(self, uri: str) -> bool:
         return False
+
+    def open_document(self, uri: str) -> None:
+        return None
 
     def text_document_publish_diagnostics(self, params: types.PublishDiagnosticsParams) -> None:
         self.diagnostics[params.uri] = params.diagnostics

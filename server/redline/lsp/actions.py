@@ -51,7 +51,7 @@ def _shown_at(ls: RedlineServer, uri: str, rng: Range) -> list[TrackedFinding]:
 def on_code_action(
     ls: RedlineServer, params: types.CodeActionParams
 ) -> list[types.CodeAction] | None:
-    uri = params.text_document.uri
+    uri = ls.uris.seen(params.text_document.uri)  # the key (any spelling finds the document)
     doc = ls.tracker.document(uri)
     rng = _points(ls, uri, params.range)
     if doc is None or rng is None:
@@ -61,10 +61,12 @@ def on_code_action(
         return None
     path = found[0].finding.file
     repeated = fixes.repeated_families(ls.tracker.visible(uri, "mark"))
+    spelled = params.text_document.uri  # edits and command arguments echo the client's
     specs = fixes.code_actions_for(
-        found, doc.text, path, params.context.only, uri=uri, repeated=repeated
+        found, doc.text, path, params.context.only, uri=spelled, repeated=repeated
     )
-    version = ls.workspace.get_text_document(uri).version if ls.is_open(uri) else None
+    buffer = ls.open_document(uri)
+    version = buffer.version if buffer is not None else None
     theirs = {
         publish.finding_id_of(d): d for d in params.context.diagnostics if d.source == "redline"
     }
@@ -77,7 +79,7 @@ def on_code_action(
                 range=publish.client_range(fake, doc, ls.encoding, whole=True),
                 new_text=spec.edit.new_text,
             )
-            edit = _workspace_edit(ls, uri, version, text_edit)
+            edit = _workspace_edit(ls, spelled, version, text_edit)
         command = None
         if spec.command is not None:
             command = types.Command(
@@ -99,7 +101,7 @@ def on_code_action(
 
 @HANDLERS.feature(types.TEXT_DOCUMENT_HOVER)
 def on_hover(ls: RedlineServer, params: types.HoverParams) -> types.Hover | None:
-    uri = params.text_document.uri
+    uri = ls.uris.seen(params.text_document.uri)
     doc = ls.tracker.document(uri)
     point = types.Range(start=params.position, end=params.position)
     rng = _points(ls, uri, point)

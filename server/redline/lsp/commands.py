@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from redline.errors import UsageError
-from redline.lsp import diagnostics, dismissals, fixes, sidebar
+from redline.lsp import diagnostics, dismissals, fixes, sidebar, uris
 from redline.lsp.folders import RUN_KINDS
 from redline.lsp.handlers import Handlers
 from redline.lsp.jobs import start_review
@@ -229,7 +229,7 @@ def _uri_arg(args: tuple[Any, ...]) -> str:
 @HANDLERS.command(fixes.DISMISS_FILE, _uri_arg)
 def cmd_dismiss_file(ls: RedlineServer, uri: str) -> dict[str, Any]:
     reason = "dismissed in the editor (all findings in the file)"
-    ids = [t.id for t in ls.tracker.visible(uri, "mark")]
+    ids = [t.id for t in ls.tracker.visible(uris.key(uri), "mark")]
     return {"dismissed": [dismissals.dismiss(ls, i, reason).id for i in ids]}
 
 

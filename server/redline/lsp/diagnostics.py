@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from redline.lsp import publish as lsp_publish
+from redline.lsp import uris
 from redline.lsp.folders import is_shown
 from redline.lsp.sidebar import FINDINGS_INTERVAL, schedule_findings
 
@@ -26,15 +27,17 @@ if TYPE_CHECKING:
 
 
 def folder_of_uri(ls: RedlineServer, uri: str) -> Folder | None:
-    return next((f for f in ls.folders.values() if uri in f.findings), None)
+    key = uris.key(uri)  # folder.findings is keyed by document keys, not by a spelling
+    return next((f for f in ls.folders.values() if key in f.findings), None)
 
 
 def show_file(
     ls: RedlineServer, folder: Folder, uri: str, findings: list[Finding], text: str | None
 ) -> None:
     """Place `findings` in the current text of `uri` and publish them."""
-    if ls.is_open(uri):
-        text = ls.workspace.get_text_document(uri).source  # the buffer wins over disk
+    doc = ls.open_document(uri)
+    if doc is not None:
+        text = doc.source  # the buffer wins over disk
     if text is None:
         # The file is gone (deleted during the review): nothing to point at.
         folder.findings.pop(uri, None)
@@ -62,14 +65,22 @@ def publish(ls: RedlineServer, folder: Folder, uri: str) -> None:
                 continue  # another run's: the user chose to see only some runs
             rng = lsp_publish.client_range(lsp_publish.focus(tracked, doc), doc, ls.encoding)
             related = lsp_publish.related_information(finding, folder.root or folder.path, known)
+            for info in related:
+                info.location.uri = ls.uris.spelling(info.location.uri)
             diagnostics.append(
                 lsp_publish.to_diagnostic(finding, rng, stale=tracked.stale, related=related)
             )
     if not diagnostics and uri not in folder.published:
         return  # never touch a file Redline has not published to
-    version = ls.workspace.get_text_document(uri).version if ls.is_open(uri) else None
+    buffer = ls.open_document(uri)
+    version = buffer.version if buffer is not None else None
+    spelled, before = ls.uris.publish_as(uri)  # as the client spelled it: editors compare text
+    if before is not None and uri in folder.published:
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=before, diagnostics=[])
+        )
     ls.text_document_publish_diagnostics(
-        types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        types.PublishDiagnosticsParams(uri=spelled, diagnostics=diagnostics, version=version)
     )
     if diagnostics:
         folder.published.add(uri)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from redline.errors import RedlineError
-from redline.lsp import diagnostics
+from redline.lsp import diagnostics, uris
 from redline.lsp.handlers import Handlers
 from redline.lsp.jobs import start_review
 from redline.lsp.textlines import Range
@@ -30,7 +30,7 @@ HANDLERS = Handlers()
 
 @HANDLERS.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def on_open(ls: RedlineServer, params: types.DidOpenTextDocumentParams) -> None:
-    uri = params.text_document.uri
+    uri = ls.uris.seen(params.text_document.uri)  # the key; the client's spelling is kept
     folder = diagnostics.folder_of_uri(ls, uri)
     if folder is None or ls.tracker.document(uri) is None:
         return
@@ -41,7 +41,7 @@ def on_open(ls: RedlineServer, params: types.DidOpenTextDocumentParams) -> None:
 
 @HANDLERS.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def on_change(ls: RedlineServer, params: types.DidChangeTextDocumentParams) -> None:
-    uri = params.text_document.uri
+    uri = ls.uris.seen(params.text_document.uri)
     if ls.tracker.document(uri) is None:
         return
     changed = False
@@ -65,12 +65,12 @@ def on_change(ls: RedlineServer, params: types.DidChangeTextDocumentParams) -> N
 @HANDLERS.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def on_close(ls: RedlineServer, params: types.DidCloseTextDocumentParams) -> None:
     # The buffer may be discarded unsaved: from now on the file on disk is the truth.
-    _refresh_from_disk(ls, params.text_document.uri)
+    _refresh_from_disk(ls, ls.uris.seen(params.text_document.uri))
 
 
 @HANDLERS.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def on_save(ls: RedlineServer, params: types.DidSaveTextDocumentParams) -> None:
-    uri = params.text_document.uri
+    uri = ls.uris.seen(params.text_document.uri)
     if not ls.is_open(uri):
         _refresh_from_disk(ls, uri)
     if ls.settings.auto_review_on_save:
@@ -80,8 +80,9 @@ def on_save(ls: RedlineServer, params: types.DidSaveTextDocumentParams) -> None:
 @HANDLERS.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def on_watched(ls: RedlineServer, params: types.DidChangeWatchedFilesParams) -> None:
     for change in params.changes:
-        if not ls.is_open(change.uri):  # an open buffer is the truth until it is closed
-            _refresh_from_disk(ls, change.uri)
+        uri = uris.key(change.uri)
+        if not ls.is_open(uri):  # an open buffer is the truth until it is closed
+            _refresh_from_disk(ls, uri)
 
 
 def _refresh_from_disk(ls: RedlineServer, uri: str) -> None:

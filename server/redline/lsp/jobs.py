@@ -22,7 +22,7 @@ from lsprotocol import types
 
 from redline.debate.events import DebateControl
 from redline.errors import RedlineError
-from redline.lsp import diagnostics, engine, publish, sidebar
+from redline.lsp import diagnostics, engine, publish, sidebar, uris
 from redline.lsp.debate_stream import DebateStream
 from redline.lsp.engine import PathTexts
 from redline.lsp.folders import Folder, Snapshot, keep_run, kept_findings, run_kind
@@ -269,11 +269,11 @@ async def _run_job(
 
 
 def _snapshot(ls: RedlineServer, folder: Folder) -> dict[str, Snapshot]:
-    prefix = folder.uri.rstrip("/") + "/"
+    # By key: the client's spelling of its documents and of its folder can differ.
+    prefix = uris.key(folder.uri).rstrip("/") + "/"
+    keyed = ((uris.key(doc.uri), doc) for doc in list(ls.workspace.text_documents.values()))
     return {
-        uri: Snapshot(uri, doc.version, doc.source)
-        for uri, doc in ls.workspace.text_documents.items()
-        if uri.startswith(prefix)
+        key: Snapshot(key, doc.version, doc.source) for key, doc in keyed if key.startswith(prefix)
     }
 
 
@@ -331,7 +331,7 @@ def _finish(
         by_uri.setdefault(uri, []).append(finding)
         paths[uri] = finding.file
     for uri, before in snapshot.items():
-        doc = ls.workspace.text_documents.get(uri)
+        doc = ls.open_document(uri)
         if uri in by_uri and doc is not None and doc.version != before.version:
             log.info("%s changed during the review: findings re-anchored", uri)
     for uri, findings in by_uri.items():

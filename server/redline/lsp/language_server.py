@@ -14,13 +14,15 @@ import logging
 import sysconfig
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.workspace import TextDocument
 
 from redline.errors import UsageError
-from redline.lsp import publish
+from redline.lsp import publish, uris
 from redline.lsp.folders import Folder
 from redline.lsp.protocol import RedlineProtocol
 from redline.lsp.reviews import ReviewRegistry
@@ -71,6 +73,7 @@ class RedlineServer(LanguageServer):
         self.settings = LspSettings()
         self.registry = ReviewRegistry()
         self.tracker = FindingTracker()
+        self.uris = uris.ClientUris()  # documents are keyed by uris.key; answered as spelled
         self.folders: dict[str, Folder] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self.findings_pending: set[str] = set()  # folders whose redline/findings is due
@@ -88,8 +91,12 @@ class RedlineServer(LanguageServer):
             raise UsageError("no workspace folder is open: open a folder inside a git repository")
         chosen = None
         if hint:
-            for uri in sorted(candidates, key=len, reverse=True):
-                if hint == uri or hint.startswith(uri.rstrip("/") + "/"):
+            # Compared by key: the hint may be spelled otherwise than the folder (`c++` and
+            # `c%2B%2B`, `%c3%a9` and `%C3%A9`).
+            hint_key = uris.key(hint)
+            for uri in sorted(candidates, key=lambda c: len(uris.key(c)), reverse=True):
+                folder_key = uris.key(uri)
+                if hint_key == folder_key or hint_key.startswith(folder_key.rstrip("/") + "/"):
                     chosen = uri
                     break
         if chosen is None and self.last_folder in candidates:
@@ -103,13 +110,27 @@ class RedlineServer(LanguageServer):
             folder = self.folders[chosen] = Folder(uri=chosen, path=path)
         return folder
 
+    def open_document(self, uri: str) -> TextDocument | None:
+        """The client's open buffer of `uri` (any spelling), or None: never the file on disk.
+        pygls keys its documents by the client's own string (2.1.1: unquoted), so the buffer
+        is looked up by the spelling the client opened it with, and checked by key."""
+        key = uris.key(uri)
+        documents = self.workspace.text_documents
+        spelled = self.uris.spelling(key)
+        for name in dict.fromkeys((spelled, unquote(spelled), uri)):
+            doc = documents.get(name)
+            if doc is not None and uris.key(doc.uri) == key:
+                return doc
+        return None
+
     def is_open(self, uri: str) -> bool:
-        return uri in self.workspace.text_documents
+        return self.open_document(uri) is not None
 
     def current_text(self, uri: str) -> str | None:
         """The open buffer's text, else the file on disk (None if gone)."""
-        if self.is_open(uri):
-            return self.workspace.get_text_document(uri).source
+        doc = self.open_document(uri)
+        if doc is not None:
+            return doc.source
         path = publish.uri_path(uri)
         lines = publish.read_lines(path) if path is not None else None
         return None if lines is None else "".join(lines)

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from pygls.uris import from_fs_path, to_fs_path
 
 from redline.encoding import decode_text
 from redline.enums import AnchorState, Severity
+from redline.lsp import uris
 from redline.lsp.document_findings import DocumentFindings, TrackedFinding
 from redline.lsp.textlines import Encoding, to_client_units
 from redline.redaction import redact
@@ -46,8 +46,9 @@ _MAX_MESSAGE = 600
 
 
 def path_uri(root: Path, rel: str) -> str | None:
-    """The URI of a repo-relative path; None when it would leave the repository (a finding's
-    path is model text and must never make the server read or touch files elsewhere)."""
+    """The URI of a repo-relative path, as the server spells it (a document key: uris.py);
+    None when it would leave the repository (a finding's path is model text and must never
+    make the server read or touch files elsewhere)."""
     if not rel or rel.startswith("/") or "\\" in rel:
         return None
     target = (root / rel).resolve()
@@ -55,11 +56,11 @@ def path_uri(root: Path, rel: str) -> str | None:
         target.relative_to(root.resolve())
     except ValueError:
         return None
-    return from_fs_path(str(root / rel))
+    return uris.key((root / rel).as_uri())
 
 
 def uri_path(uri: str) -> Path | None:
-    fs = to_fs_path(uri)
+    fs = uris.fs_path(uri)  # any spelling of a file URI; None for another scheme
     return Path(fs) if fs else None
 
 

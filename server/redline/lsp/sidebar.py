@@ -115,7 +115,8 @@ def _send_findings(ls: RedlineServer, folder: Folder) -> None:
         for path in sorted(set(unanchored) - listed):
             place = lsp_publish.path_uri(folder.root, path) if folder.root else None
             if place is not None:
-                files.append({"uri": place, "path": path, "findings": unanchored[path]})
+                spelled = ls.uris.spelling(place)
+                files.append({"uri": spelled, "path": path, "findings": unanchored[path]})
     folder.changed.clear()
     folder.full_due = False
     folder.sent_task = task_id
@@ -186,7 +187,9 @@ def _file_entry(
         row["stale"] = tracked.stale
         row["runs"] = list(folder.run_index.get(tracked.id, ()))
     path = _path_of(folder, uri)
-    return {"uri": uri, "path": path, "findings": rows + unanchored.get(path, [])}
+    # The row names the file as the client spelled it (it matches its own documents by text).
+    spelled = ls.uris.spelling(uri)
+    return {"uri": spelled, "path": path, "findings": rows + unanchored.get(path, [])}
 
 
 def _path_of(folder: Folder, uri: str) -> str:
