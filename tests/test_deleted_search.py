@@ -1,0 +1,94 @@
+"""The search for a deleted file's definitions in the new tree (review/deleted.py), on real
+repositories: one search whatever the number of names, stubs/vendored/generated deletions left
+out, and a search cut short said in the review's coverage (the report a user reads)."""
+
+from __future__ import annotations
+
+import pytest
+
+from redline.config_models import AnalyzerSettings, Settings
+from redline.model import Review
+from redline.report.markdown import render_markdown
+from redline.requests import ScopeKind, ScopeRequest
+from redline.review import deleted
+from redline.review.pipeline import plan_review, run_review
+
+from gitrepo import GitRepo
+
+OFFLINE = Settings(analyzers=AnalyzerSettings(ruff=False, bandit=False))
+
+
+def _review(repo: GitRepo, base: str) -> Review:
+    plan = plan_review(repo.root, ScopeRequest(ScopeKind.RANGE, f"{base}..HEAD"), OFFLINE)
+    return run_review(plan, OFFLINE)
+
+
+def _deleted_titles(review: Review) -> list[str]:
+    return sorted(f.title for f in review.findings if f.sources == [deleted.SOURCE])
+
+
+def _many_modules(repo: GitRepo, modules: int, names: int) -> None:
+    for m in range(modules):
+        body = "".join(f"def name_{m}_{n}(x):\n    return x\n\n\n" for n in range(names))
+        repo.write(f"pkg/mod_{m}.py", body)
+
+
+def test_a_caller_left_among_many_deleted_names_is_found(repo: GitRepo) -> None:
+    _many_modules(repo, 60, 40)  # 2,400 names, each file's 40 (MAX_SYMBOLS) searched
+    repo.write("app.py", "from pkg.mod_37 import name_37_12\n\nname_37_12(1)\n")
+    repo.write("other.py", "value = 'name_5_5 in a string is a use too'\n")
+    base = repo.commit("modules")
+    repo.git("rm", "-q", "-r", "pkg")
+    repo.commit("drop pkg")
+    review = _review(repo, base)
+    assert _deleted_titles(review) == [
+        "`name_37_12` is still used, but `pkg/mod_37.py` is deleted",
+        "`name_5_5` is still used, but `pkg/mod_5.py` is deleted",
+    ]
+    finding = next(f for f in review.findings if "name_37_12" in f.title)
+    assert (finding.file, finding.line) == ("app.py", 1)
+    assert "app.py:1, app.py:3" in finding.comment
+    assert not any("cut short" in note for note in review.coverage.notes)
+
+
+def test_a_name_inside_a_longer_word_is_no_use(repo: GitRepo) -> None:
+    repo.write("lib/old.py", "def parse_row(r):\n    return r\n\n\nclass Loader:\n    pass\n")
+    repo.write("app.py", "reparse_rows = 1\nmy_Loader = 2\nLoaders = 3\n$Loader = 4\n")
+    base = repo.commit("old")
+    repo.git("rm", "-q", "lib/old.py")
+    repo.commit("drop old")
+    assert _deleted_titles(_review(repo, base)) == []
+
+
+def test_a_deleted_stub_is_not_searched(repo: GitRepo) -> None:
+    """A .pyi declares what another file implements (typeshed's builtins.pyi declares `int` and
+    `str`): the new tree's uses of those names are not uses of the stub."""
+    repo.write(
+        "stubs/fakelib.pyi", "class Frobnicator:\n    ...\n\ndef frobnicate(x: int) -> int: ...\n"
+    )
+    repo.write("app.py", "def frobnicate(x):\n    return Frobnicator()\n")
+    repo.write("lib/gone.py", "def vanished_helper():\n    return 1\n")
+    repo.write("main.py", "from lib.gone import vanished_helper\nvanished_helper()\n")
+    base = repo.commit("stubs")
+    repo.git("rm", "-q", "stubs/fakelib.pyi", "lib/gone.py")
+    repo.commit("drop the stub and a module")
+    assert _deleted_titles(_review(repo, base)) == [
+        "`vanished_helper` is still used, but `lib/gone.py` is deleted"
+    ]
+
+
+def test_a_search_cut_short_is_said_in_the_coverage(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo.write("lib/old.py", "def helper_one():\n    return 1\n")
+    repo.write("app.py", "".join(f"helper_one()  # call {i}\n" for i in range(2000)))
+    base = repo.commit("old")
+    repo.git("rm", "-q", "lib/old.py")
+    repo.commit("drop old")
+    # The bound on what the search may read back, far below what this tree's uses need.
+    monkeypatch.setattr(deleted, "GREP_MAX_OUTPUT", 4096)
+    review = _review(repo, base)
+    [note] = [n for n in review.coverage.notes if "cut short" in n]
+    assert "deleted files" in note and "1 definition" in note
+    assert note in render_markdown(review)
+    assert _deleted_titles(review) == []
