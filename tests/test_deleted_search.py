@@ -5,6 +5,8 @@ out, and a search cut short said in the review's coverage (the report a user rea
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from redline.config_models import AnalyzerSettings, Settings
 from redline.model import Review
@@ -12,6 +14,7 @@ from redline.report.markdown import render_markdown
 from redline.requests import ScopeKind, ScopeRequest
 from redline.review import deleted
 from redline.review.pipeline import plan_review, run_review
+from redline.tools.code_tools import defines, definition_of
 
 from gitrepo import GitRepo
 
@@ -92,3 +95,19 @@ def test_a_search_cut_short_is_said_in_the_coverage(
     assert "deleted files" in note and "1 definition" in note
     assert note in render_markdown(review)
     assert _deleted_titles(review) == []
+
+
+NAME = st.from_regex(r"[A-Za-z_$][\w$]{0,6}(\.[A-Za-z_$][\w$]{0,6})?", fullmatch=True)
+PIECES = st.sampled_from(
+    ["def", "class", "function", "func", "fn", "type", "const", "let", "var", "undef", "typedef",
+     " ", "  ", "\t", "(", ")", "$", "_", "x", "é", "1", ".", "=", ":"]
+)  # fmt: skip
+
+
+@given(NAME, st.lists(st.one_of(PIECES, NAME), max_size=12))
+def test_defines_agrees_with_the_definition_pattern(symbol: str, pieces: list[str]) -> None:
+    """The deleted-file check (no pattern compiled per name) says what definition_of says."""
+    text = "".join(pieces)
+    assert defines(symbol, text) is bool(definition_of(symbol).search(text))
+    line = f"def {symbol.rsplit('.', 1)[-1]}{text}"
+    assert defines(symbol, line) is bool(definition_of(symbol).search(line))

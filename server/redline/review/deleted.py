@@ -136,12 +136,12 @@ def _words_in(text: str, wanted: set[str]) -> list[str]:
 
 
 def _with_uses(unit: ReviewUnit, uses: dict[str, list[SymbolUse]], gone: set[str]) -> ReviewUnit:
-    from redline.tools.code_tools import definition_of
+    from redline.tools.code_tools import defines
 
     kept: list[SymbolUse] = []
     for symbol in unit.symbols:
         hits = [u for u in uses.get(symbol, []) if u.path not in gone]
-        if any(definition_of(symbol).search(u.text) for u in hits):
+        if any(defines(symbol, u.text) for u in hits):
             continue  # defined again in the new tree: moved, not removed
         kept += hits[:MAX_USES_PER_SYMBOL]
     if not kept:

@@ -251,6 +251,30 @@ def grep_hits(result: ProcessResult, rev: str | None = None) -> Iterator[tuple[s
         yield path, lineno, content
 
 
+_DEFINITION_HEAD: Final = re.compile(_DEFINITION)
+
+
+def defines(symbol: str, text: str) -> bool:
+    """definition_of(symbol).search(text), without compiling a pattern per symbol: a deleted
+    file's search checks thousands of names. A definition keyword with its spaces can be
+    followed by a name only where it ends, so each keyword's match is looked at once."""
+    name = symbol.rsplit(".", 1)[-1]
+    if not name:
+        return False
+    last_is_word = _is_word(name[-1])
+    for match in _DEFINITION_HEAD.finditer(text):
+        end = match.end()
+        if text.startswith(name, end):
+            after = text[end + len(name) : end + len(name) + 1]
+            if last_is_word != (bool(after) and _is_word(after)):  # what `\b` asks
+                return True
+    return False
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
 def definition_of(symbol: str) -> re.Pattern[str]:
     """A line that defines `symbol` (its last dotted part) rather than using it."""
     return re.compile(_DEFINITION + re.escape(symbol.rsplit(".", 1)[-1]) + r"\b")
