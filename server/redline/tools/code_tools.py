@@ -239,16 +239,20 @@ def grep_hits(result: ProcessResult, rev: str | None = None) -> Iterator[tuple[s
     """(path, line number, line) of each git_grep_words hit, leaving out secret files (.env,
     keys: never shown, not even one line) and git's own."""
     prefix = f"{rev}:" if rev is not None else ""
+    allowed_paths: dict[str, bool] = {}  # decided per path: a file has many hits
     for record in decode(result.stdout).split("\n"):
         fields = record.split("\0", 2)
         if len(fields) != 3:
             continue
         path, lineno, content = fields
         path = path.removeprefix(prefix)
-        parts = [p for p in path.split("/") if p]
-        if is_secret_path(parts) or any(is_git_name(p) for p in parts):
-            continue
-        yield path, lineno, content
+        allowed = allowed_paths.get(path)
+        if allowed is None:
+            parts = [p for p in path.split("/") if p]
+            allowed = not (is_secret_path(parts) or any(is_git_name(p) for p in parts))
+            allowed_paths[path] = allowed
+        if allowed:
+            yield path, lineno, content
 
 
 _DEFINITION_HEAD: Final = re.compile(_DEFINITION)
