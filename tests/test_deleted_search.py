@@ -111,3 +111,38 @@ def test_defines_agrees_with_the_definition_pattern(symbol: str, pieces: list[st
     assert defines(symbol, text) is bool(definition_of(symbol).search(text))
     line = f"def {symbol.rsplit('.', 1)[-1]}{text}"
     assert defines(symbol, line) is bool(definition_of(symbol).search(line))
+
+
+def test_only_uses_in_code_count(repo: GitRepo) -> None:
+    """Prose, comments, patches and vendored copies that mention a deleted name do not run it;
+    what mypy's v0.900..v1.20.0 reported (`confirm` in a comment and in docs, `prelude` in a
+    vendored typeshed stub) is no use. Code, tests and configuration are."""
+    repo.write(
+        "lib/tools.py", "def confirm_action(x):\n    return x\n\n\ndef shared_helper():\n    pass\n"
+    )
+    repo.write("docs/usage.rst", "Call confirm_action to be sure.\n")
+    repo.write("README.md", "`shared_helper()` helps.\n")
+    repo.write("app.py", "# TODO: confirm_action here\nx = 1\n    # shared_helper? no\n")
+    repo.write("web/main.ts", "// confirm_action was here\nconst y = 1;\n")
+    repo.write("vendor/thing/mod.py", "confirm_action = 1\n")
+    repo.write("fixes/0001.patch", "+    confirm_action()\n")
+    repo.write("tests/test_app.py", "from lib.tools import shared_helper\n")
+    repo.write("pyproject.toml", '[project.scripts]\ngo = "lib.tools:confirm_action"\n')
+    base = repo.commit("tools")
+    repo.git("rm", "-q", "lib/tools.py")
+    repo.commit("drop tools")
+    review = _review(repo, base)
+    assert _deleted_titles(review) == [
+        "`confirm_action` is still used, but `lib/tools.py` is deleted",
+        "`shared_helper` is still used, but `lib/tools.py` is deleted",
+    ]
+    by_title = {f.title.split("`")[1]: f for f in review.findings if f.sources == [deleted.SOURCE]}
+    assert (by_title["confirm_action"].file, by_title["confirm_action"].line) == (
+        "pyproject.toml",
+        2,
+    )
+    assert "still uses the name at pyproject.toml:2. Unless" in by_title["confirm_action"].comment
+    assert (by_title["shared_helper"].file, by_title["shared_helper"].line) == (
+        "tests/test_app.py",
+        1,
+    )
