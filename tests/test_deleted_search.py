@@ -146,3 +146,16 @@ def test_only_uses_in_code_count(repo: GitRepo) -> None:
         "tests/test_app.py",
         1,
     )
+
+
+def test_a_name_defined_again_in_a_vendored_copy_was_moved(repo: GitRepo) -> None:
+    """mypy deleted its samples of the standard library (`test-data/stdlib-samples/3.2/
+    posixpath.py`); `dirname` is still defined in the vendored typeshed stub and used in code.
+    The name lives on: a definition anywhere in the new tree counts, though only code uses do."""
+    repo.write("samples/posixpath.py", "def dirname(p):\n    return p\n")
+    repo.write("mypy/typeshed/stdlib/posixpath.pyi", "def dirname(p: str) -> str: ...\n")
+    repo.write("tool.py", "from os.path import dirname\n\ndirname('x')\n")
+    base = repo.commit("samples")
+    repo.git("rm", "-q", "samples/posixpath.py")
+    repo.commit("drop samples")
+    assert _deleted_titles(_review(repo, base)) == []

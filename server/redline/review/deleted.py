@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import defaultdict
+from dataclasses import dataclass
 
 from redline.diff.file_kind import kind_of
 from redline.diff.tags import comment_line
@@ -67,7 +68,7 @@ def find_uses(units: list[ReviewUnit], scope: ScopeDiff) -> list[ReviewUnit]:
         return units
     words = list(dict.fromkeys(name for u in deleted for name in u.symbols))
     try:
-        uses = _grep(scope, words)
+        found = _grep(scope, words)
     except _SearchFailed as failed:
         # The deletions are reviewed from their names alone, and the report says why.
         scope.notes.append(
@@ -76,13 +77,13 @@ def find_uses(units: list[ReviewUnit], scope: ScopeDiff) -> list[ReviewUnit]:
             f"was cut short ({failed.reason}); where they are still used is not reported"
         )
         return units
-    if uses is None:  # search not possible: the deletion is reviewed from its names alone
+    if found is None:  # search not possible: the deletion is reviewed from its names alone
         return units
     gone = {u.file_path for u in units if u.patch_type is PatchType.DELETE}
     out = []
     for unit in units:
         if unit in deleted:
-            unit = _with_uses(unit, uses, gone)
+            unit = _with_uses(unit, found, gone)
         out.append(unit)
     return out
 
@@ -96,10 +97,16 @@ def _searched(unit: ReviewUnit) -> bool:
     )
 
 
-def _grep(scope: ScopeDiff, words: list[str]) -> dict[str, list[SymbolUse]] | None:
-    """The uses of `words` in the new tree by word; None when there is no tree to search.
-    Raises _SearchFailed when git fails, times out or writes more than GREP_MAX_OUTPUT."""
-    from redline.tools.code_tools import git_grep_any_word, grep_hits
+@dataclass(frozen=True, slots=True)
+class _Found:
+    uses: dict[str, list[SymbolUse]]  # name → its uses in code, in git grep's order
+    defined: set[str]  # names a line of the new tree defines again
+
+
+def _grep(scope: ScopeDiff, words: list[str]) -> _Found | None:
+    """The uses and the definitions of `words` in the new tree; None when there is no tree to
+    search. Raises _SearchFailed when git fails, times out or writes more than GREP_MAX_OUTPUT."""
+    from redline.tools.code_tools import defines, git_grep_any_word, grep_hits
 
     rev = scope.new_rev
     if rev == UNAVAILABLE_REV:
@@ -121,13 +128,19 @@ def _grep(scope: ScopeDiff, words: list[str]) -> dict[str, list[SymbolUse]] | No
         raise _SearchFailed(exc.message) from None
     if result.returncode not in (0, 1):
         raise _SearchFailed(f"git grep exited with status {result.returncode}")
-    found: dict[str, list[SymbolUse]] = defaultdict(list)
+    found = _Found(defaultdict(list), set())
     wanted = set(words)
     for path, lineno, text in grep_hits(result, tree):
+        names = _words_in(text, wanted)
+        if not names:
+            continue
+        # A definition anywhere (a vendored copy, a stub) means the name lives on; only a
+        # line of code uses it.
+        found.defined.update(n for n in names if n not in found.defined and defines(n, text))
         if not _code_line(path, text):
             continue
-        for word in _words_in(text, wanted):
-            found[word].append(
+        for word in names:
+            found.uses[word].append(
                 SymbolUse(
                     symbol=word, path=path, line=int(lineno), text=text.strip()[:MAX_LINE_CHARS]
                 )
@@ -153,14 +166,12 @@ def _words_in(text: str, wanted: set[str]) -> list[str]:
     return list(dict.fromkeys(token for token in _TOKEN.findall(text) if token in wanted))
 
 
-def _with_uses(unit: ReviewUnit, uses: dict[str, list[SymbolUse]], gone: set[str]) -> ReviewUnit:
-    from redline.tools.code_tools import defines
-
+def _with_uses(unit: ReviewUnit, found: _Found, gone: set[str]) -> ReviewUnit:
     kept: list[SymbolUse] = []
     for symbol in unit.symbols:
-        hits = [u for u in uses.get(symbol, []) if u.path not in gone]
-        if any(defines(symbol, u.text) for u in hits):
+        if symbol in found.defined:
             continue  # defined again in the new tree: moved, not removed
+        hits = [u for u in found.uses.get(symbol, []) if u.path not in gone]
         kept += hits[:MAX_USES_PER_SYMBOL]
     if not kept:
         return unit.model_copy(
