@@ -13,7 +13,10 @@ and prints the medians side by side with the hits each found (the same lines), t
 offline review of the change (`redline review --range`, the installed CLI) with its coverage
 notes. The cost of `before` grows with the names; `after` should stay flat.
 
-    python benchmarks/deleted_search.py [--rounds 3] [--files 1500] [--deleted 60]
+`--before DIR` reviews the change with a second source tree too (e.g. `git archive <base> |
+tar -x -C DIR`): its `server/` goes first on PYTHONPATH, with this interpreter.
+
+    python benchmarks/deleted_search.py [--rounds 3] [--files 1500] [--deleted 60] [--before DIR]
 """
 
 from __future__ import annotations
@@ -88,9 +91,12 @@ def _time(
     return elapsed, f"{sum(1 for _ in grep_hits(result, 'b')):,} lines"
 
 
-def review(root: Path, home: Path) -> tuple[float, list[str], int]:
+def review(root: Path, home: Path, source: Path | None) -> tuple[float, list[str], int]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REDLINE_")}
     env |= {"REDLINE_CONFIG": os.devnull, "HOME": str(home), "NO_COLOR": "1"}
+    env.pop("PYTHONPATH", None)
+    if source is not None:
+        env["PYTHONPATH"] = str(source / "server")
     env |= {"REDLINE_CACHE_DIR": str(home / "cache")}
     start = time.perf_counter()
     proc = subprocess.run(
@@ -115,6 +121,7 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=1500)
     parser.add_argument("--deleted", type=int, default=60)
     parser.add_argument("--names-per-file", type=int, default=40)
+    parser.add_argument("--before", type=Path, help="another source tree, its review beside")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="redline-deleted-bench-") as tmp:
         root = Path(tmp, "repo")
@@ -145,7 +152,12 @@ def main() -> int:
             )
         home = Path(tmp, "home")
         home.mkdir()
-        elapsed, notes, findings = review(root, home)
+        if args.before is not None:
+            elapsed, notes, findings = review(root, home, args.before.resolve())
+            print(f"redline review --range a..b (before): {elapsed:.2f} s, {findings} findings")
+            for note in notes:
+                print(f"    note: {note}")
+        elapsed, notes, findings = review(root, home, None)
         print(f"redline review --range a..b: {elapsed:.2f} s, {findings} deleted-symbol findings")
         for note in notes:
             print(f"    note: {note}")
