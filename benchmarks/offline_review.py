@@ -19,7 +19,11 @@ an isolated configuration, no model) in three analyzer settings:
 It prints the medians side by side, where bandit ran (its coverage line) and a TARGET line for
 the default (≤ 0.5 s).
 
-    python benchmarks/offline_review.py [--rounds 5] [--lines 25000]
+`--before DIR` adds the default setting run from a second source tree, in the same loop (e.g.
+`git archive <base> | tar -x -C DIR`): its `server/` goes first on PYTHONPATH, with this
+interpreter and its dependencies.
+
+    python benchmarks/offline_review.py [--rounds 5] [--lines 25000] [--before DIR]
 """
 
 from __future__ import annotations
@@ -187,9 +191,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--lines", type=int, default=TARGET_LINES)
+    parser.add_argument("--before", type=Path, help="another source tree, run side by side")
     args = parser.parse_args()
     # Bytecode compiled, as an installed CLI is after its first run.
     compileall.compile_dir(Path(redline.__file__).parent, quiet=1)
+    if args.before is not None:
+        compileall.compile_dir(args.before.resolve() / "server" / "redline", quiet=1)
     with tempfile.TemporaryDirectory(prefix="redline-offline-bench-") as tmp:
         root = Path(tmp, "repo")
         try:
@@ -200,6 +207,9 @@ def main() -> int:
         home = Path(tmp, "home")
         home.mkdir()
         envs = {name: env_for(home, extra) for name, extra in SETTINGS.items()}
+        if args.before is not None:
+            source = str(args.before.resolve() / "server")
+            envs["default, before"] = env_for(home, {"PYTHONPATH": source})
         print(f"change: CPython {OLD} -> {NEW} stdlib, {files} Python files, {lines} changed lines")
         reports: dict[str, dict[str, object]] = {}
         for name, env in envs.items():  # warm-up: page cache, bytecode

@@ -1,7 +1,7 @@
 """Run the model-pipeline, language-server, redaction, anchoring, debate, skip-content,
-task-store, end-to-end CLI, offline-review, eval-oracle (pipeline loss) and big-diff (memory
-and request size) benchmarks one after another, each in its own process (so each pays its own
-imports, like a CLI run), then repeat their TARGET lines together.
+task-store, end-to-end CLI, offline-review, deleted-file search, eval-oracle (pipeline loss)
+and big-diff (memory and request size) benchmarks one after another, each in its own process
+(so each pays its own imports, like a CLI run), then repeat their TARGET lines together.
 
     python benchmarks/run_all.py
 
@@ -29,6 +29,7 @@ BENCHMARKS = (
     "task_store.py",
     "e2e_cli.py",
     "offline_review.py",
+    "deleted_search.py",
     "eval_oracle.py",
     "offline_eval.py",
     "big_diff.py",

@@ -149,7 +149,7 @@ def test_which_greps_read_the_work_tree(args: list[str], reads: bool) -> None:
 
 GREP_FORM = (
     "git grep of the work tree takes its patterns with -e, -I -n -z and only --cached "
-    "--full-name --no-color --no-textconv -F -i -w besides: its output must be records Redline "
+    "--full-name --no-color --no-textconv -E -F -i -w besides: its output must be records Redline "
     "can read"
 )
 
@@ -177,6 +177,8 @@ def test_grep_options_after_the_patterns_count_too() -> None:
     assert grep_reads_worktree(["grep", "-e", "x", "-e", "y", "-n", "-z", "-I", "--"])
     assert not grep_reads_worktree(["grep", "abc123", "-e", "x", "-n", "-z", "-I", "--"])
     assert not grep_reads_worktree(["grep", "-e", "x", "-n", "-z", "-I", "HEAD"])  # no --
+    # An extended regex (the deleted-file search's alternation) writes the same records.
+    assert grep_reads_worktree(["grep", "-n", "-z", "-I", "-w", "-E", "-e", "(a|b)", "--"])
 
 
 def test_guard_for_picks_the_guard_by_call(tree: Path) -> None:

@@ -24,9 +24,9 @@ from redline.analyzers.base import (
     stderr_tail,
 )
 from redline.config_models import AnalyzerSettings, CustomAnalyzer
+from redline.diff.file_kind import FileKind, files_for, kind_of
 from redline.progress import CancelToken
 
-PYTHON_SUFFIXES = (".py", ".pyi")
 # Keeps each argv well under the kernel's limit however many files a change touches.
 _BATCH = 400
 # bandit costs ~30 ms a file (ruff well under 1 ms) plus ~0.15 s to start; its files are split
@@ -52,10 +52,14 @@ def plan_jobs(
     cancel: CancelToken | None,
     security_sensitive: Collection[str] | None = None,
     added: Callable[[str], str] = lambda path: "",
+    kinds: Mapping[str, FileKind] | None = None,
 ) -> list[Job]:
-    python = [p for p in paths if p.endswith(PYTHON_SUFFIXES)]
+    """The jobs for `paths`. Each built-in analyzer takes the files whose verdict
+    (diff/file_kind.py: `kinds`, else from the path) has one of its languages."""
+    verdicts = [(kinds or {}).get(p) or kind_of(p) for p in paths]
     jobs: list[Job] = []
     if settings.ruff:
+        python = files_for("ruff", verdicts)
         exe = _executable("ruff", executables)
         select = list(settings.ruff_select)
 
@@ -73,7 +77,9 @@ def plan_jobs(
         jobs.append(Job("ruff", python, _version("ruff", executables), run_ruff))
     if settings.bandit:
         exe_b = _executable("bandit", executables)
-        bandit_files, note = _bandit_files(python, settings, security_sensitive, added)
+        bandit_files, note = _bandit_files(
+            files_for("bandit", verdicts), settings, security_sensitive, added
+        )
 
         def run_bandit(scratch: Path) -> ToolReport:
             return _batched(
@@ -89,7 +95,7 @@ def plan_jobs(
 
         jobs.append(Job("bandit", bandit_files, _version("bandit", executables), run_bandit, note))
     if settings.ast_grep:
-        jobs.append(_astgrep_job(paths, settings, executables, cancel))
+        jobs.append(_astgrep_job(files_for("ast-grep", verdicts), settings, executables, cancel))
     for custom in settings.custom:
         jobs.append(_custom_job(custom, paths, cancel))
     return jobs
@@ -167,14 +173,15 @@ def _cores() -> int:
 
 
 def _astgrep_job(
-    paths: Sequence[str],
+    candidates: Sequence[str],
     settings: AnalyzerSettings,
     executables: Mapping[str, str | Path],
     cancel: CancelToken | None,
 ) -> Job:
     """ast-grep with Redline's rule pack on the files of the languages the pack covers, run on
-    private copies (see `astgrep`: no repository config, no suppression comments)."""
-    files = [p for p in paths if astgrep.takes(p)]
+    private copies (see `astgrep`: no repository config, no suppression comments). The files
+    are those whose verdict takes ast-grep and whose suffix the pack's configuration maps."""
+    files = [p for p in candidates if astgrep.takes(p)]
     exe = _executable("ast-grep", executables)
 
     def run_astgrep(scratch: Path) -> ToolReport:

@@ -25,6 +25,7 @@ from redline.analyzers.convert import Candidate, Conversion
 from redline.analyzers.fixes import SourceText
 from redline.analyzers.jobs import Job, plan_jobs
 from redline.config_models import AnalyzerSettings
+from redline.diff.file_kind import kind_with_content
 from redline.encoding import as_utf8, decode_text
 from redline.gc_pause import gc_paused
 from redline.model import AnalyzerRun, SkippedFile
@@ -66,7 +67,9 @@ def run_analyzers(
         rows = texts[path].rows()
         return "\n".join(rows[n - 1] for n in sorted(changed_lines.get(path, ())) if n <= len(rows))
 
-    jobs = plan_jobs(safe, settings, executables or {}, cancel, security_sensitive, added)
+    # Each file's verdict (diff/file_kind.py), with the language its content gives (a shebang).
+    kinds = {path: kind_with_content(path, files[path]) for path in safe}
+    jobs = plan_jobs(safe, settings, executables or {}, cancel, security_sensitive, added, kinds)
     active = [i for i, j in enumerate(jobs) if j.files]
     outcomes: dict[int, tuple[AnalyzerRun, list[RawResult]]] = {}
     conversion = Conversion(texts, changed_lines)

@@ -26,14 +26,13 @@ from redline.config_models import ReviewSettings
 from redline.diff.changes import Changes, change_lines
 from redline.diff.deleted import deleted_symbols
 from redline.diff.file_diff import FileDiff, Hunk
-from redline.diff.functions import function_spans, has_grammar, language_for, names_for_lines
+from redline.diff.file_kind import UNREAD_TAGS, FileKind, kind_of
+from redline.diff.functions import function_spans, names_for_lines
 from redline.diff.links import link_reason
-from redline.diff.new_side import UNREAD_TAGS, ReadNew, content_file_tags, text_new_side
+from redline.diff.new_side import ReadNew, content_file_tags, text_new_side
 from redline.diff.tags import (
     only_comments,
     ordered_tags,
-    path_tags,
-    prose,
     security_sensitive_text,
     whitespace_only_change,
 )
@@ -102,9 +101,12 @@ def _fallback_unit(
 
 @dataclass(slots=True)
 class _FileContext:
-    """What is known about one file while its units are built."""
+    """What is known about one file while its units are built: its verdict (file_kind.py,
+    decided once per path) and the tags its units start from (the verdict's, plus what the
+    diff and the new version add)."""
 
     path: str
+    kind: FileKind
     language: str | None
     tags: set[Tag]
     patch_type: PatchType
@@ -115,12 +117,13 @@ class _FileContext:
     @classmethod
     def of(cls, fd: FileDiff) -> _FileContext:
         path = fd.path
+        kind = kind_of(path)
         patch_type = _patch_type(fd)
-        tags = path_tags(path)
+        tags = set(kind.tags)
         if fd.binary:
             tags.add(Tag.BINARY)
         old_path = fd.old_path if patch_type is PatchType.RENAME or fd.is_copy else None
-        return cls(path, language_for(path), tags, patch_type, old_path)
+        return cls(path, kind, kind.syntax, tags, patch_type, old_path)
 
 
 def _patch_type(fd: FileDiff) -> PatchType:
@@ -170,7 +173,7 @@ def _file_units(
         and new_content is not None
         and ctx.patch_type is not PatchType.ADD
         and not ctx.tags & _UNPARSED_TAGS
-        and has_grammar(ctx.path)
+        and ctx.kind.grammar
     ):
         anchors = [line for hunk in fd.hunks for line in hunk.anchors]
         ctx.names = names_for_lines(function_spans(ctx.path, new_content, anchors), anchors)
@@ -284,7 +287,7 @@ def _whole_file_unit(
 def _content_tags(ctx: _FileContext, changes: Changes) -> set[Tag]:
     tags: set[Tag] = set()
     # Prose is read by people: "password" in a README or a changelog is not a security change.
-    if ctx.security and not prose(ctx.path) and security_sensitive_text(ctx.path, changes.text):
+    if ctx.security and not ctx.kind.prose and security_sensitive_text(ctx.path, changes.text):
         tags.add(Tag.SECURITY_SENSITIVE)
     if changes.count and only_comments(ctx.language, change_lines(changes)):
         tags.add(Tag.ONLY_COMMENTS)

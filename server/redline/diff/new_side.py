@@ -24,16 +24,23 @@ from redline.diff.content import (
     vendored_header,
 )
 from redline.diff.file_diff import FileDiff, Hunk
-from redline.diff.functions import language_for
-from redline.diff.tags import generated_header, ordered_tags, path_tags
+from redline.diff.file_kind import UNREAD_TAGS, kind_of
+from redline.diff.tags import generated_header, ordered_tags
 from redline.errors import RedlineError
 from redline.model import ReviewUnit, Tag
 
 ReadNew = Callable[[str], bytes | None]
 
 _HEAD_BYTES = 4096  # how much of a file is searched for a generated-file header
-# Files whose content is never inspected (no read, no parse, no content tags): they are skipped.
-UNREAD_TAGS = frozenset({Tag.LOCKFILE, Tag.VENDORED})
+# UNREAD_TAGS lived here; the verdict (file_kind.py) decides it now.
+__all__ = [
+    "UNREAD_TAGS",
+    "ReadNew",
+    "add_content_tags",
+    "content_file_tags",
+    "text_new_side",
+    "will_read",
+]
 
 
 def text_new_side(
@@ -116,7 +123,7 @@ def add_content_tags(
 ) -> None:
     """Give units built with content=False the tags their file's new version decides."""
     # What file_units._FileContext.of starts from (binary files are not read).
-    tags = path_tags(fd.path)
+    tags = set(kind_of(fd.path).tags)
     if fd.binary:
         tags.add(Tag.BINARY)
     before = set(tags)
@@ -131,15 +138,10 @@ def will_read(fd: FileDiff) -> bool:
     """Whether file_units._file_units reads this file's new version (keep in step with it)."""
     if fd.error or fd.combined or fd.cut or fd.submodule or fd.link or fd.is_deleted:
         return False
+    kind = kind_of(fd.path)
     if fd.binary:
-        return _maybe_text(fd.path)
-    return bool(fd.hunks) and not path_tags(fd.path) & UNREAD_TAGS
-
-
-def _maybe_text(path: str) -> bool:
-    """A "binary" file worth reading to see if its new side is text: one whose name says text
-    (a known language, docs, config). Images and archives are not read at all."""
-    return language_for(path) is not None or bool(path_tags(path) & {Tag.DOCS, Tag.CONFIG})
+        return kind.maybe_text
+    return bool(fd.hunks) and not kind.unread
 
 
 def _read(read_new: ReadNew | None, path: str) -> bytes | None:

@@ -95,8 +95,9 @@ def rule_unit(unit: ReviewUnit, settings: ReviewSettings) -> ReviewUnit:
     )
 
 
-# Skips that follow from one tag, in the order they are checked.
-_TAG_SKIPS = (
+# Skips that follow from one tag, in the order they are checked (also a file's verdict's:
+# file_kind.FileKind.skip_reason).
+TAG_SKIPS = (
     (Tag.BINARY, SKIP_BINARY),
     (Tag.LOCKFILE, SKIP_LOCKFILE),
     (Tag.VENDORED, SKIP_VENDORED),
@@ -123,7 +124,7 @@ def skip_reason_for(unit: ReviewUnit, settings: ReviewSettings) -> str | None:
     if is_submodule(unit):
         return SKIP_SUBMODULE
     tags = unit.tags
-    for tag, reason in _TAG_SKIPS:
+    for tag, reason in TAG_SKIPS:
         if tag in tags:
             return reason
     if unit.patch_type is PatchType.DELETE and not unit.symbols:

@@ -237,6 +237,15 @@ _ASCII_SPACE = bytes(byte for byte in range(128) if chr(byte).isspace())
 _INDENT_SENSITIVE = frozenset({"python", "yaml", "makefile"})
 
 
+def comment_line(language: str | None, line: str) -> bool:
+    """The line is a comment in `language` (by its start; False for unknown languages)."""
+    prefixes = _COMMENT_PREFIXES.get(language or "")
+    if not prefixes:
+        return False
+    stripped = line.strip()
+    return stripped.startswith(prefixes) or stripped == "*"
+
+
 def only_comments(language: str | None, changed_lines: Iterable[str]) -> bool:
     """Every changed line is a comment or blank, and at least one is a comment. The lines are
     read only up to the first one that is neither."""

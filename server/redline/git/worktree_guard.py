@@ -107,7 +107,7 @@ def blame_path(args: Sequence[str]) -> str | None:
 
 # git grep options whose output is exactly `path NUL lineno NUL text LF` records.
 _GREP_REQUIRED: Final = frozenset({"-n", "-z", "-I"})
-_GREP_ALLOWED: Final = _GREP_REQUIRED | {"-w", "-F", "-i", "--no-color", "--no-textconv",
+_GREP_ALLOWED: Final = _GREP_REQUIRED | {"-w", "-F", "-E", "-i", "--no-color", "--no-textconv",
                                          "--full-name", "--cached"}  # fmt: skip
 _GREP_FORM: Final = (
     "git grep of the work tree takes its patterns with -e, "

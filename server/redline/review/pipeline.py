@@ -10,6 +10,7 @@ with everything found so far.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from collections.abc import Callable
@@ -300,7 +301,14 @@ def _run_review(
         coverage.notes.append("no file content to analyze")
 
     # A deleted file's definitions that the new tree still uses (found while planning).
-    findings.extend(deleted_findings(plan.reviewable))
+    still_used = deleted_findings(plan.reviewable)
+    if still_used:
+        # Their files are outside the diff, and the dismissal check below reads each one: one
+        # `cat-file --batch` for all instead of three git processes per file.
+        # On a failure they are read one by one below, each failure on its own.
+        with contextlib.suppress(RedlineError):
+            scope.prefetch_new([f.file for f in still_used])
+    findings.extend(still_used)
     record_update(record, "analyzers", [f.model_dump(mode="json") for f in findings])
 
     def read_text(path: str) -> bytes | None:

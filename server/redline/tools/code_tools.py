@@ -192,20 +192,98 @@ def git_grep_words(
     return runner.run_git(root, *args, "--", timeout=timeout, max_output=max_output)
 
 
+# Linux refuses a single argument over 128 KiB (MAX_ARG_STRLEN): names are joined into
+# alternations of at most this many bytes, one `-e` each.
+_ALTERNATION_BYTES: Final = 32 * 1024
+_ERE_SPECIAL: Final = re.compile(r"[\\.\[\]()*+?{}|^$]")
+
+
+def word_alternations(words: Sequence[str]) -> list[str]:
+    """`words` as few POSIX extended regexes `(a|b|…)` as the argument limit allows: a few
+    patterns, however many words, where git grep's cost grows with the number of `-e`."""
+    out: list[str] = []
+    chunk: list[str] = []
+    size = 0
+    for word in words:
+        escaped = _ERE_SPECIAL.sub(lambda m: "\\" + m.group(), word)
+        cost = len(escaped.encode("utf-8", errors="surrogatepass")) + 1
+        if chunk and size + cost > _ALTERNATION_BYTES:
+            out.append("(" + "|".join(chunk) + ")")
+            chunk, size = [], 0
+        chunk.append(escaped)
+        size += cost
+    if chunk:
+        out.append("(" + "|".join(chunk) + ")")
+    return out
+
+
+def git_grep_any_word(
+    runner: GitRunner,
+    root: Path,
+    words: Sequence[str],
+    *,
+    rev: str | None = None,
+    cached: bool = False,
+    timeout: float | None = None,
+    max_output: int | None = None,
+) -> ProcessResult:
+    """git_grep_words for many words: one pass over the tree with the words compiled into one
+    alternation (word_alternations) instead of one `-e` per word, whose cost grows with their
+    number (on mypy's tree, 50 names took 7.5 s and 200 names 68 s). The same records, read
+    with grep_hits; which word a line holds is for the caller to tell (`-w` applies to the
+    whole match, as with -F)."""
+    args = ["grep", "-n", "-z", "-w", "-E", "-I", "--no-color", "--no-textconv", "--full-name"]
+    if cached:
+        args.append("--cached")
+    for pattern in word_alternations(words):
+        args += ["-e", pattern]
+    if rev is not None:
+        args.append(rev)
+    return runner.run_git(root, *args, "--", timeout=timeout, max_output=max_output)
+
+
 def grep_hits(result: ProcessResult, rev: str | None = None) -> Iterator[tuple[str, str, str]]:
     """(path, line number, line) of each git_grep_words hit, leaving out secret files (.env,
     keys: never shown, not even one line) and git's own."""
     prefix = f"{rev}:" if rev is not None else ""
+    allowed_paths: dict[str, bool] = {}  # decided per path: a file has many hits
     for record in decode(result.stdout).split("\n"):
         fields = record.split("\0", 2)
         if len(fields) != 3:
             continue
         path, lineno, content = fields
         path = path.removeprefix(prefix)
-        parts = [p for p in path.split("/") if p]
-        if is_secret_path(parts) or any(is_git_name(p) for p in parts):
-            continue
-        yield path, lineno, content
+        allowed = allowed_paths.get(path)
+        if allowed is None:
+            parts = [p for p in path.split("/") if p]
+            allowed = not (is_secret_path(parts) or any(is_git_name(p) for p in parts))
+            allowed_paths[path] = allowed
+        if allowed:
+            yield path, lineno, content
+
+
+_DEFINITION_HEAD: Final = re.compile(_DEFINITION)
+
+
+def defines(symbol: str, text: str) -> bool:
+    """definition_of(symbol).search(text), without compiling a pattern per symbol: a deleted
+    file's search checks thousands of names. A definition keyword with its spaces can be
+    followed by a name only where it ends, so each keyword's match is looked at once."""
+    name = symbol.rsplit(".", 1)[-1]
+    if not name:
+        return False
+    last_is_word = _is_word(name[-1])
+    for match in _DEFINITION_HEAD.finditer(text):
+        end = match.end()
+        if text.startswith(name, end):
+            after = text[end + len(name) : end + len(name) + 1]
+            if last_is_word != (bool(after) and _is_word(after)):  # what `\b` asks
+                return True
+    return False
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def definition_of(symbol: str) -> re.Pattern[str]:
