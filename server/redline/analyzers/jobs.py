@@ -23,6 +23,7 @@ from redline.analyzers.base import (
     run_process,
     stderr_tail,
 )
+from redline.analyzers.native_jobs import native_jobs
 from redline.config_models import AnalyzerSettings, CustomAnalyzer
 from redline.progress import CancelToken
 
@@ -52,6 +53,7 @@ def plan_jobs(
     cancel: CancelToken | None,
     security_sensitive: Collection[str] | None = None,
     added: Callable[[str], str] = lambda path: "",
+    head: Callable[[str], bytes] = lambda path: b"",
 ) -> list[Job]:
     python = [p for p in paths if p.endswith(PYTHON_SUFFIXES)]
     jobs: list[Job] = []
@@ -88,6 +90,13 @@ def plan_jobs(
             )
 
         jobs.append(Job("bandit", bandit_files, _version("bandit", executables), run_bandit, note))
+    # The native analyzers, each on the changed files of its kind (`head(path)`: a file's first
+    # bytes, for a shell script's `#!` line).
+    for native in native_jobs(
+        paths, settings, lambda name: _executable(name, executables), cancel, head
+    ):
+        version = _version(native.package, executables, native.name)
+        jobs.append(Job(native.name, native.files, version, native.run))
     for custom in settings.custom:
         jobs.append(_custom_job(custom, paths, cancel))
     return jobs
@@ -237,10 +246,14 @@ def _executable(name: str, overrides: Mapping[str, str | Path]) -> str:
     return str(Path(sys.executable).parent / name)
 
 
-def _version(name: str, overrides: Mapping[str, str | Path]) -> str | None:
-    if name in overrides:
+def _version(
+    package: str, overrides: Mapping[str, str | Path], name: str | None = None
+) -> str | None:
+    """The version of the package that ships the tool (None for an executable given in
+    `overrides` under the tool's `name`: its version is not known)."""
+    if (name or package) in overrides:
         return None
     try:
-        return metadata.version(name)
+        return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None

@@ -65,7 +65,15 @@ def run_analyzers(
         rows = texts[path].rows()
         return "\n".join(rows[n - 1] for n in sorted(changed_lines.get(path, ())) if n <= len(rows))
 
-    jobs = plan_jobs(safe, settings, executables or {}, cancel, security_sensitive, added)
+    jobs = plan_jobs(
+        safe,
+        settings,
+        executables or {},
+        cancel,
+        security_sensitive,
+        added,
+        head=lambda path: files[path][:256],
+    )
     active = [i for i, j in enumerate(jobs) if j.files]
     outcomes: dict[int, tuple[AnalyzerRun, list[RawResult]]] = {}
     conversion = Conversion(texts, changed_lines)

@@ -1,0 +1,217 @@
+"""The jobs of the native analyzers — oxlint, shellcheck, hadolint, zizmor — for `plan_jobs`.
+
+Each takes only the changed files of its kind (`kinds.select`), runs in the scratch directory
+that holds copies of them (never the work tree), with Redline's own configuration or none, and
+with HOME and the XDG directories pointed at a private directory of the job's that holds no
+reviewed file. What each reads, and why nothing of the repository can run, is in
+docs/SECURITY.md ("Native analyzers").
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from redline.analyzers import hadolint, kinds, oxlint, shellcheck, zizmor
+from redline.analyzers.base import (
+    AnalyzerFailed,
+    RawResult,
+    ToolReport,
+    run_process,
+    stderr_tail,
+)
+from redline.analyzers.rules import OFF_BY_DEFAULT
+from redline.config_models import AnalyzerSettings
+from redline.progress import CancelToken
+
+# Keeps each argv well under the kernel's limit however many files a change touches.
+_BATCH = 400
+
+
+@dataclass(frozen=True)
+class NativeJob:
+    name: str
+    package: str  # the Python package that ships the binary (its version is the tool's)
+    files: list[str]
+    run: Callable[[Path], ToolReport]
+
+
+def native_jobs(
+    paths: Sequence[str],
+    settings: AnalyzerSettings,
+    executable: Callable[[str], str],
+    cancel: CancelToken | None,
+    head: Callable[[str], bytes],
+) -> list[NativeJob]:
+    """The enabled native analyzers' jobs (a job with no files is reported as skipped)."""
+    chosen = kinds.select(list(paths), head)
+    enabled = {
+        "oxlint": settings.oxlint,
+        "shellcheck": settings.shellcheck,
+        "hadolint": settings.hadolint,
+        "zizmor": settings.zizmor,
+    }
+    out: list[NativeJob] = []
+    for name, package, runner in (
+        ("oxlint", oxlint.PACKAGE, _run_oxlint),
+        ("shellcheck", shellcheck.PACKAGE, _run_shellcheck),
+        ("hadolint", hadolint.PACKAGE, _run_hadolint),
+        ("zizmor", zizmor.PACKAGE, _run_zizmor),
+    ):
+        if not enabled[name]:
+            continue
+        files = chosen[name]
+        exe = executable(name)
+
+        def run(
+            scratch: Path,
+            runner: _Runner = runner,
+            exe: str = exe,
+            files: list[str] = files,
+        ) -> ToolReport:
+            with tempfile.TemporaryDirectory(prefix="redline-tool-home-") as home:
+                return runner(exe, files, scratch, Path(home), settings.timeout, cancel)
+
+        out.append(NativeJob(name, package, files, run))
+    return out
+
+
+_Runner = Callable[[str, list[str], Path, Path, float, "CancelToken | None"], ToolReport]
+
+
+def _run_oxlint(
+    exe: str,
+    files: list[str],
+    scratch: Path,
+    home: Path,
+    timeout: float,
+    cancel: CancelToken | None,
+) -> ToolReport:
+    config = home / oxlint.CONFIG_NAME
+    config.write_text("{}\n", encoding="utf-8")  # defaults only; the categories are in argv
+    off = sorted(OFF_BY_DEFAULT["oxlint"])
+    return _batches(
+        files,
+        lambda batch: oxlint.argv(exe, config, off, batch),
+        lambda out, _err: oxlint.parse(out, scratch),
+        oxlint.OK_EXIT_CODES,
+        "oxlint",
+        scratch,
+        home,
+        timeout,
+        cancel,
+    )
+
+
+def _run_shellcheck(
+    exe: str,
+    files: list[str],
+    scratch: Path,
+    home: Path,
+    timeout: float,
+    cancel: CancelToken | None,
+) -> ToolReport:
+    off = sorted(OFF_BY_DEFAULT["shellcheck"])
+    return _batches(
+        files,
+        lambda batch: shellcheck.argv(exe, off, batch),
+        lambda out, _err: shellcheck.parse(out, scratch),
+        shellcheck.OK_EXIT_CODES,
+        "shellcheck",
+        scratch,
+        home,
+        timeout,
+        cancel,
+    )
+
+
+def _run_hadolint(
+    exe: str,
+    files: list[str],
+    scratch: Path,
+    home: Path,
+    timeout: float,
+    cancel: CancelToken | None,
+) -> ToolReport:
+    config = home / hadolint.CONFIG_NAME
+    # Redline's rule choices (`ignored`), in hadolint's own configuration format.
+    ignored = "".join(f"  - {rule}\n" for rule in sorted(OFF_BY_DEFAULT["hadolint"]))
+    config.write_text(f"ignored:\n{ignored}" if ignored else "{}\n", encoding="utf-8")
+    return _batches(
+        files,
+        lambda batch: hadolint.argv(exe, config, batch),
+        lambda out, _err: hadolint.parse(out, scratch),
+        hadolint.OK_EXIT_CODES,
+        "hadolint",
+        scratch,
+        home,
+        timeout,
+        cancel,
+    )
+
+
+def _run_zizmor(
+    exe: str,
+    files: list[str],
+    scratch: Path,
+    home: Path,
+    timeout: float,
+    cancel: CancelToken | None,
+) -> ToolReport:
+    def parse(out: bytes, err: bytes) -> ToolReport:
+        report = zizmor.parse(out, scratch)
+        note = zizmor.unparsed_note(err)
+        return ToolReport(report.results, unread=[note] if note else [])
+
+    return _batches(
+        files,
+        lambda batch: zizmor.argv(exe, home / ".cache" / "zizmor", batch),
+        parse,
+        zizmor.OK_EXIT_CODES,
+        "zizmor",
+        scratch,
+        home,
+        timeout,
+        cancel,
+        nothing_parsed=zizmor.NOTHING_PARSED,
+    )
+
+
+def _batches(
+    files: Sequence[str],
+    make_argv: Callable[[Sequence[str]], list[str]],
+    parse: Callable[[bytes, bytes], ToolReport],
+    ok_codes: tuple[int, ...],
+    name: str,
+    scratch: Path,
+    home: Path,
+    timeout: float,
+    cancel: CancelToken | None,
+    nothing_parsed: int | None = None,
+) -> ToolReport:
+    """Run the tool on `files` in consecutive batches of _BATCH and join their reports."""
+    results: list[RawResult] = []
+    notes: list[str] = []
+    unread: list[str] = []
+    for i in range(0, len(files), _BATCH):
+        batch = list(files[i : i + _BATCH])
+        proc = run_process(make_argv(batch), scratch, timeout, cancel, home=home)
+        if nothing_parsed is not None and proc.returncode == nothing_parsed:
+            unread.append(
+                f"{name} could not parse {', '.join(batch[:3])}"
+                + (f" and {len(batch) - 3} more" if len(batch) > 3 else "")
+                + " (not checked)"
+            )
+            continue
+        if proc.returncode not in ok_codes:
+            detail = stderr_tail(proc.stderr)
+            raise AnalyzerFailed(
+                f"{name} exited with code {proc.returncode}" + (f": {detail}" if detail else "")
+            )
+        report = parse(proc.stdout, proc.stderr)
+        results.extend(report.results)
+        notes.extend(report.notes)
+        unread.extend(report.unread)
+    return ToolReport(results, notes, unread)
