@@ -177,6 +177,8 @@ class AnalyzerRun(BaseModel):
     findings: int = 0
     message: str = ""
     version: str | None = None
+    # Wall-clock seconds the tool ran (None: it did not run), for the coverage line.
+    seconds: float | None = None
 
 
 class SkippedFile(BaseModel):

@@ -9,6 +9,7 @@ message instead of failing the review.
 from __future__ import annotations
 
 import tempfile
+import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import ExitStack
@@ -165,6 +166,7 @@ class _LazyTexts(Mapping[str, SourceText]):
 
 def _run_job(job: Job, scratch: Path) -> tuple[AnalyzerRun, list[RawResult]]:
     run = AnalyzerRun(name=job.name, status="ok", files=len(job.files), version=job.version)
+    started = time.monotonic()
     try:
         report = job.run(scratch)
     except AnalyzerMissing as exc:
@@ -172,7 +174,9 @@ def _run_job(job: Job, scratch: Path) -> tuple[AnalyzerRun, list[RawResult]]:
         return run, []
     except AnalyzerFailed as exc:
         run.status, run.message = "failed", str(exc)
+        run.seconds = round(time.monotonic() - started, 3)
         return run, []
+    run.seconds = round(time.monotonic() - started, 3)
     if report.unread:
         run.status = "partial"
     run.message = "; ".join([*report.unread, *report.notes])
