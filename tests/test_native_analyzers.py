@@ -350,3 +350,26 @@ def test_a_shebang_decides_a_script_without_a_suffix(shell: str, via_env: bool) 
     head = (f"#!/usr/bin/env {shell}" if via_env else f"#!/bin/{shell}").encode() + b"\nx\n"
     taken = kinds.is_shell_file("tools/run", head)
     assert taken == (shell in ("sh", "bash", "dash", "ksh"))
+
+
+# -- the language server (headless client) -----------------------------------------------------
+
+
+@pytest.mark.filterwarnings("error::pytest_lsp.LspSpecificationWarning")
+async def test_the_language_server_publishes_oxlint_diagnostics(tmp_path: Path) -> None:
+    from lsp_support import server_env, start_session, stop_session
+
+    repo = GitRepo(tmp_path / "r")
+    repo.write("web/app.ts", BASE["web/app.ts"])
+    repo.commit("base")
+    repo.write("web/app.ts", BASE["web/app.ts"] + ADDED["web/app.ts"])
+    s = await start_session(repo.root, "vscode", server_env(tmp_path / "cache"))
+    try:
+        end = await s.finished(await s.review(scope="uncommitted"), timeout=60)
+        assert end["state"] == "finished", end
+        diags = s.client.diagnostics.get(s.uri("web/app.ts"), [])
+        # 0-based: the changed line 6 (`x == NaN`), not the base's `debugger` on line 2.
+        assert [d.range.start.line for d in diags] == [5]
+        assert "NaN" in diags[0].message
+    finally:
+        await stop_session(s)
