@@ -44,6 +44,10 @@ class Job:
     run: Callable[[Path], ToolReport]
     # Why the job runs on fewer files than it could (bandit_scope), for its AnalyzerRun.
     scope_note: str = ""
+    # Whether the coverage lists the job when no changed file is of its kind ("skipped: no
+    # matching files"). The native analyzers are not: a Python change would otherwise carry
+    # four lines about the JavaScript, shell, Dockerfile and workflow files it does not have.
+    listed_when_idle: bool = True
 
 
 def plan_jobs(
@@ -96,7 +100,7 @@ def plan_jobs(
         paths, settings, lambda name: _executable(name, executables), cancel, head
     ):
         version = _version(native.package, executables, native.name)
-        jobs.append(Job(native.name, native.files, version, native.run))
+        jobs.append(Job(native.name, native.files, version, native.run, listed_when_idle=False))
     for custom in settings.custom:
         jobs.append(_custom_job(custom, paths, cancel))
     return jobs

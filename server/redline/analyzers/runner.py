@@ -115,6 +115,8 @@ def run_analyzers(
     runs: list[AnalyzerRun] = []
     for i, job in enumerate(jobs):
         if i not in outcomes:
+            if not job.listed_when_idle and not job.scope_note:
+                continue
             message = job.scope_note or "no matching files"
             runs.append(AnalyzerRun(name=job.name, status="skipped", message=message))
             continue
