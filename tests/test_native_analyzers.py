@@ -290,6 +290,26 @@ def test_a_workflow_that_does_not_parse_is_said(tmp_path: Path) -> None:
     assert run.status == "partial" and "could not parse" in run.message
 
 
+def test_a_file_that_is_not_utf8_is_named_and_the_others_checked() -> None:
+    files = {
+        "a.ts": b"const s = '\xe9\xff';\nif (x == NaN) {}\n",
+        "ok.ts": b"if (x == NaN) {}\n",
+        ".github/workflows/a.yml": b"\xff\xfe on: [\n",
+        ".github/workflows/b.yml": ADDED[".github/workflows/triage.yml"].encode(),
+    }
+    outcome = run_analyzers(
+        files,
+        {path: set(range(1, 20)) for path in files},
+        AnalyzerSettings(ruff=False, bandit=False),
+    )
+    runs = {run.name: run for run in outcome.runs}
+    assert runs["oxlint"].status == runs["zizmor"].status == "partial"
+    assert "could not read a.ts: not UTF-8" in runs["oxlint"].message
+    assert "could not read .github/workflows/a.yml: not UTF-8" in runs["zizmor"].message
+    files_found = {f.file for f in outcome.findings}
+    assert files_found == {"ok.ts", ".github/workflows/b.yml"}
+
+
 # -- which files each takes (stand-in for the per-file verdict) ---------------------------------
 
 

@@ -191,10 +191,20 @@ def _batches(
     cancel: CancelToken | None,
     nothing_parsed: int | None = None,
 ) -> ToolReport:
-    """Run the tool on `files` in consecutive batches of _BATCH and join their reports."""
+    """Run the tool on `files` in consecutive batches of _BATCH and join their reports.
+
+    A file that is not UTF-8 is not handed over: oxlint reports it without a position, zizmor
+    gives up on every file of the run. It is named as not checked instead."""
     results: list[RawResult] = []
     notes: list[str] = []
     unread: list[str] = []
+    readable = []
+    for path in files:
+        if _is_utf8(scratch.joinpath(*path.split("/"))):
+            readable.append(path)
+        else:
+            unread.append(f"{name} could not read {path}: not UTF-8 (not checked)")
+    files = readable
     for i in range(0, len(files), _BATCH):
         batch = list(files[i : i + _BATCH])
         proc = run_process(make_argv(batch), scratch, timeout, cancel, home=home)
@@ -215,3 +225,11 @@ def _batches(
         notes.extend(report.notes)
         unread.extend(report.unread)
     return ToolReport(results, notes, unread)
+
+
+def _is_utf8(path: Path) -> bool:
+    try:
+        path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return True

@@ -57,6 +57,7 @@ def parse(stdout: bytes, scratch: Path) -> ToolReport:
     if not isinstance(data, dict) or not isinstance(data.get("diagnostics"), list):
         raise AnalyzerFailed("unreadable oxlint output: no 'diagnostics' list")
     results: list[RawResult] = []
+    unread: list[str] = []
     for item in data["diagnostics"]:
         try:
             result = _result(item, scratch)
@@ -64,7 +65,11 @@ def parse(stdout: bytes, scratch: Path) -> ToolReport:
             raise AnalyzerFailed(f"unexpected oxlint output ({exc!r})") from exc
         if result is not None:
             results.append(result)
-    return ToolReport(results)
+        elif not item.get("code"):
+            # No position and no rule: oxlint could not read or parse a file at all.
+            text = str(item.get("message") or "").replace(f"{scratch}/", "")
+            unread.append(f"oxlint: {text}")
+    return ToolReport(results, unread=unread)
 
 
 def _allow_name(rule: str) -> str:
