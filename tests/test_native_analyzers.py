@@ -231,17 +231,17 @@ def test_planted_configuration_neither_runs_nor_silences(tmp_path: Path) -> None
 
 
 def test_a_shell_source_directive_outside_the_tree_is_not_followed(tmp_path: Path) -> None:
-    # With -x, shellcheck reads the sourced file and reports on it (SC2034 etc.); a sourced
-    # file outside the change that does not parse would say so as SC1xxx on the directive.
+    # A file outside the change that does not parse: a shellcheck that followed the
+    # directive would read it and say so on the directive's line (SC1094).
     outside = tmp_path / "outside.sh"
-    outside.write_text("if then fi (\n", encoding="utf-8")
+    outside.write_text("V=1\nif then\n", encoding="utf-8")
     script = f"#!/bin/bash\n# shellcheck source={outside}\nsource {outside}\necho ok\n"
     outcome = run_analyzers(
-        {"run.sh": script.encode()},
+        {"run.sh": script.encode(), ".shellcheckrc": b"external-sources=true\n"},
         {"run.sh": {1, 2, 3, 4}},
-        AnalyzerSettings(ruff=False, bandit=False),
+        AnalyzerSettings(ruff=False, bandit=False, timeout=5),
     )
-    assert [r.status for r in outcome.runs if r.name == "shellcheck"] == ["ok"]
+    assert [(r.status, r.message) for r in outcome.runs if r.name == "shellcheck"] == [("ok", "")]
     assert outcome.findings == []
 
 
