@@ -97,6 +97,7 @@ def _result(item: dict[str, Any], scratch: Path) -> RawResult | None:
     desc = str(item.get("desc") or item.get("ident") or "")
     annotation = str(primary["symbolic"].get("annotation") or "")
     message = f"{desc}: {annotation}" if annotation else desc
+    message = message[:1].upper() + message[1:]
     return RawResult(
         tool=NAME,
         rule=str(item["ident"]),
