@@ -310,6 +310,20 @@ def test_a_file_that_is_not_utf8_is_named_and_the_others_checked() -> None:
     assert files_found == {"ok.ts", ".github/workflows/b.yml"}
 
 
+def test_many_scripts_run_side_by_side_and_each_is_checked() -> None:
+    # shellcheck and hadolint are single-threaded: their files run in one process per core.
+    files = {f"s{i}.sh": b"#!/bin/sh\ncd /tmp\n" for i in range(13)}
+    files.update({f"d{i}/Dockerfile": b"FROM ubuntu\n" for i in range(13)})
+    outcome = run_analyzers(
+        files, {path: {1, 2} for path in files}, AnalyzerSettings(ruff=False, bandit=False)
+    )
+    assert {(r.name, r.status, r.files) for r in outcome.runs} == {
+        ("shellcheck", "ok", 13),
+        ("hadolint", "ok", 13),
+    }
+    assert sorted(f.file for f in outcome.findings) == sorted(files)
+
+
 # -- which files each takes (stand-in for the per-file verdict) ---------------------------------
 
 

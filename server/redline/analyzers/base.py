@@ -213,6 +213,13 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     proc.communicate()
 
 
+def cores() -> int:
+    """The cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
 def stderr_tail(stderr: bytes, limit: int = 300) -> str:
     """The last bit of a tool's stderr, printable, for an AnalyzerRun message."""
     text = stderr.decode("utf-8", errors="replace").strip()

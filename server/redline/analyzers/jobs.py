@@ -7,7 +7,6 @@ the runner wrote the files to and returns its parsed report. bandit's files are 
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +19,7 @@ from redline.analyzers.base import (
     AnalyzerFailed,
     RawResult,
     ToolReport,
+    cores,
     run_process,
     stderr_tail,
 )
@@ -171,10 +171,7 @@ def _bandit_chunks(files: Sequence[str], scratch: Path) -> list[list[str]]:
 
 
 def _cores() -> int:
-    """The cores this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
+    return cores()
 
 
 def _custom_job(custom: CustomAnalyzer, paths: Sequence[str], cancel: CancelToken | None) -> Job:
