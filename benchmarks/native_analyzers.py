@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -122,7 +123,18 @@ def env_for(tmp: Path, config: Path | None, source: Path | None = None) -> dict[
     return env
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+CPU: dict[str, list[float]] = {}
+
+
 def review(repo: Path, env: dict[str, str]) -> tuple[float, dict[str, float], int]:
+    """Wall-clock seconds, each analyzer's own seconds (coverage), findings; the CPU seconds of
+    the review and every process it started go to CPU (less sensitive to a loaded machine)."""
+    cpu = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.run(
         [str(REDLINE), "review", "--repo", str(repo), "--format", "json"],
@@ -131,6 +143,9 @@ def review(repo: Path, env: dict[str, str]) -> tuple[float, dict[str, float], in
         check=False,
     )
     elapsed = time.perf_counter() - start
+    CPU.setdefault(f"{repo}|{env['REDLINE_CONFIG']}|{env.get('PYTHONPATH')}", []).append(
+        _children_cpu() - cpu
+    )
     if proc.returncode not in (0, 1):
         raise SystemExit(f"review exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
     data = json.loads(proc.stdout)
@@ -185,9 +200,16 @@ def main() -> int:
                 if name.endswith(f"alone ({args.files} files)"):
                     analyzer = name.split()[0]
                     tool[analyzer].append(tools.get(analyzer, float("nan")))
+        cpu = {
+            name: statistics.median(CPU[f"{repo}|{env['REDLINE_CONFIG']}|{env.get('PYTHONPATH')}"])
+            for name, (repo, env) in runs.items()
+        }
     med = {name: statistics.median(values) for name, values in wall.items()}
     for name in runs:
-        print(f"{name:<40} median {med[name] * 1000:8.1f} ms  findings {findings[name]}")
+        print(
+            f"{name:<40} median {med[name] * 1000:8.1f} ms  CPU {cpu[name] * 1000:8.1f} ms  "
+            f"findings {findings[name]}"
+        )
     for name, values in tool.items():
         print(f"{name:<12} tool time (coverage) median {statistics.median(values) * 1000:8.1f} ms")
     slowest = max(med[f"{n} alone ({args.files} files)"] for n in NATIVE)
