@@ -203,7 +203,9 @@ OFF_BY_DEFAULT: dict[str, frozenset[str]] = {
         # SC2154/SC2034: variables set by a sourcing script or the environment, or used by a
         # script that sources this one: most of these on real scripts are such variables.
         # SC2148: a `.sh` file without `#!` (a sourced library) has no shell to name.
-        "SC1091", "SC2154", "SC2034", "SC2148",
+        # SC2155 (`export X="$(cmd)"` masks cmd's status): 14 of nvm's last 30 commits' 15
+        # shellcheck findings, all the `export DIR="$(cd .. && pwd)"` idiom.
+        "SC1091", "SC2154", "SC2034", "SC2148", "SC2155",
     }),
     "hadolint": frozenset({
         # Pin every package's version (apt, pip, npm, apk, gem, yum, zypper, dnf): the most
