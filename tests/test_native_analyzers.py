@@ -280,6 +280,24 @@ def test_missing_crashing_and_hanging_tools_are_said_and_ruff_stands(tmp_path: P
     assert any(f.sources == ["ruff:S602"] for f in outcome.findings)
 
 
+def test_the_timeout_bounds_the_whole_job_not_each_script(tmp_path: Path) -> None:
+    import time
+
+    files = {f"s{i}.sh": b"#!/bin/sh\necho\n" for i in range(12)}
+    slow = _script(tmp_path, "slow", "sleep 1; echo '{\"comments\": []}'")
+    started = time.monotonic()
+    outcome = run_analyzers(
+        files,
+        {path: {1, 2} for path in files},
+        AnalyzerSettings(ruff=False, bandit=False, timeout=2.5),
+        executables={"shellcheck": slow},
+    )
+    elapsed = time.monotonic() - started
+    run = next(r for r in outcome.runs if r.name == "shellcheck")
+    assert (run.status, run.message) == ("failed", "timed out after 2.5 s")
+    assert elapsed < 5  # 12 scripts of 1 s each, one a process: 6 s or more without the bound
+
+
 def test_a_workflow_that_does_not_parse_is_said(tmp_path: Path) -> None:
     outcome = run_analyzers(
         {".github/workflows/x.yml": b"on: push\njobs: [\n"},

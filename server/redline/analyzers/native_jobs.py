@@ -10,6 +10,7 @@ docs/SECURITY.md ("Native analyzers").
 from __future__ import annotations
 
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -50,7 +51,8 @@ def native_jobs(
     cancel: CancelToken | None,
     head: Callable[[str], bytes],
 ) -> list[NativeJob]:
-    """The enabled native analyzers' jobs (a job with no files is reported as skipped)."""
+    """The enabled native analyzers' jobs (one with no file of its kind is not listed in the
+    coverage: `Job.listed_when_idle`)."""
     chosen = kinds.select(list(paths), head)
     enabled = {
         "oxlint": settings.oxlint,
@@ -217,8 +219,20 @@ def _batches(
         else:
             unread.append(f"{name} could not read {path}: not UTF-8 (not checked)")
 
+    # `timeout` bounds the whole job, however many processes it takes (one a script for
+    # shellcheck): each gets what is left of it.
+    deadline = time.monotonic() + timeout
+
     def one(batch: list[str]) -> ToolReport:
-        proc = run_process(make_argv(batch), scratch, timeout, cancel, home=home)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AnalyzerFailed(f"timed out after {timeout:g} s")
+        try:
+            proc = run_process(make_argv(batch), scratch, left, cancel, home=home)
+        except AnalyzerFailed as exc:
+            if time.monotonic() >= deadline:  # said with the setting, not what was left
+                raise AnalyzerFailed(f"timed out after {timeout:g} s") from exc
+            raise
         if nothing_parsed is not None and proc.returncode == nothing_parsed:
             listed = ", ".join(batch[:3]) + (
                 f" and {len(batch) - 3} more" if len(batch) > 3 else ""
