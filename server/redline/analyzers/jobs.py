@@ -208,7 +208,7 @@ def _astgrep_job(
             )
 
     version = _version(astgrep.DISTRIBUTION, executables, "ast-grep")
-    return Job(astgrep.NAME, files, version, run_astgrep)
+    return Job(astgrep.NAME, files, version, run_astgrep, listed_when_idle=False)
 
 
 def _custom_job(custom: CustomAnalyzer, paths: Sequence[str], cancel: CancelToken | None) -> Job:
