@@ -80,7 +80,8 @@ class RawClient:
                 self.messages.append(message)
             if self._answer is not None and "method" in message and "id" in message:
                 result = self._answer(message)
-                self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+                with contextlib.suppress(OSError, ValueError):  # stdin closed: the end
+                    self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
             self._arrived.put(None)
 
     def _drain_stderr(self) -> None:

@@ -27,13 +27,14 @@ from typing import Any
 
 import pytest
 
-from gitrepo import GitRepo
+from far_findings import APP, DISMISS_COMMANDS, FSTRING_LINE, IMPORT_LINE, LINES, SHELL_LINE
 from raw_rpc import Message, RawClient
+
+from gitrepo import GitRepo
 from readme_snippets import snippet
 from real_clients import REDLINE, client_env
 
 METHOD_NOT_FOUND = -32601
-DISMISS_COMMANDS = {"redline.dismissFinding", "redline.dismissAllLikeThis", "redline.dismissFile"}
 
 # Kate 22.12's initialize capabilities, as a recording proxy saw them (tests/test_kate.py).
 KATE_CAPABILITIES: dict[str, Any] = {
@@ -136,20 +137,6 @@ HELIX_CAPABILITIES: dict[str, Any] = {
     },
     "general": {"positionEncodings": ["utf-8", "utf-32", "utf-16"]},
 }  # fmt: skip
-
-# Findings far apart, as in the report: an unused import at the top (it has a fix), `shell=True`
-# and a bare `except` ~350 lines down, an f-string without placeholders at the end (a fix).
-FILLER = "".join(f"value_{i} = {i}\n" for i in range(340))
-APP = (
-    "import os\nimport subprocess\n\n\n" + FILLER + "def run(cmd):\n"
-    "    return subprocess.call(cmd, shell=True)\n\n\n"
-    "def safe():\n    try:\n        return run('ls')\n    except:\n        return None\n\n\n"
-    'print(f"done")\n'
-)
-LINES = APP.split("\n")
-IMPORT_LINE = 0
-SHELL_LINE = LINES.index("    return subprocess.call(cmd, shell=True)")
-FSTRING_LINE = LINES.index('print(f"done")')
 
 
 def is_dismissal(action: Message) -> bool:
