@@ -63,21 +63,21 @@ def _named(
         finding_id = publish.finding_id_of(d)
         if finding_id is None:
             # Kate sends diagnostics back without `data`: match what was published.
-            finding_id = next(
-                (t.id for t in candidates if _published(ls, doc, t) == (d.range, d.message)),
-                None,
-            )
+            finding_id = next((t.id for t in candidates if _published_as(ls, doc, t, d)), None)
         if finding_id is not None:
             out[finding_id] = d
     return out
 
 
-def _published(
-    ls: RedlineServer, doc: DocumentFindings, tracked: TrackedFinding
-) -> tuple[types.Range, str]:
-    """The range and message the finding's diagnostic was published with (diagnostics.py)."""
+def _published_as(
+    ls: RedlineServer, doc: DocumentFindings, tracked: TrackedFinding, d: types.Diagnostic
+) -> bool:
+    """Whether `d` has the range and message the finding was published with (diagnostics.py);
+    the range first, since the message costs a redaction."""
     rng = publish.client_range(publish.focus(tracked, doc), doc, ls.encoding)
-    return rng, publish.to_diagnostic(tracked.finding, rng, stale=tracked.stale).message
+    if rng != d.range:
+        return False
+    return publish.to_diagnostic(tracked.finding, rng, stale=tracked.stale).message == d.message
 
 
 def _whole_document(doc: DocumentFindings, rng: Range) -> bool:
