@@ -150,19 +150,22 @@ class RedlineProtocol(LanguageServerProtocol):
         )
 
 
-# pygls's messages (pygls/protocol/json_rpc.py) for a method the server does not have.
-_UNKNOWN_METHOD = (
+# pygls's messages (pygls/protocol/json_rpc.py) for a method the server does not have, and for
+# a `$/cancelRequest` of a request already answered (clients cancel as the cursor moves on).
+_ROUTINE = (
     "Failed to handle request %r, unknown method %r",
     "Ignoring notification for unknown method %r",
+    'Cancel notification for unknown message id "%s"',
 )
 
 
 class RoutineAtInfo(logging.Filter):
     """For pygls' protocol logger: a request or notification for a method the server does not
-    have is routine (the client got its MethodNotFound answer), logged at INFO, not WARNING."""
+    have (the client got its MethodNotFound answer), or a late cancel, is routine: logged at
+    INFO, not WARNING."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.msg not in _UNKNOWN_METHOD:
+        if record.msg not in _ROUTINE:
             return True
         record.levelno, record.levelname = logging.INFO, "INFO"
         # The record was made at WARNING: pass it on only if the log takes INFO.
