@@ -87,7 +87,6 @@ class KateSession:
         # pytest's long tmp_path, or Kate cannot save ("Can not create a socket").
         self.runtime = Path(tempfile.mkdtemp(prefix="kate"))
         runtime = self.runtime
-        self.display = f":{50 + os.getpid() % 400}"
         self.env = client_env(
             tmp,
             HOME=str(home),
@@ -96,35 +95,37 @@ class KateSession:
             XDG_CACHE_HOME=str(home / ".cache"),
             XDG_RUNTIME_DIR=str(runtime),
             PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-            DISPLAY=self.display,
             QT_QPA_PLATFORM="xcb",
         )
         self.log = (tmp / "kate.log").open("wb")
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def start(self, file: Path) -> None:
-        self._spawn(["Xvfb", self.display, "-screen", "0", "1280x1024x24", "-nolisten", "tcp"])
+        # Xvfb picks a free display and writes its number to the pipe once it is ready (other
+        # X servers may run on this machine).
+        read, write = os.pipe()
+        screen = ["-screen", "0", "1280x1024x24", "-nolisten", "tcp"]
+        self._spawn(["Xvfb", "-displayfd", str(write), *screen], pass_fds=(write,))
+        os.close(write)
+        with os.fdopen(read) as ready:
+            self.env["DISPLAY"] = ":" + ready.readline().strip()
         self.window = ""
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and not self._xdotool_ok():
-            time.sleep(0.2)
         self._spawn(["dbus-run-session", "--", "kate", "-n", "-l", "1", str(file)])
         found = self.xdotool("search", "--sync", "--onlyvisible", "--name", file.name, timeout=30)
         self.window = found.split()[0]
         self.xdotool("windowfocus", "--sync", self.window)
 
-    def _spawn(self, command: list[str]) -> None:
+    def _spawn(self, command: list[str], pass_fds: tuple[int, ...] = ()) -> None:
         self.procs.append(
             subprocess.Popen(
-                command, env=self.env, stdout=self.log, stderr=self.log, start_new_session=True
+                command,
+                env=self.env,
+                stdout=self.log,
+                stderr=self.log,
+                start_new_session=True,
+                pass_fds=pass_fds,
             )
         )
-
-    def _xdotool_ok(self) -> bool:
-        done = subprocess.run(
-            ["xdotool", "getmouselocation"], env=self.env, capture_output=True, check=False
-        )
-        return done.returncode == 0
 
     def xdotool(self, *args: str, timeout: float = 10) -> str:
         done = subprocess.run(
