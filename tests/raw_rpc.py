@@ -30,9 +30,19 @@ def frame(message: Message) -> bytes:
 class RawClient:
     """One server process; a thread reads its stdout into `messages` (every one, in order)."""
 
-    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        cwd: Path,
+        command: list[str] | None = None,
+        answer: Callable[[Message], Any] | None = None,
+    ) -> None:
+        """`command` runs instead of SERVER; `answer`, when given, answers each request the
+        server sends (its return value is the result), as an editor does."""
+        self._answer = answer
+        self._write_lock = threading.Lock()  # the reader thread answers requests too
         self.proc = subprocess.Popen(
-            SERVER,
+            command or SERVER,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -65,8 +75,13 @@ class RawClient:
                     length = int(value)
                 header = out.readline()
             body = out.read(length)
+            message = json.loads(body)
             with self._lock:
-                self.messages.append(json.loads(body))
+                self.messages.append(message)
+            if self._answer is not None and "method" in message and "id" in message:
+                result = self._answer(message)
+                with contextlib.suppress(OSError, ValueError):  # stdin closed: the end
+                    self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
             self._arrived.put(None)
 
     def _drain_stderr(self) -> None:
@@ -84,8 +99,9 @@ class RawClient:
 
     def send_bytes(self, data: bytes) -> None:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
+        with self._write_lock:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
 
     # -- requests and what came back -------------------------------------------------------------
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from redline.lsp.document_findings import TrackedFinding
 from redline.lsp.fixes import (
     DISMISS,
     DISMISS_FILE,
+    DISMISS_KIND,
     FIX_APPLIED,
     QUICKFIX,
     SHOW_SUGGESTED,
@@ -229,6 +232,51 @@ def test_only_filters_by_kind_prefix() -> None:
     assert kind_allowed("quickfix.redline", ["quickfix"])
     assert not kind_allowed("quickfixer", ["quickfix"])
     assert code_actions_for([], TEXT, "app.py", None) == []
+
+
+def test_dismissals_are_never_of_a_kind_editors_apply_unasked() -> None:
+    t = tracked(make())
+    actions = code_actions_for([t], TEXT, "app.py", None)
+    assert [a.kind for a in actions] == [QUICKFIX, DISMISS_KIND, DISMISS_KIND]
+    # "Apply the only quick fix" (Neovim, eglot) and fix-on-save never reach a dismissal.
+    quick = code_actions_for([t], TEXT, "app.py", ["quickfix"])
+    assert titles(quick) == ["Redline: apply fix — eval on file content"]
+    assert code_actions_for([t], TEXT, "app.py", ["source.fixAll"]) == []
+    assert titles(code_actions_for([t], TEXT, "app.py", [DISMISS_KIND]))[0].startswith(
+        "Redline: dismiss finding"
+    )
+    # A request over the whole document (not at a place): fixes only.
+    whole = code_actions_for([t], TEXT, "app.py", None, dismissals=False)
+    assert titles(whole) == ["Redline: apply fix — eval on file content"]
+
+
+_KINDS = st.sampled_from(
+    ["", "quickfix", "quickfix.x", "source", "source.fixAll", "source.fixAll.eslint", "refactor",
+     "refactor.rewrite", "redline", DISMISS_KIND, "notebook"]
+)  # fmt: skip
+
+
+@given(
+    only=st.one_of(st.none(), st.lists(_KINDS, max_size=3)),
+    improved=st.sampled_from([None, "", FIXED]),
+    stale=st.booleans(),
+    dismissals=st.booleans(),
+)
+def test_every_action_is_of_a_kind_asked_for_and_no_dismissal_is_batch_applied(
+    only: list[str] | None, improved: str | None, stale: bool, dismissals: bool
+) -> None:
+    t = tracked(make(improved=improved))
+    t.stale = stale
+    actions = code_actions_for([t], TEXT, "app.py", only, dismissals=dismissals)
+    for action in actions:
+        assert kind_allowed(action.kind, only)
+        dismiss = action.command is not None and action.command.name in (DISMISS, DISMISS_FILE)
+        assert dismiss == (action.kind == DISMISS_KIND)
+        if dismiss:
+            assert dismissals and not action.is_preferred
+            assert not kind_allowed(action.kind, ["quickfix", "source.fixAll"])
+    assert sum(a.is_preferred for a in actions) <= 1
+    assert all(a.edit is not None for a in actions if a.is_preferred)
 
 
 def test_two_findings_get_their_own_actions_and_one_dismiss_all() -> None:

@@ -101,6 +101,22 @@ def test_requests_after_shutdown_answer_invalid_request(client: RawClient, demo_
     assert client.proc.wait(10) == 0
 
 
+def test_unknown_methods_and_late_cancels_are_logged_at_info_only(
+    client: RawClient, demo_repo: Path
+) -> None:
+    client.initialize(demo_repo)
+    answer = client.request("textDocument/documentSymbol", {"textDocument": {"uri": "file:///x"}})
+    assert answer["error"]["code"] == -32601
+    client.notify("$/unknownNotification", {})
+    client.notify("$/cancelRequest", {"id": answer["id"]})  # already answered
+    client.request("shutdown")
+    client.notify("exit")
+    assert client.close() == 0
+    # REDLINE_LSP_LOG=INFO here: the lines are there, as INFO (none at the default level).
+    lines = [line for line in client.stderr.splitlines() if "unknown" in line]
+    assert len(lines) == 3 and all(" INFO pygls." in line for line in lines), lines
+
+
 def test_exit_without_shutdown_exits_1(client: RawClient, demo_repo: Path) -> None:
     client.initialize(demo_repo)
     client.notify("exit")

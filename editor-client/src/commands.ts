@@ -157,8 +157,13 @@ async function applyFix(node: FindingNode): Promise<void> {
   const uri = vscode.Uri.parse(node.uri);
   const line = Math.max(0, (node.finding.line ?? 1) - 1);
   const end = Math.max(line, (node.finding.end_line ?? node.finding.line ?? 1) - 1);
+  // Whole lines: VS Code names the diagnostics the range touches, and the server answers for
+  // those only (server/redline/lsp/actions.py); the finding's squiggle may start past column 0.
+  const doc = await vscode.workspace.openTextDocument(uri);
+  const last = doc.lineAt(Math.min(end, doc.lineCount - 1));
   const actions = (await vscode.commands.executeCommand<vscode.CodeAction[]>(
-    'vscode.executeCodeActionProvider', uri, new vscode.Range(line, 0, end, 0), vscode.CodeActionKind.QuickFix.value,
+    'vscode.executeCodeActionProvider', uri, new vscode.Range(line, 0, last.lineNumber, last.range.end.character),
+    vscode.CodeActionKind.QuickFix.value,
   )) ?? [];
   const choice = chooseFixAction(actions, node.finding.id);
   if (choice.kind === 'none') {

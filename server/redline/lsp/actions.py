@@ -5,6 +5,13 @@ dismiss this finding or every finding in the file; show the suggested code), as 
 `WorkspaceEdit`s when the client supports them, so a client refuses an edit whose buffer moved
 on. Hovers show each finding's Markdown (`hover.py`), redacted. Both answer from the tracker's
 in-memory state only: no disk, no git, so they stay fast while a review runs.
+
+A code action does only what the user asked for. When the client names Redline diagnostics in
+`context.diagnostics`, the answer is about those findings only (within the range): Kate 22.12's
+Quick Fix names the diagnostic under the cursor, asks over the whole document, and runs every
+action returned. A diagnostic is known by the finding id in its `data`, or, from a client that
+drops `data` (Kate), by the range and message it was published with. A request over the whole
+document is not at a place: it gets fixes, never a dismissal (fixes.py).
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from redline.lsp import fixes, publish
-from redline.lsp.document_findings import TrackedFinding
+from redline.lsp.document_findings import DocumentFindings, TrackedFinding
 from redline.lsp.handlers import Handlers
 from redline.lsp.textlines import Range, from_client_units
 from redline.redaction import redact
@@ -44,9 +51,47 @@ def _shown_at(ls: RedlineServer, uri: str, rng: Range) -> list[TrackedFinding]:
     ]
 
 
+def _named(
+    ls: RedlineServer,
+    doc: DocumentFindings,
+    candidates: list[TrackedFinding],
+    named: list[types.Diagnostic],
+) -> dict[str, types.Diagnostic]:
+    """The client's Redline diagnostics by the id of the finding each is about."""
+    out: dict[str, types.Diagnostic] = {}
+    for d in named:
+        finding_id = publish.finding_id_of(d)
+        if finding_id is None:
+            # Kate sends diagnostics back without `data`: match what was published.
+            finding_id = next((t.id for t in candidates if _published_as(ls, doc, t, d)), None)
+        if finding_id is not None:
+            out[finding_id] = d
+    return out
+
+
+def _published_as(
+    ls: RedlineServer, doc: DocumentFindings, tracked: TrackedFinding, d: types.Diagnostic
+) -> bool:
+    """Whether `d` has the range and message the finding was published with (diagnostics.py);
+    the range first, since the message costs a redaction."""
+    rng = publish.client_range(publish.focus(tracked, doc), doc, ls.encoding)
+    if rng != d.range:
+        return False
+    return publish.to_diagnostic(tracked.finding, rng, stale=tracked.stale).message == d.message
+
+
+def _whole_document(doc: DocumentFindings, rng: Range) -> bool:
+    end = doc.clamp(len(doc.lines), 0)
+    return (
+        (rng.start_line, rng.start_char) == (0, 0)
+        and doc.clamp(rng.end_line, rng.end_char) == end
+        and end != (0, 0)
+    )
+
+
 @HANDLERS.feature(
     types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, fixes.DISMISS_KIND]),
 )
 def on_code_action(
     ls: RedlineServer, params: types.CodeActionParams
@@ -57,19 +102,29 @@ def on_code_action(
     if doc is None or rng is None:
         return None
     found = _shown_at(ls, uri, rng)
+    ours = [d for d in params.context.diagnostics if d.source == publish.SOURCE]
+    theirs = _named(ls, doc, found, ours)
+    if ours:
+        # The client asked about these diagnostics: nothing else, even if in range.
+        found = [t for t in found if t.id in theirs]
     if not found:
         return None
     path = found[0].finding.file
     repeated = fixes.repeated_families(ls.tracker.visible(uri, "mark"))
     spelled = params.text_document.uri  # edits and command arguments echo the client's
     specs = fixes.code_actions_for(
-        found, doc.text, path, params.context.only, uri=spelled, repeated=repeated
+        found,
+        doc.text,
+        path,
+        params.context.only,
+        uri=spelled,
+        repeated=repeated,
+        dismissals=not _whole_document(doc, rng),
     )
+    if not specs:
+        return None
     buffer = ls.open_document(uri)
     version = buffer.version if buffer is not None else None
-    theirs = {
-        publish.finding_id_of(d): d for d in params.context.diagnostics if d.source == "redline"
-    }
     actions = []
     for spec in specs:
         edit = None

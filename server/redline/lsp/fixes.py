@@ -21,6 +21,13 @@ Decisions:
   offered only as "show suggested code" (a command: nothing is edited).
 - The apply-fix action carries the edit *and* the `FIX_APPLIED` command: LSP clients run the
   command after applying the edit, so the server can close the finding (never re-published).
+- Only a fix (or "show suggested code") is a `quickfix`. A dismissal writes
+  `.redline/dismissed.toml`, a file the team commits, so it is never of a kind editors apply
+  without the user picking it: Neovim's and eglot's "apply the only quick fix", VS Code's auto
+  fix and its `source.fixAll` on save. Its kind is `DISMISS_KIND`, which no `context.only` of
+  theirs asks for; a menu lists it with the rest.
+- A request that is not at a place (the whole document: Kate 22.12's Quick Fix asks so, and
+  runs every action returned) gets no dismissal at all (`dismissals=False`).
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from redline.review.quotes import split_lines
 # this module at start-up for the command ids below, long before its first code action.
 
 QUICKFIX = "quickfix"
+DISMISS_KIND = "redline.dismiss"
 
 # Commands the server must register (`workspace/executeCommand`); arguments are listed per id.
 DISMISS = "redline.dismissFinding"  # [uri, finding_id]
@@ -163,13 +171,28 @@ def code_actions_for(
     *,
     uri: str | None = None,
     repeated: Collection[str] = (),
+    dismissals: bool = True,
 ) -> list[ActionSpec]:
     """Code actions for the findings under the cursor/selection, in display order: for each
     finding its fix (or "show suggested code") and "dismiss finding" (and "dismiss all like
     this" when its base id is in `repeated`: identical findings elsewhere in the file), then
     one "dismiss all Redline findings in this file". `uri` is passed back in command arguments
-    (default `path`); `only` is the request's `context.only`."""
-    if not findings_in_range or not kind_allowed(QUICKFIX, only):
+    (default `path`); `only` is the request's `context.only`: only actions of a kind it asks
+    for; without `dismissals`, fixes only."""
+    specs = _all_actions(findings_in_range, doc_text, path, uri, repeated)
+    return [
+        s for s in specs if kind_allowed(s.kind, only) and (dismissals or s.kind != DISMISS_KIND)
+    ]
+
+
+def _all_actions(
+    findings_in_range: Sequence[TrackedFinding],
+    doc_text: str,
+    path: str,
+    uri: str | None,
+    repeated: Collection[str],
+) -> list[ActionSpec]:
+    if not findings_in_range:
         return []
     target = uri if uri is not None else path
     actions: list[ActionSpec] = []
@@ -211,7 +234,7 @@ def code_actions_for(
         actions.append(
             ActionSpec(
                 title=f"Redline: dismiss finding — {title}",
-                kind=QUICKFIX,
+                kind=DISMISS_KIND,
                 finding_ids=ids,
                 command=CommandSpec(DISMISS, (target, finding.id)),
             )
@@ -220,7 +243,7 @@ def code_actions_for(
             actions.append(
                 ActionSpec(
                     title=f"Redline: dismiss all like this — {title}",
-                    kind=QUICKFIX,
+                    kind=DISMISS_KIND,
                     finding_ids=ids,
                     command=CommandSpec(DISMISS_ALL, (target, finding.id)),
                 )
@@ -228,7 +251,7 @@ def code_actions_for(
     actions.append(
         ActionSpec(
             title="Redline: dismiss all Redline findings in this file",
-            kind=QUICKFIX,
+            kind=DISMISS_KIND,
             finding_ids=tuple(t.id for t in findings_in_range),
             command=CommandSpec(DISMISS_FILE, (target,)),
         )

@@ -15,6 +15,11 @@ A frame pygls cannot read (its body not JSON, not UTF-8, nested too deep) is JSO
 error, and JSON that is no message object (a number, an array, an object without `jsonrpc`)
 its Invalid Request, both answered with id null. pygls would show the user "Error in server" and
 shut its thread pool down (which also reads stdin); the connection stays as it was instead.
+Kate 22.12 sends `shutdown` as a notification (no id): it is taken as one, quietly.
+
+Routine protocol events are logged at INFO (`RoutineAtInfo`): editors show a server's stderr
+(Kate 22.12 puts every line in its output pane), and Kate asks for `textDocument/documentSymbol`
+after every change whatever the server advertises; its MethodNotFound answer is enough.
 """
 
 from __future__ import annotations
@@ -47,6 +52,10 @@ class Malformed:
     problem: str
 
 
+# `shutdown` sent as a notification (Kate 22.12 does so).
+_SHUTDOWN_NOTIFIED = object()
+
+
 def _describe(exc: BaseException) -> str:
     # cattrs names the failing field in the chained exceptions; the values never (they can be
     # the user's code).
@@ -72,6 +81,8 @@ class RedlineProtocol(LanguageServerProtocol):
         return bool(self._shutdown)
 
     def structure_message(self, data: dict[str, Any]) -> Any:
+        if data.get("method") == types.SHUTDOWN and "id" not in data:
+            return _SHUTDOWN_NOTIFIED
         try:
             return super().structure_message(data)
         except JsonRpcException as exc:
@@ -84,6 +95,9 @@ class RedlineProtocol(LanguageServerProtocol):
             )
 
     def handle_message(self, message: Any) -> None:
+        if message is _SHUTDOWN_NOTIFIED:
+            self._shut_down_quietly()
+            return
         if isinstance(message, Malformed):
             self._answer_malformed(message)
             return
@@ -113,6 +127,17 @@ class RedlineProtocol(LanguageServerProtocol):
                 self._error(message.id, SERVER_NOT_INITIALIZED, f"{method}: send initialize first")
             return  # notifications before initialize are dropped (exit aside)
         super().handle_message(message)
+
+    def _shut_down_quietly(self) -> None:
+        # pygls's `shutdown` (LanguageServerProtocol.lsp_shutdown), without an answer: run as a
+        # notification it would cancel its own future and log a traceback.
+        handler = self.fm.features.get(types.SHUTDOWN)
+        if handler is not None:
+            handler(None)
+        for future in list(self._request_futures.values()):
+            if not future.done():
+                future.cancel()
+        self._shutdown = True
 
     def _answer_malformed(self, message: Malformed) -> None:
         if message.method is None and message.id is None:
@@ -149,3 +174,25 @@ class RedlineProtocol(LanguageServerProtocol):
         self._send_data(
             {"jsonrpc": self.VERSION, "id": msg_id, "error": {"code": code, "message": text}}
         )
+
+
+# pygls's messages (pygls/protocol/json_rpc.py) for a method the server does not have, and for
+# a `$/cancelRequest` of a request already answered (clients cancel as the cursor moves on).
+_ROUTINE = (
+    "Failed to handle request %r, unknown method %r",
+    "Ignoring notification for unknown method %r",
+    'Cancel notification for unknown message id "%s"',
+)
+
+
+class RoutineAtInfo(logging.Filter):
+    """For pygls' protocol logger: a request or notification for a method the server does not
+    have (the client got its MethodNotFound answer), or a late cancel, is routine: logged at
+    INFO, not WARNING."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg not in _ROUTINE:
+            return True
+        record.levelno, record.levelname = logging.INFO, "INFO"
+        # The record was made at WARNING: pass it on only if the log takes INFO.
+        return logging.getLogger().isEnabledFor(logging.INFO)

@@ -41,6 +41,7 @@ from lsprotocol import types
 from redline.lsp import actions, commands, debates, diagnostics, documents, engine, jobs, queries
 from redline.lsp.handlers import Handlers, QuietCommandErrors
 from redline.lsp.language_server import RedlineServer, __version__
+from redline.lsp.protocol import RoutineAtInfo
 from redline.lsp.settings import merge_settings
 from redline.redaction import get_redactor
 from redline.redaction.logfilter import protect
@@ -204,6 +205,7 @@ def _configure_logging() -> None:
     # pygls logs every message body at INFO: code under review would end up in the log.
     logging.getLogger("pygls").setLevel(logging.WARNING)
     logging.getLogger("pygls.protocol.json_rpc").addFilter(QuietCommandErrors())
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(RoutineAtInfo())
 
 
 def _private_stdout() -> BinaryIO:
