@@ -13,7 +13,7 @@ UV     := $(BIN)/uv
 UV_ENV := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON=$(BIN)/python UV_NO_PROGRESS=1 \
 	UV_COMPILE_BYTECODE=1
 
-.PHONY: run test lint typecheck pytest test-deps nvim node emacs bench setup setup-dev clean vsix \
+.PHONY: run test lint typecheck pytest test-deps nvim node emacs kate bench setup setup-dev clean vsix \
 	client-check test-pythons mutation
 
 $(BIN)/python:
@@ -63,7 +63,7 @@ NODE_DIR := tests/node
 APT_INSTALL := apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 	apt-get install -y -qq --no-install-recommends
 
-test-deps: nvim emacs $(NODE_DIR)/node_modules/.install-stamp
+test-deps: nvim emacs kate $(NODE_DIR)/node_modules/.install-stamp
 
 nvim:
 	@command -v nvim >/dev/null 2>&1 || { \
@@ -83,6 +83,20 @@ node: nvim  # after nvim: two apt-get runs must not overlap under make -j
 	  else \
 	    echo "tests/test_vscode_jsonrpc.py needs Node.js >= 18 and npm: sudo apt-get install" \
 	      "nodejs npm" >&2; \
+	    exit 1; \
+	  fi; }
+
+# Kate 22.12 under a virtual display (xvfb), driven by xdotool: tests/test_kate.py starts it with
+# the README's Kate configuration (161 packages, ~35 MB, about a minute to install).
+kate: emacs  # after emacs: two apt-get runs must not overlap under make -j
+	@command -v kate >/dev/null 2>&1 && command -v Xvfb >/dev/null 2>&1 && \
+	  command -v xdotool >/dev/null 2>&1 && command -v dbus-run-session >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Kate, Xvfb and xdotool (Debian packages kate xvfb xdotool dbus) for tests/test_kate.py"; \
+	    $(APT_INSTALL) kate xvfb xdotool dbus; \
+	  else \
+	    echo "tests/test_kate.py needs Kate, Xvfb and xdotool: sudo apt-get install kate xvfb" \
+	      "xdotool dbus" >&2; \
 	    exit 1; \
 	  fi; }
 

@@ -10,8 +10,8 @@ Kate 22.12's Quick Fix asks for the diagnostic under the cursor over the whole d
 every action returned: only that finding's fix may come back. tests/test_editor_requests.py
 replays the same requests over raw JSON-RPC where Kate is not installed.
 
-Not part of `make test`'s installs (Kate is 161 Debian packages, ~35 MB, about 75 s to install):
-`apt-get install -y --no-install-recommends kate xvfb xdotool`, else this test is skipped.
+`make test-deps` installs Kate, Xvfb, xdotool and dbus (161 Debian packages, ~35 MB, about 75 s);
+elsewhere (no root, no apt) this test is skipped.
 """
 
 from __future__ import annotations
