@@ -123,3 +123,9 @@ class RedlineProtocol(LanguageServerProtocol):
         self._send_data(
             {"jsonrpc": self.VERSION, "id": msg_id, "error": {"code": code, "message": text}}
         )
+
+    def notify_json(self, method: str, params: dict[str, Any]) -> None:
+        """A notification whose params are JSON-like already (dicts, lists, strings, numbers):
+        written as they are, where `notify` first walks them with cattrs (a review's whole
+        `redline/findings` list: 1,200 rows, ~30 ms of the event loop)."""
+        self._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
