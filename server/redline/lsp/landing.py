@@ -46,8 +46,8 @@ log = logging.getLogger("redline.lsp")
 
 # Work on the loop per slice, then a pause: a request that arrives meanwhile waits at most about
 # one slice per loop turn pygls needs to read it and answer.
-SLICE_S = 0.003
-PAUSE_S = 0.001
+SLICE_S = 0.002
+PAUSE_S = 0.002
 
 
 @dataclass
