@@ -132,18 +132,22 @@ def _on_progress(ls: RedlineServer, folder: Folder, job: ReviewJob, event: Progr
 
 async def _begin_progress(ls: RedlineServer, job: ReviewJob) -> None:
     window = ls.client_capabilities.window
-    if not (window and window.work_done_progress):
+    if not (window and window.work_done_progress) or ls.progress_create_unanswered:
         return
+    create = asyncio.ensure_future(ls.work_done_progress.create_async(job.token))
     try:
-        await asyncio.wait_for(
-            asyncio.shield(ls.work_done_progress.create_async(job.token)),
-            PROGRESS_CREATE_TIMEOUT,
-        )
+        await asyncio.wait_for(asyncio.shield(create), PROGRESS_CREATE_TIMEOUT)
     except TimeoutError:
         log.info(
-            "no answer to window/workDoneProgress/create in %g s: reviewing without progress",
+            "no answer to window/workDoneProgress/create in %g s: reviewing without progress, "
+            "and not asking again until the client answers",
             PROGRESS_CREATE_TIMEOUT,
         )
+        # Remembered for the connection (one per process: a second `initialize` is refused),
+        # so the next reviews do not wait again; a late answer — a slow client, not a deaf
+        # one — brings progress back.
+        ls.progress_create_unanswered = True
+        create.add_done_callback(lambda done: _late_create_answer(ls, job, done))
         return
     except Exception as exc:
         log.info("work-done progress not available: %s", exc)
@@ -160,6 +164,14 @@ async def _begin_progress(ls: RedlineServer, job: ReviewJob) -> None:
         ),
     )
     job.progress_begun = True
+
+
+def _late_create_answer(ls: RedlineServer, job: ReviewJob, done: asyncio.Future[Any]) -> None:
+    if done.cancelled() or done.exception() is not None:
+        return  # an error answer: still no progress for this client
+    ls.progress_create_unanswered = False
+    if not job.progress_begun:
+        ls.work_done_progress.tokens.pop(job.token, None)  # the late answer registered it
 
 
 def _end_progress(ls: RedlineServer, job: ReviewJob, message: str) -> None:
