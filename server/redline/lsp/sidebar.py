@@ -94,6 +94,24 @@ def schedule_findings(ls: RedlineServer, folder: Folder, uri: str | None = None)
         loop.call_soon(_send_findings, ls, folder)
 
 
+def release(ls: RedlineServer, folder: Folder) -> None:
+    """After a landing (landing.py): send what it held back — the files it changed, or the
+    whole list if one is due (a new review's first) — as `schedule_findings` would have."""
+    if folder.full_due:
+        schedule_findings(ls, folder)
+    elif folder.changed:
+        schedule_findings(ls, folder, next(iter(folder.changed)))
+
+
+def send_now(ls: RedlineServer, folder: Folder) -> None:
+    """The whole list, now: a review's final results, before its `finished` state (a client
+    that sees the review finished has its list)."""
+    folder.full_due = True
+    if folder.findings_timer is not None:
+        folder.findings_timer.cancel()
+    _send_findings(ls, folder)
+
+
 def _send_findings(ls: RedlineServer, folder: Folder) -> None:
     ls.findings_pending.discard(folder.uri)
     folder.findings_timer = None
@@ -106,6 +124,8 @@ def _send_findings(ls: RedlineServer, folder: Folder) -> None:
     # Another review's list replaces the whole sidebar; within one review, only the files
     # that changed are sent (an edit moves the findings of one file).
     full = folder.full_due or task_id != folder.sent_task
+    if not full and not folder.changed:
+        return  # sent already (`send_now`): nothing changed since
     uris = sorted(folder.findings) if full else sorted(folder.changed)
     unanchored = _unanchored(ls, folder)
     files: list[dict[str, Any]] = []
