@@ -20,6 +20,8 @@ from raw_rpc import Message, RawClient
 
 from gitrepo import GitRepo
 from lsp_support import server_env
+from review_script import ReviewScript
+from scripted_llm import ScriptedLLM
 
 FILES = 200
 BLOCKS = 6
@@ -222,3 +224,81 @@ def test_an_edit_made_while_the_results_land_is_what_they_land_in(
         timeout=30,
     )
     assert listed["params"]["taskId"] == task_id
+
+
+# -- a model review posts its findings file by file ----------------------------------------------
+
+MODEL_FILES = 8
+
+
+def _scored(i: int, sign: str) -> str:
+    return f"def score_{i}(w: int, b: int) -> int:\n    return w {sign} {i} * b\n"
+
+
+def test_a_model_reviews_early_findings_update_the_list_file_by_file(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    for i in range(MODEL_FILES):
+        repo.write(f"svc/score_{i}.py", _scored(i, "+"))
+    repo.commit("base")
+    repo.checkout("-b", "feature")
+    for i in range(MODEL_FILES):
+        repo.write(f"svc/score_{i}.py", _scored(i, "-"))
+    repo.commit("feature: scores")
+    findings = {
+        f"svc/score_{i}.py": [
+            {
+                "file": f"svc/score_{i}.py",
+                "severity": "High",
+                "category": "Functionality",
+                "title": f"Sign flip in score_{i}",
+                "comment": "The boost is now subtracted.",
+                "existing_code": f"    return w - {i} * b",
+                "improved_code": f"    return w + {i} * b",
+                "confidence": 0.9,
+            }
+        ]
+        for i in range(MODEL_FILES)
+    }
+    config = tmp_path / "user.toml"
+    config.write_text(
+        "[llm]\nmax_retries = 0\ntimeout = 30\n\n[analyzers]\nruff = false\nbandit = false\n",
+        encoding="utf-8",
+    )
+    with ScriptedLLM(handler=ReviewScript(findings=findings)) as llm:
+        env = server_env(
+            tmp_path / "cache",
+            REDLINE_CONFIG=str(config),
+            REDLINE_MODEL="openai/scripted",
+            REDLINE_API_BASE=llm.base_url,
+            REDLINE_API_KEY="sk-test-key-not-secret",
+        )
+        client = RawClient(env, repo.root)
+        try:
+            client.initialize(repo.root)
+            task_id, start = _review(client)
+            assert _finished(client, task_id)["params"]["state"] == "finished"
+            final = client.wait_for(
+                lambda m: (
+                    m.get("method") == "redline/findings"
+                    and m["params"].get("taskId") == task_id
+                    and sum(len(f["findings"]) for f in m["params"]["files"]) == MODEL_FILES
+                    and all(r.get("runs") == ["review"] for f in m["params"]["files"]
+                            for r in f["findings"])
+                ),
+                timeout=30,
+            )  # fmt: skip
+            assert final["params"]["full"] is True
+            lists = [
+                m["params"]
+                for m in client.messages[start:]
+                if m.get("method") == "redline/findings" and m["params"].get("taskId") == task_id
+            ]
+            # The early findings' first list is whole, the next ones name the files that
+            # changed; the final list is whole again: never a whole list per file.
+            assert sum(1 for p in lists if p["full"]) <= 2, [p["full"] for p in lists]
+            assert client.request("shutdown")["result"] is None
+            client.notify("exit")
+            assert client.close() == 0
+        finally:
+            if client.proc.poll() is None:
+                client.proc.kill()
