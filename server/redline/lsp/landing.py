@@ -6,8 +6,9 @@ shutdown for seconds. So:
 - What does not depend on the open buffers is built in a worker thread (`asyncio.to_thread`,
   the loop's default executor, never pygls's thread pool, which reads stdin): each file's URI
   (resolving a path costs syscalls), the text of the files the review did not read, the
-  dismissed findings (`.redline/dismissed.toml`, read once, not once per file), and the
-  sidebar's redacted rows (`sidebar.prepare_rows`).
+  dismissed findings (`.redline/dismissed.toml`, read once, not once per file); and, while the
+  diagnostics land, the sidebar's redacted rows (`sidebar.prepare_rows`; a finding unchanged
+  since the early list keeps its row).
 - What depends on them — placing each file's findings in the text its buffer holds and
   publishing them — runs on the loop, a few files at a time, for at most SLICE_S, with a PAUSE_S
   pause between slices for whatever the client sent meanwhile (pygls reads a message in several
@@ -33,7 +34,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -61,14 +62,11 @@ class Prepared:
     texts: dict[str, str | None] = field(default_factory=dict)  # path → text on disk
     dismissed: Dismissed | None = None
     dismissed_problem: str | None = None  # why the dismissals could not be read
-    rows: dict[str, tuple[Finding, dict[str, Any]]] = field(default_factory=dict)
 
 
-def prepare(
-    root: Path, paths: Iterable[str], read: Iterable[str], findings: list[Finding]
-) -> Prepared:
-    """In a worker thread: the URIs of `paths`, the disk text of `read`, the dismissals, and
-    the sidebar rows of `findings`. Touches no server state."""
+def prepare(root: Path, paths: Iterable[str], read: Iterable[str]) -> Prepared:
+    """In a worker thread: the URIs of `paths`, the disk text of `read`, the dismissals.
+    Touches no server state."""
     from redline.store.dismissals import DismissalError, DismissalStore
 
     out = Prepared()
@@ -82,7 +80,6 @@ def prepare(
         out.dismissed = DismissalStore(root).dismissed()
     except DismissalError as exc:
         out.dismissed_problem = exc.message
-    out.rows = sidebar.prepare_rows(findings)
     return out
 
 
@@ -100,25 +97,31 @@ class Slices:
 
 
 async def _prepared(
-    ls: RedlineServer,
-    folder: Folder,
-    root: Path,
-    paths: list[str],
-    read: list[str],
-    findings: list[Finding],
+    ls: RedlineServer, root: Path, paths: list[str], read: list[str] | None = None
 ) -> Prepared:
-    ready = await asyncio.to_thread(prepare, root, paths, read, findings)
+    ready = await asyncio.to_thread(prepare, root, paths, read or [])
     if ready.dismissed_problem is not None:
         # Said on the loop: a log message written from a thread could split another frame.
         ls.log_message(f"Redline: {ready.dismissed_problem}", types.MessageType.Warning)
-    folder.rows.update(ready.rows)  # the sidebar's rows, redacted already
     return ready
 
 
-async def _holding_the_list(folder: Folder, land: Callable[[], Awaitable[None]]) -> None:
+async def _landing(
+    folder: Folder, findings: list[Finding], land: Callable[[], Awaitable[None]]
+) -> None:
+    """`land()` with the sidebar's list held, while the rows of `findings` are made in another
+    worker thread (redacting 1,200 rows takes about a second: the diagnostics do not wait for
+    it); the rows are in `Folder.rows` when the list is released."""
+    rows = asyncio.ensure_future(
+        asyncio.to_thread(sidebar.prepare_rows, findings, dict(folder.rows))
+    )
     folder.landing += 1
     try:
         await land()
+        try:
+            folder.rows.update(await rows)
+        except Exception:  # the list then makes its rows itself (`sidebar._rows`)
+            log.exception("preparing the sidebar's rows failed")
     finally:
         folder.landing -= 1
 
@@ -134,7 +137,7 @@ async def land_early(
 ) -> None:
     """A review's early findings (the analyzers'), file by file, beside the other runs'."""
     findings = [f for fs in by_file.values() for f in fs]
-    ready = await _prepared(ls, folder, root, list(by_file), [], findings)
+    ready = await _prepared(ls, root, list(by_file))
 
     async def land() -> None:
         slices = Slices()
@@ -150,7 +153,7 @@ async def land_early(
                 ls, folder, uri, [*found, *others], texts.get(path), ready.dismissed
             )
 
-    await _holding_the_list(folder, land)
+    await _landing(folder, findings, land)
     # What the files' publishes asked for: the whole list for the review's first early
     # findings, then only the files that changed (a model review posts file by file).
     sidebar.release(ls, folder)
@@ -173,7 +176,7 @@ async def land_final(
     paths = sorted({f.file for f in anchored})
     # Another run's file this review did not read: its text from disk, off the loop.
     read = [p for p in paths if p not in own and p not in texts]
-    ready = await _prepared(ls, folder, root, paths, read, kept)
+    ready = await _prepared(ls, root, paths, read)
     if not still_kept():
         return
     by_uri: dict[str, list[Finding]] = {}
@@ -207,5 +210,5 @@ async def land_final(
             ls.tracker.remove_file(uri)
             diagnostics.publish(ls, folder, uri)
 
-    await _holding_the_list(folder, land)
+    await _landing(folder, kept, land)
     sidebar.send_now(ls, folder)  # before the review's `finished` state
