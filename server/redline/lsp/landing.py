@@ -16,10 +16,10 @@ shutdown for seconds. So:
   it), so an edit made while the results land is never overwritten by a placement for an older
   version: the document's version is the one published with the diagnostics.
 - The sidebar's list is held while a landing runs (`Folder.landing`: a growing whole list sent
-  every 50 ms would cost far more than the landing) and sent once at its end: after the final
-  findings the whole list, at once (before the `finished` state); after early ones what their
-  publishes asked for (the whole list for a review's first, then the changed files: a model
-  review posts file by file).
+  every 50 ms would cost far more than the landing) and sent once at its end, its JSON made in a
+  worker thread (`sidebar.send_whole`): after the final findings the whole list (before the
+  `finished` state); after early ones what their publishes asked for (the whole list for a
+  review's first, then the changed files: a model review posts file by file).
 
 Order: a job's landings run one after another (`ReviewJob.landing` chains them), so its final
 results never land before, or interleaved with, its early ones. An early landing stops when its
@@ -156,7 +156,7 @@ async def land_early(
     await _landing(folder, findings, land)
     # What the files' publishes asked for: the whole list for the review's first early
     # findings, then only the files that changed (a model review posts file by file).
-    sidebar.release(ls, folder)
+    await sidebar.release(ls, folder)
 
 
 async def land_final(
@@ -211,4 +211,4 @@ async def land_final(
             diagnostics.publish(ls, folder, uri)
 
     await _landing(folder, kept, land)
-    sidebar.send_now(ls, folder)  # before the review's `finished` state
+    await sidebar.send_whole(ls, folder)  # before the review's `finished` state

@@ -129,3 +129,16 @@ class RedlineProtocol(LanguageServerProtocol):
         written as they are, where `notify` first walks them with cattrs (a review's whole
         `redline/findings` list: 1,200 rows, ~30 ms of the event loop)."""
         self._send_data({"jsonrpc": self.VERSION, "method": method, "params": params})
+
+    def write_json_text(self, body: str) -> None:
+        """A message serialized already (ASCII JSON, so characters are bytes): framed and
+        written as `_send_data` writes one (sidebar.send_whole makes a big one off the loop)."""
+        if self.writer is None:
+            return
+        header = (
+            f"Content-Length: {len(body)}\r\n"
+            f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+        )
+        # stdio, the only transport `redline lsp` serves: a synchronous writer, as for
+        # `_send_data`, so frames go out in the order they are written.
+        self.writer.write((header + body).encode(self.CHARSET))
