@@ -101,7 +101,7 @@ async def release(ls: RedlineServer, folder: Folder) -> None:
     """After a landing (landing.py): send what it held back — the whole list if one is due (a
     new review's first, made as `send_whole` makes it), else the files it changed, as
     `schedule_findings` would have."""
-    if folder.full_due:
+    if folder.full_due or _task_of(ls, folder) != folder.sent_task:
         await send_whole(ls, folder)
     elif folder.changed:
         schedule_findings(ls, folder, next(iter(folder.changed)))
@@ -158,15 +158,22 @@ def _send_findings(ls: RedlineServer, folder: Folder) -> None:
         protocol.notify(FINDINGS, head)
 
 
+def _task_of(ls: RedlineServer, folder: Folder) -> str | None:
+    """The review the list belongs to: the one in progress (its early findings) if one runs,
+    else the last."""
+    running = ls.registry.current(folder.uri)
+    if running is not None:
+        return running.task_id
+    return folder.review.task_id if folder.review else None
+
+
 def _build_findings(ls: RedlineServer, folder: Folder) -> dict[str, Any] | None:
     """The `redline/findings` params due now (None: none is, or a landing holds the list), the
     bookkeeping updated as if they were sent."""
     if folder.landing:
         return None  # results are landing (landing.py): the list goes out once, at the end
     review = folder.review
-    # The list belongs to the review in progress (its early findings) if one runs, else the last.
-    running = ls.registry.current(folder.uri)
-    task_id = running.task_id if running is not None else review.task_id if review else None
+    task_id = _task_of(ls, folder)
     # Another review's list replaces the whole sidebar; within one review, only the files
     # that changed are sent (an edit moves the findings of one file).
     full = folder.full_due or task_id != folder.sent_task
