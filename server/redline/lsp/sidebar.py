@@ -5,8 +5,9 @@ lines (placed by `tracking.py`, which moves them with edits; unanchored findings
 file without a line). Every change schedules a notification (`schedule_findings`): the whole
 list for a new review (`full: true`), else only the files whose findings changed
 (`full: false`), at most one per loop turn and per FINDINGS_INTERVAL, so a burst of edits costs
-one small update. `shown_review` is the folder's last review as the sidebar lists it, for the
-report view, the export and the finished counts.
+one small update. While a review's results land (landing.py) the list is held, then sent
+whole by `send_whole`, its JSON made in a worker thread. `shown_review` is the folder's last
+review as the sidebar lists it, for the report view, the export and the finished counts.
 """
 
 from __future__ import annotations
