@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ class Client:
     states: list[dict[str, Any]] = field(default_factory=list)
     # Every `redline/findings` received: (its body's bytes, whether it was a whole list).
     findings_sent: list[tuple[int, bool]] = field(default_factory=list)
+    # When (time.perf_counter) each diagnostics publish and `redline/findings` arrived.
+    landed_at: list[float] = field(default_factory=list)
     next_id: int = 0
     reader: asyncio.Task[None] | None = None
 
@@ -75,6 +78,8 @@ class Client:
             if not line:
                 break  # the server exited
             message = json.loads(await stream.readexactly(length))
+            if message.get("method") in ("redline/findings", "textDocument/publishDiagnostics"):
+                self.landed_at.append(time.perf_counter())
             if message.get("method") == "redline/findings":
                 self.findings_sent.append((length, message["params"].get("full", True)))
             await self._dispatch(message)

@@ -20,8 +20,14 @@ review with over a thousand findings is published, hover and codeAction latency 
 the bytes of `redline/findings` sent per edit; `--baseline REV` runs the same storm on the server
 of an earlier revision first, for a before/after table; `--storm-only` runs the storm alone.
 
+Then the results landing (`_lsp_landing.py`): the storm's review (~1,200 findings over 200 files)
+with a cursor sending hovers and codeActions a few ms apart, their p50/p99/max before the results
+land and while they land, and the answer time of a `shutdown` sent as they start landing; on
+--baseline's server too; `--landing-only` runs it alone.
+
     python benchmarks/lsp_responsiveness.py [--files 200] [--delay 0.3] [--requests 300]
         [--storm-files 200] [--storm-edits 1000] [--baseline REV] [--storm-only]
+        [--landing-only]
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from urllib.parse import unquote, urlparse
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _lsp_client import Client, percentile
+from _lsp_landing import PACE_S, Landing, landing_rows, run_landing
 from _lsp_storm import (
     EDITS_PER_ROUND,
     Storm,
@@ -280,8 +287,14 @@ def main(argv: list[str] | None = None) -> int:
         help="also run the storm on the server of git revision REV (before/after)",
     )
     parser.add_argument("--storm-only", action="store_true", help="run the edit storm alone")
+    parser.add_argument("--landing-only", action="store_true", help="run the results landing alone")
     args = parser.parse_args(argv)
 
+    if args.landing_only:
+        with tempfile.TemporaryDirectory(prefix="redline-bench-lsp-") as tmp_name:
+            landings = landing_phase(args, Path(tmp_name))
+        report_landing(args, landings)
+        return 0
     if args.storm_only:
         with tempfile.TemporaryDirectory(prefix="redline-bench-lsp-") as tmp_name:
             storms = storm_phase(args, Path(tmp_name))
@@ -317,6 +330,7 @@ def main(argv: list[str] | None = None) -> int:
                 sys.stderr.write(log.read_text(errors="replace")[-4000:])
                 raise
             storms = storm_phase(args, tmp)
+            landings = landing_phase(args, tmp)
         ours.send("stop")
         peak = int(ours.recv())
     finally:
@@ -327,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
     report(args, times, cold_times, floor, rss, load, peak)
     print()
     report_storm(args, storms)
+    print()
+    report_landing(args, landings)
     return 0
 
 
@@ -351,6 +367,50 @@ def storm_phase(args: argparse.Namespace, tmp: Path) -> list[tuple[str, Storm]]:
             raise
         storms.append((label, storm))
     return storms
+
+
+def landing_phase(args: argparse.Namespace, tmp: Path) -> list[tuple[str, Landing]]:
+    """The results landing on this checkout's server, and on --baseline's if given."""
+    repo = build_storm_repo(tmp / "landing-repo", args.storm_files)
+    env = storm_env(tmp)
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    log = tmp / "landing.log"
+    runs: list[tuple[str, list[str] | None, dict[str, str]]] = []
+    if args.baseline:
+        (tmp / "landing-baseline").mkdir()
+        server, extra = baseline_server(args.baseline, tmp / "landing-baseline")
+        runs.append((f"before {args.baseline[:7]}", server, dict(env, **extra)))
+    runs.append(("after", None, env))
+    landings = []
+    for label, server, run_env in runs:
+        try:
+            landing = asyncio.run(run_landing(repo.root, run_env, log, server))
+        except Exception:
+            sys.stderr.write(log.read_text(errors="replace")[-4000:])
+            raise
+        landings.append((label, landing))
+    return landings
+
+
+def report_landing(args: argparse.Namespace, landings: list[tuple[str, Landing]]) -> None:
+    after = landings[-1][1]
+    print(
+        f"results landing — an offline {args.storm_files}-file review with {after.findings} "
+        f"findings (ruff): its early list, then its final one, each published to every file "
+        f"while a cursor sends a hover and a codeAction {1000 * PACE_S:.0f} ms apart"
+    )
+    print(
+        f"  {'server':16}{'phase':9}{'request':12}{'n':>5}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}"
+    )
+    for label, landing in landings:
+        landing_rows(label, landing)
+    for name in ("hover", "codeAction"):
+        values = after.landing.get(f"textDocument/{name}", [])
+        p99 = percentile(values, 99) if values else float("inf")
+        met = p99 <= TARGET_P99_MS
+        label = f"{name} p99 while results land"
+        print(target_line(label, f"{p99:.1f} ms", "<=", f"{TARGET_P99_MS:.0f} ms", met))
 
 
 def report_storm(args: argparse.Namespace, storms: list[tuple[str, Storm]]) -> None:

@@ -112,8 +112,8 @@ def shown(review: Review, texts: dict[str, str], root: Path) -> StandIn:
 
     async def finish() -> None:
         # Only the job's request kind is read: the run this review's findings belong to.
-        job = SimpleNamespace(request=SimpleNamespace(kind="branch"))
-        jobs._finish(ls, folder, job, review, texts, {})  # type: ignore[arg-type]
+        job = SimpleNamespace(request=SimpleNamespace(kind="branch"), landing=None)
+        await jobs._finish(ls, folder, job, review, texts, {})  # type: ignore[arg-type]
         for _ in range(20):  # the sidebar's list goes out on a later loop turn
             await asyncio.sleep(0.01)
             if ls.protocol.sent:

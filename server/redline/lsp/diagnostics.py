@@ -32,9 +32,15 @@ def folder_of_uri(ls: RedlineServer, uri: str) -> Folder | None:
 
 
 def show_file(
-    ls: RedlineServer, folder: Folder, uri: str, findings: list[Finding], text: str | None
+    ls: RedlineServer,
+    folder: Folder,
+    uri: str,
+    findings: list[Finding],
+    text: str | None,
+    stored: Dismissed | None = None,
 ) -> None:
-    """Place `findings` in the current text of `uri` and publish them."""
+    """Place `findings` in the current text of `uri` and publish them (`stored`: the
+    dismissals, read once for many files; None: read now)."""
     doc = ls.open_document(uri)
     if doc is not None:
         text = doc.source  # the buffer wins over disk
@@ -44,7 +50,7 @@ def show_file(
         ls.tracker.remove_file(uri)
         publish(ls, folder, uri)
         return
-    kept = drop_dismissed(ls, folder, findings, text)
+    kept = drop_dismissed(ls, folder, findings, text, stored)
     folder.findings[uri] = kept
     ls.tracker.set_findings(uri, text, kept)
     publish(ls, folder, uri)

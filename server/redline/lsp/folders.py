@@ -42,6 +42,8 @@ class Folder:
     published_at: float = 0.0
     # id → (the finding, its redacted JSON row): a finding is dumped and redacted once.
     rows: dict[str, tuple[Finding, dict[str, Any]]] = field(default_factory=dict)
+    # Results being published in slices (landing.py): the sidebar's list waits for the end.
+    landing: int = 0
 
 
 RUN_KINDS = ("review", "debate", "ask")

@@ -15,6 +15,7 @@ import contextlib
 import logging
 import time
 import uuid
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ from lsprotocol import types
 
 from redline.debate.events import DebateControl
 from redline.errors import RedlineError
-from redline.lsp import diagnostics, engine, publish, sidebar, uris
+from redline.lsp import engine, landing, sidebar, uris
 from redline.lsp.debate_stream import DebateStream
 from redline.lsp.engine import PathTexts
 from redline.lsp.folders import Folder, Snapshot, keep_run, kept_findings, run_kind
@@ -30,7 +31,7 @@ from redline.lsp.handlers import Handlers
 from redline.lsp.reviews import ReviewJob, WorkerProgress
 from redline.plural import plural
 from redline.progress import Cancelled, ProgressEvent
-from redline.redaction import redact, redact_data
+from redline.redaction import get_redactor, redact, redact_data
 from redline.requests import DebateRequest
 
 if TYPE_CHECKING:
@@ -131,18 +132,22 @@ def _on_progress(ls: RedlineServer, folder: Folder, job: ReviewJob, event: Progr
 
 async def _begin_progress(ls: RedlineServer, job: ReviewJob) -> None:
     window = ls.client_capabilities.window
-    if not (window and window.work_done_progress):
+    if not (window and window.work_done_progress) or ls.progress_create_unanswered:
         return
+    create = asyncio.ensure_future(ls.work_done_progress.create_async(job.token))
     try:
-        await asyncio.wait_for(
-            asyncio.shield(ls.work_done_progress.create_async(job.token)),
-            PROGRESS_CREATE_TIMEOUT,
-        )
+        await asyncio.wait_for(asyncio.shield(create), PROGRESS_CREATE_TIMEOUT)
     except TimeoutError:
         log.info(
-            "no answer to window/workDoneProgress/create in %g s: reviewing without progress",
+            "no answer to window/workDoneProgress/create in %g s: reviewing without progress, "
+            "and not asking again until the client answers",
             PROGRESS_CREATE_TIMEOUT,
         )
+        # Remembered for the connection (one per process: a second `initialize` is refused),
+        # so the next reviews do not wait again; a late answer — a slow client, not a deaf
+        # one — brings progress back.
+        ls.progress_create_unanswered = True
+        create.add_done_callback(lambda done: _late_create_answer(ls, job, done))
         return
     except Exception as exc:
         log.info("work-done progress not available: %s", exc)
@@ -161,6 +166,14 @@ async def _begin_progress(ls: RedlineServer, job: ReviewJob) -> None:
     job.progress_begun = True
 
 
+def _late_create_answer(ls: RedlineServer, job: ReviewJob, done: asyncio.Future[Any]) -> None:
+    if done.cancelled() or done.exception() is not None:
+        return  # an error answer: still no progress for this client
+    ls.progress_create_unanswered = False
+    if not job.progress_begun:
+        ls.work_done_progress.tokens.pop(job.token, None)  # the late answer registered it
+
+
 def _end_progress(ls: RedlineServer, job: ReviewJob, message: str) -> None:
     if job.progress_begun:
         # A failure's message can quote a path or a model's text: redacted like the events.
@@ -174,6 +187,10 @@ async def _run_job(
 ) -> None:
     if previous is not None and previous.task is not None and not previous.task.done():
         await asyncio.wait({previous.task}, timeout=SUPERSEDE_WAIT)
+    # A review asked for just after start-up may find detect-secrets still loading (server.py
+    # starts it at `initialized`): its first redaction (the state below) would wait for it on
+    # the loop, 0.1-0.3 s; here the wait is off the loop (at once once loaded).
+    await asyncio.to_thread(engine.load_frozen, "redaction", get_redactor().load_plugins)
     _state(ls, folder, job, "started")
     end_message = "done"
     try:
@@ -202,7 +219,7 @@ async def _run_job(
         review, texts = outcome.review, outcome.texts
         if not ls.registry.is_current(job):
             raise Cancelled("superseded")
-        _finish(ls, folder, job, review, texts, snapshot)
+        await _finish(ls, folder, job, review, texts, snapshot)
         # Counted as shown: a finding already fixed or dismissed in the editor is not counted.
         shown = sidebar.shown_review(ls, folder) or review
         counts = {s.value: n for s, n in shown.counts_by_severity().items()}
@@ -289,24 +306,36 @@ def _on_partial(
         return  # a cancelled or superseded review publishes nothing more
     folder.root = root
     kind = run_kind(job.request.kind)
-    for path, findings in by_file.items():
-        uri = publish.path_uri(root, path)
-        if uri is not None:
-            # Beside the other runs' findings in the file: a run replaces only its own kind's.
-            early = {f.id for f in findings}
-            others = [
-                f
-                for f in folder.findings.get(uri, [])
-                if f.id not in early and _of_other_runs(folder, f.id, kind)
-            ]
-            diagnostics.show_file(ls, folder, uri, [*findings, *others], texts.get(path))
+
+    def others(uri: str, early: set[str]) -> list[Finding]:
+        # Beside the other runs' findings in the file: a run replaces only its own kind's.
+        return [
+            f
+            for f in folder.findings.get(uri, [])
+            if f.id not in early and _of_other_runs(folder, f.id, kind)
+        ]
+
+    # Landed in slices off this callback (landing.py), after the job's earlier landing.
+    early = landing.land_early(
+        ls, folder, lambda: ls.registry.is_current(job), root, by_file, texts, others
+    )
+    job.landing = asyncio.ensure_future(_after(job.landing, early))
+
+
+async def _after(previous: asyncio.Future[None] | None, step: Coroutine[Any, Any, None]) -> None:
+    if previous is not None:
+        await asyncio.wait({previous})
+    try:
+        await step
+    except Exception:
+        log.exception("publishing a review's early findings failed")
 
 
 def _of_other_runs(folder: Folder, finding_id: str, kind: str) -> bool:
     return any(k != kind for k in folder.run_index.get(finding_id, ()))
 
 
-def _finish(
+async def _finish(
     ls: RedlineServer,
     folder: Folder,
     job: ReviewJob,
@@ -315,40 +344,29 @@ def _finish(
     snapshot: dict[str, Snapshot],
 ) -> None:
     """Keep the run as its kind's last, and publish every kept run's findings: this run's
-    replace its kind's previous ones, the other runs' stay. Files left without any are cleared."""
+    replace its kind's previous ones, the other runs' stay. Files left without any are cleared.
+    Built off the loop and landed in slices (landing.py), after the job's early findings."""
+    if job.landing is not None:
+        await asyncio.wait({job.landing})
     root = folder.root or folder.path
     listed_before = {uri: [f.id for f in fs] for uri, fs in folder.findings.items()}
-    keep_run(folder, run_kind(job.request.kind), review)
-    own = {f.file for f in review.findings}
-    by_uri: dict[str, list[Finding]] = {}
-    paths: dict[str, str] = {}
-    for finding in kept_findings(folder):
-        if finding.line is None:
-            continue  # unanchored: in the report and the sidebar, never on a guessed line
-        uri = publish.path_uri(root, finding.file)
-        if uri is None:
-            continue
-        by_uri.setdefault(uri, []).append(finding)
-        paths[uri] = finding.file
+    kind = run_kind(job.request.kind)
+    keep_run(folder, kind, review)
     for uri, before in snapshot.items():
         doc = ls.open_document(uri)
-        if uri in by_uri and doc is not None and doc.version != before.version:
+        if doc is not None and doc.version != before.version:
             log.info("%s changed during the review: findings re-anchored", uri)
-    for uri, findings in by_uri.items():
-        path = paths[uri]
-        if path not in own and listed_before.get(uri) == [f.id for f in findings]:
-            # Only other runs' findings, unchanged: they stay where the edits moved them.
-            diagnostics.publish(ls, folder, uri)
-            continue
-        text = texts.get(path)
-        if text is None and path not in own:
-            text = engine.disk_text(root, path)  # another run's file this review did not read
-        diagnostics.show_file(ls, folder, uri, findings, text)
-    for uri in (set(folder.published) | set(folder.findings)) - set(by_uri):
-        folder.findings.pop(uri, None)
-        ls.tracker.remove_file(uri)
-        diagnostics.publish(ls, folder, uri)
-    sidebar.schedule_findings(ls, folder)
+    own = {f.file for f in review.findings}
+    await landing.land_final(
+        ls,
+        folder,
+        root,
+        kept_findings(folder),
+        own,
+        texts,
+        listed_before,
+        lambda: folder.runs.get(kind) is review,
+    )
 
 
 # -- progress cancel ---------------------------------------------------------------------------

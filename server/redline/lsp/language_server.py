@@ -78,6 +78,9 @@ class RedlineServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.findings_pending: set[str] = set()  # folders whose redline/findings is due
         self.last_folder: str | None = None  # the folder reviewed last (commands' default)
+        # The client left a `window/workDoneProgress/create` unanswered (jobs.py): reviews
+        # run without progress instead of waiting for it again, until it answers.
+        self.progress_create_unanswered = False
 
     # -- folders and documents -----------------------------------------------------------
 

@@ -164,6 +164,8 @@ class ReviewJob:
     # A debate's steering (interject, stop) and where its events go: set for debates only.
     control: DebateControl | None = None
     on_debate_event: Callable[[DebateEvent], None] | None = None
+    # The publishing of its results under way (landing.py): each landing waits for the last.
+    landing: asyncio.Future[None] | None = None
 
     @property
     def cancelled(self) -> bool:

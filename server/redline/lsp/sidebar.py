@@ -5,17 +5,20 @@ lines (placed by `tracking.py`, which moves them with edits; unanchored findings
 file without a line). Every change schedules a notification (`schedule_findings`): the whole
 list for a new review (`full: true`), else only the files whose findings changed
 (`full: false`), at most one per loop turn and per FINDINGS_INTERVAL, so a burst of edits costs
-one small update. `shown_review` is the folder's last review as the sidebar lists it, for the
-report view, the export and the finished counts.
+one small update. While a review's results land (landing.py) the list is held, then sent
+whole by `send_whole`, its JSON made in a worker thread. `shown_review` is the folder's last
+review as the sidebar lists it, for the report view, the export and the finished counts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import TYPE_CHECKING, Any
 
 from redline.lsp import publish as lsp_publish
 from redline.lsp.folders import RUN_KINDS, is_shown, kept_findings
+from redline.lsp.protocol import RedlineProtocol
 from redline.redaction import redact_data
 
 if TYPE_CHECKING:
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
 
 FINDINGS = "redline/findings"
 FINDINGS_INTERVAL = 0.05  # s: at most one `redline/findings` per folder this often
+ROWS_BATCH = 20  # findings redacted together off the loop (`prepare_rows`)
 
 
 def shown_review(ls: RedlineServer, folder: Folder) -> Review | None:
@@ -53,7 +57,9 @@ def shown_review(ls: RedlineServer, folder: Folder) -> Review | None:
                 withdrawn += 1
                 continue
             line, end_line = shown_at[f.id]
-            f = f.model_copy(update={"line": line, "end_line": end_line})
+            if (line, end_line) != (f.line, f.end_line):
+                # Copied only when moved: 1,200 copies cost ~30 ms of the loop at every finish.
+                f = f.model_copy(update={"line": line, "end_line": end_line})
         kept.append(f)
     coverage = review.coverage
     if withdrawn:
@@ -92,16 +98,88 @@ def schedule_findings(ls: RedlineServer, folder: Folder, uri: str | None = None)
         loop.call_soon(_send_findings, ls, folder)
 
 
+async def release(ls: RedlineServer, folder: Folder) -> None:
+    """After a landing (landing.py): send what it held back — the whole list if one is due (a
+    new review's first, made as `send_whole` makes it), else the files it changed, as
+    `schedule_findings` would have."""
+    if folder.full_due or _task_of(ls, folder) != folder.sent_task:
+        await send_whole(ls, folder)
+    elif folder.changed:
+        schedule_findings(ls, folder, next(iter(folder.changed)))
+
+
+async def send_whole(ls: RedlineServer, folder: Folder) -> None:
+    """The whole list, built now and sent once its JSON is made in a worker thread: a review's
+    final results, before its `finished` state (a client that sees the review finished has its
+    list). Made on the loop, the JSON of 1,200 rows (~0.6 MB) held it for 10-40 ms (the C
+    encoder keeps the GIL for the whole object); the pure-Python encoder in a thread yields it.
+    Updates meanwhile (an edit moves a file's findings) wait for it, then follow it."""
+    folder.full_due = True
+    if folder.findings_timer is not None:
+        folder.findings_timer.cancel()
+        folder.findings_timer = None
+    ls.findings_pending.discard(folder.uri)
+    head = _build_findings(ls, folder)
+    if head is None:
+        return
+    protocol = ls.protocol
+    if not isinstance(protocol, RedlineProtocol):
+        protocol.notify(FINDINGS, head)
+        return
+    folder.landing += 1  # the updates of edits made meanwhile are held, then sent after it
+    try:
+        body = await asyncio.to_thread(
+            _encode, {"jsonrpc": "2.0", "method": FINDINGS, "params": head}
+        )
+        protocol.write_json_text(body)
+    finally:
+        folder.landing -= 1
+    if folder.changed:
+        schedule_findings(ls, folder, next(iter(folder.changed)))
+
+
+def _encode(message: dict[str, Any]) -> str:
+    # Not `json.dumps`: its C encoder holds the GIL, and so the event loop, for the whole list.
+    # ASCII (ensure_ascii): the frame's Content-Length counts characters (as pygls does).
+    return "".join(json.JSONEncoder(ensure_ascii=True).iterencode(message))
+
+
 def _send_findings(ls: RedlineServer, folder: Folder) -> None:
     ls.findings_pending.discard(folder.uri)
     folder.findings_timer = None
-    review = folder.review
-    # The list belongs to the review in progress (its early findings) if one runs, else the last.
+    head = _build_findings(ls, folder)
+    if head is None:
+        return
+    # JSON-like already: written as it is (a review's whole list through `notify`'s cattrs
+    # walk costs ~30 ms more on the loop).
+    protocol = ls.protocol
+    if isinstance(protocol, RedlineProtocol):
+        protocol.notify_json(FINDINGS, head)
+    else:
+        protocol.notify(FINDINGS, head)
+
+
+def _task_of(ls: RedlineServer, folder: Folder) -> str | None:
+    """The review the list belongs to: the one in progress (its early findings) if one runs,
+    else the last."""
     running = ls.registry.current(folder.uri)
-    task_id = running.task_id if running is not None else review.task_id if review else None
+    if running is not None:
+        return running.task_id
+    return folder.review.task_id if folder.review else None
+
+
+def _build_findings(ls: RedlineServer, folder: Folder) -> dict[str, Any] | None:
+    """The `redline/findings` params due now (None: none is, or a landing holds the list), the
+    bookkeeping updated as if they were sent."""
+    if folder.landing:
+        return None  # results are landing (landing.py): the list goes out once, at the end
+    review = folder.review
+    task_id = _task_of(ls, folder)
     # Another review's list replaces the whole sidebar; within one review, only the files
     # that changed are sent (an edit moves the findings of one file).
     full = folder.full_due or task_id != folder.sent_task
+    if not full and not folder.changed:
+        return None  # sent already (`send_whole`): nothing changed since
     uris = sorted(folder.findings) if full else sorted(folder.changed)
     unanchored = _unanchored(ls, folder)
     files: list[dict[str, Any]] = []
@@ -125,7 +203,7 @@ def _send_findings(ls: RedlineServer, folder: Folder) -> None:
         listed = {row["id"] for entry in files for row in entry["findings"]}
         folder.rows = {i: hit for i, hit in folder.rows.items() if i in listed}
     # The rows are redacted already (`_rows`); the rest is redacted here, in one small pass.
-    head = redact_data(
+    head: dict[str, Any] = redact_data(
         {
             "folder": folder.uri,
             "taskId": task_id,
@@ -138,7 +216,7 @@ def _send_findings(ls: RedlineServer, folder: Folder) -> None:
     )
     for entry, source in zip(head["files"], files, strict=True):
         entry["findings"] = source["findings"]
-    ls.protocol.notify(FINDINGS, head)
+    return head
 
 
 def _runs_summary(folder: Folder) -> list[dict[str, Any]]:
@@ -153,6 +231,31 @@ def _runs_summary(folder: Folder) -> list[dict[str, Any]]:
         for kind in RUN_KINDS
         if (run := folder.runs.get(kind)) is not None
     ]
+
+
+def prepare_rows(
+    findings: list[Finding], cached: dict[str, tuple[Finding, dict[str, Any]]]
+) -> dict[str, tuple[Finding, dict[str, Any]]]:
+    """The rows of `findings` for `Folder.rows` (`cached`: a copy of it), dumped and redacted:
+    in a worker thread while a review's results land (landing.py), so `_rows` finds them made.
+    A finding equal to a cached one (the final list's, seen in the early list) keeps its row:
+    redacting a review's 1,200 rows takes about a second.
+
+    In batches: the redactor scans a batch's texts joined, and a regular expression holds the
+    GIL for its whole scan, during which the event loop cannot run."""
+    out: dict[str, tuple[Finding, dict[str, Any]]] = {}
+    missing: list[Finding] = []
+    for f in findings:
+        hit = cached.get(f.id)
+        if hit is not None and (hit[0] is f or hit[0] == f):
+            out[f.id] = (f, hit[1])
+        else:
+            missing.append(f)
+    for start in range(0, len(missing), ROWS_BATCH):
+        batch = missing[start : start + ROWS_BATCH]
+        dumped = redact_data([f.model_dump(mode="json") for f in batch])
+        out.update((f.id, (f, row)) for f, row in zip(batch, dumped, strict=True))
+    return out
 
 
 def _rows(folder: Folder, findings: list[Finding]) -> list[dict[str, Any]]:
