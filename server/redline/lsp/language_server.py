@@ -33,6 +33,7 @@ from redline.redaction import redact
 if TYPE_CHECKING:
     from pygls.server import ServerErrors
 
+_WARNINGS = (types.MessageType.Error, types.MessageType.Warning)
 log = logging.getLogger("redline.lsp")
 
 
@@ -168,5 +169,8 @@ class RedlineServer(LanguageServer):
 
     def show_message(self, message: str, kind: types.MessageType = types.MessageType.Error) -> None:
         message = redact(message)
-        log.warning("%s", message)
+        # Logged at the message's own level: an editor shows the server's stderr (Kate puts every
+        # line in its output pane), and "no findings" is no warning.
+        level = logging.WARNING if kind in _WARNINGS else logging.INFO
+        log.log(level, "%s", message)
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
