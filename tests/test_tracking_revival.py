@@ -275,3 +275,23 @@ def test_edits_then_their_inverses_restore_every_finding(data: st.DataObject) ->
         assert all(i not in closed for i, _, _ in shown(tracker))
     assert tracker.text(URI) == text
     assert shown(tracker) == [row for row in original if row[0] not in closed]
+
+
+def test_an_undo_that_removes_the_other_copy_of_a_line_keeps_the_finding_on_its_own() -> None:
+    """Found by the property below: a copy of the flagged line is put above it, the copy and
+    what follows are replaced, then both edits are undone. The revival placed the finding on
+    the copy (nearer where the replacement left it); the undo deleting the copy withdrew it,
+    although its own line was there all along."""
+    text = "".join(f"line_{i} = value_{i} + {i}\n" for i in range(12))
+    first = make("line_0 = value_0 + 0", 1, "first")
+    flagged = make("line_5 = value_5 + 5", 6, "flagged")
+    tracker = tracker_with(text, (first, flagged))
+    before = shown(tracker)
+    copy = "line_5 = value_5 + 5\n"
+    edit(tracker, (0, 0, 0, 0), copy)
+    removed = "".join(f"line_{i} = value_{i} + {i}\n" for i in range(5))
+    edit(tracker, (0, 0, 6, 0), "x")
+    edit(tracker, (0, 0, 0, 1), copy + removed)  # undo the replacement
+    edit(tracker, (0, 0, 1, 0), "")  # undo the copy
+    assert tracker.text(URI) == text
+    assert shown(tracker) == before

@@ -54,6 +54,30 @@ def revive(doc: DocumentFindings, first: int, last: int, result: ChangeResult) -
             _report(result, t.id, result.withdrawn)
 
 
+def revive_elsewhere(doc: DocumentFindings, result: ChangeResult) -> None:
+    """A finding this very edit withdrew whose code is still, exactly, elsewhere in `doc` is
+    shown there at once, the nearest such place: the edit deleted one of two copies (an undo
+    whose diff removes the first of two identical lines, a duplicated line deleted). Not where
+    another finding of the same code already is. Costs a pass over the lines, only on an edit
+    that withdrew something."""
+    lost = [doc.withdrawn[i] for i in result.withdrawn if i in doc.withdrawn]
+    if not lost:
+        return
+    index: dict[str, list[int]] = {}
+    for i in range(len(doc.lines)):
+        index.setdefault(doc.line_text(i).rstrip(), []).append(i)
+    taken = {(t.start_line, t.code) for t in doc.findings}
+    for t in lost:
+        at = _nearest(doc, t.code, index, (0, len(doc.lines) - 1), t.start_line)
+        if at is None or (at, t.code) in taken:
+            continue
+        del doc.withdrawn[t.id]
+        _place(doc, t, at)
+        doc.findings.append(t)
+        taken.add((at, t.code))
+        _report(result, t.id, result.withdrawn)
+
+
 def revive_anywhere(doc: DocumentFindings, result: ChangeResult) -> None:
     """`revive` over the whole document (a full replacement, a change on disk)."""
     if doc.withdrawn:

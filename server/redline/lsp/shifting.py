@@ -27,7 +27,7 @@ line means the end of the line, a line past the end of the document the end of t
 from __future__ import annotations
 
 from redline.lsp.document_findings import ChangeResult, DocumentFindings, TrackedFinding
-from redline.lsp.revival import revive
+from redline.lsp.revival import revive, revive_elsewhere
 from redline.lsp.textlines import (
     LINE_BREAKS,
     Encoding,
@@ -60,6 +60,7 @@ def apply_edit(
     first = start[0] + 1 if keeps_start_line else start[0]
     last = new_end[0] - 1 if new_end[1] == 0 and end[1] == 0 else new_end[0]
     revive(doc, first, last, result)
+    revive_elsewhere(doc, result)
     return result
 
 
