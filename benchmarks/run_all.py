@@ -1,7 +1,8 @@
 """Run the model-pipeline, language-server, redaction, anchoring, debate, skip-content,
-task-store, end-to-end CLI, offline-review, deleted-file search, eval-oracle (pipeline loss)
-and big-diff (memory and request size) benchmarks one after another, each in its own process
-(so each pays its own imports, like a CLI run), then repeat their TARGET lines together.
+task-store, end-to-end CLI, offline-review, deleted-file search, eval-oracle (pipeline loss),
+big-diff (memory and request size) and native-analyzer benchmarks one after another, each in
+its own process (so each pays its own imports, like a CLI run), then repeat their TARGET lines
+together.
 
     python benchmarks/run_all.py
 
@@ -33,6 +34,7 @@ BENCHMARKS = (
     "eval_oracle.py",
     "offline_eval.py",
     "big_diff.py",
+    "native_analyzers.py",
 )
 
 

@@ -69,7 +69,16 @@ def run_analyzers(
 
     # Each file's verdict (diff/file_kind.py), with the language its content gives (a shebang).
     kinds = {path: kind_with_content(path, files[path]) for path in safe}
-    jobs = plan_jobs(safe, settings, executables or {}, cancel, security_sensitive, added, kinds)
+    jobs = plan_jobs(
+        safe,
+        settings,
+        executables or {},
+        cancel,
+        security_sensitive,
+        added,
+        kinds,
+        head=lambda path: files[path][:256],
+    )
     active = [i for i, j in enumerate(jobs) if j.files]
     outcomes: dict[int, tuple[AnalyzerRun, list[RawResult]]] = {}
     conversion = Conversion(texts, changed_lines)
@@ -110,6 +119,8 @@ def run_analyzers(
     runs: list[AnalyzerRun] = []
     for i, job in enumerate(jobs):
         if i not in outcomes:
+            if not job.listed_when_idle and not job.scope_note:
+                continue
             message = job.scope_note or "no matching files"
             runs.append(AnalyzerRun(name=job.name, status="skipped", message=message))
             continue
