@@ -455,3 +455,12 @@ def test_oxlint_leaves_out_chai_assertions_and_unused_caught_errors() -> None:
         (5, "eslint/no-unused-vars"),
         (6, "eslint/use-isnan"),
     ]
+
+
+def test_shellcheck_leaves_out_a_source_it_cannot_follow() -> None:
+    # SC1090 ("can't follow non-constant source"), like SC1091: Redline never follows a source.
+    files = {"t.sh": b'#!/bin/bash\nsource "$DIR/lib.sh"\nsource <(sed -n 1p "$0")\ncd /tmp\n'}
+    outcome = run_analyzers(
+        files, {"t.sh": {1, 2, 3, 4}}, AnalyzerSettings(ruff=False, bandit=False, ast_grep=False)
+    )
+    assert sorted((f.line, f.rule_id) for f in outcome.findings) == [(4, "SC2164")]
