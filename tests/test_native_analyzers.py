@@ -464,3 +464,20 @@ def test_shellcheck_leaves_out_a_source_it_cannot_follow() -> None:
         files, {"t.sh": {1, 2, 3, 4}}, AnalyzerSettings(ruff=False, bandit=False, ast_grep=False)
     )
     assert sorted((f.line, f.rule_id) for f in outcome.findings) == [(4, "SC2164")]
+
+
+def test_zizmor_leaves_out_the_self_repository_style_audit() -> None:
+    # self-repository (`uses: ./` could be spelled `$/`): 3 of 95 zizmor findings on the
+    # measured commits (aiohttp, actions/checkout), all of them the documented local form.
+    workflow = (
+        b"on: push\npermissions: {}\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+        b"      - uses: ./\n      - uses: foo/bar@v1\n"
+        b"  b:\n    uses: ./.github/workflows/reusable.yml\n"
+    )
+    files = {".github/workflows/ci.yml": workflow}
+    outcome = run_analyzers(
+        files,
+        {".github/workflows/ci.yml": set(range(1, 11))},
+        AnalyzerSettings(ruff=False, bandit=False, ast_grep=False),
+    )
+    assert sorted((f.line, f.rule_id) for f in outcome.findings) == [(8, "unpinned-uses")]
