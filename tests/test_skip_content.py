@@ -283,3 +283,58 @@ def test_deleted_file_search_on_a_commit_range(repo: GitRepo) -> None:
     plan = plan_review(repo.root, ScopeRequest(ScopeKind.BRANCH, "main"), settings)
     router = next(u for u in plan.units if u.file_path == "lib/router.py")
     assert {u.path for u in router.symbol_uses} == {"app.py"}
+
+
+# The license headers projects put on every file of their own (Apache's as the ASF writes it,
+# the MIT text, the GNU GPL's, the MPL's): each says "a copy of" the license or the software.
+LICENSE_HEADERS = {
+    "src/main/java/org/apache/commons/io/Buffers.java": """\
+/*
+ * Licensed to the Apache Software Foundation (ASF) under one
+ * or more contributor license agreements.  See the NOTICE file
+ * distributed with this work for additional information
+ * regarding copyright ownership.  The ASF licenses this file
+ * to you under the Apache License, Version 2.0 (the
+ * "License"); you may not use this file except in compliance
+ * with the License.  You may obtain a copy of the License at
+ *
+ * https://www.apache.org/licenses/LICENSE-2.0
+ */
+package org.apache.commons.io;
+""",
+    "core/src/main/java/hudson/Util.java": """\
+/*
+ * The MIT License
+ *
+ * Permission is hereby granted, free of charge, to any person obtaining a copy
+ * of this software and associated documentation files (the "Software"), to deal
+ */
+package hudson;
+""",
+    "tools/gen.py": """\
+# This program is free software: you can redistribute it and/or modify it under the
+# terms of the GNU General Public License. You should have received a copy of the GNU
+# General Public License along with this program.  If not, see <https://www.gnu.org/licenses/>.
+x = 1
+""",
+    "lib/a.js": """\
+/* This Source Code Form is subject to the terms of the Mozilla Public
+ * License, v. 2.0. If a copy of the MPL was not distributed with this
+ * file, You can obtain one at http://mozilla.org/MPL/2.0/. */
+export const a = 1;
+""",
+}
+
+
+def test_a_license_header_is_not_a_vendored_note(repo: GitRepo) -> None:
+    # commons-io's 30 last commits were all skipped as "vendored third-party code" (every file
+    # carries the ASF header), and so was every file with the MIT header (jenkins).
+    repo.write("README.md", "x\n")
+    repo.commit()
+    for path, text in LICENSE_HEADERS.items():
+        repo.write(path, text)
+    repo.write("web/vendor.js", "// A copy of lodash 4.17.21, trimmed.\nexport const _ = 1;\n")
+    units = planned(repo)
+    for path in LICENSE_HEADERS:
+        assert units[path].skip_reason is None, path
+    assert units["web/vendor.js"].skip_reason == SKIP_VENDORED

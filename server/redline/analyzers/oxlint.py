@@ -1,12 +1,12 @@
 """oxlint (JavaScript and TypeScript): argv and the reading of its JSON output.
 
-Isolated like ruff (`--isolated`): the configuration is Redline's own empty `.oxlintrc.json`
-(`-c`, written into the job's private directory), nested configuration files are not loaded and
-ignore files are not read, so neither an `.oxlintrc.json` (whose `jsPlugins` would be code), an
-`oxlint.config.ts` or `eslint.config.js` (code by definition), nor an `.eslintignore` of the
-change can run anything or silence its own findings. Categories on the command line: correctness
-as errors, suspicious as warnings (the JSON says only the level, which then names the category),
-minus the rules in `rules.OXLINT_OFF` (mostly noise, see there).
+Isolated like ruff (`--isolated`): the configuration is Redline's own `.oxlintrc.json` (rule
+options only; `-c`, written into the job's private directory), nested configuration files are
+not loaded and ignore files are not read, so neither an `.oxlintrc.json` (whose `jsPlugins`
+would be code), an `oxlint.config.ts` or `eslint.config.js` (code by definition), nor an
+`.eslintignore` of the change can run anything or silence its own findings. Categories on the
+command line: correctness as errors, suspicious as warnings (the JSON says only the level, which
+then names the category), minus the rules in `rules.OXLINT_OFF` (mostly noise, see there).
 """
 
 from __future__ import annotations

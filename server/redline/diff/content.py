@@ -49,11 +49,18 @@ def bundled(head: Sequence[str]) -> bool:
 # --- vendored -----------------------------------------------------------------------------------
 # A comment near the top that says the file is someone else's: "vendored", "copied from",
 # "taken from", "a copy of", "imported from upstream". Only on comment lines, so code that
-# merely handles the word (a `vendored` variable) does not count.
+# merely handles the word (a `vendored` variable) does not count. "A copy of" the license or of
+# "this software" is the license header a project puts on its own files (Apache's "obtain a copy
+# of the License", MIT's "obtaining a copy of this software", GNU's, the MPL's), not a note.
 _COMMENT = r"^\s*(?:#|//|/\*|\*|<!--|--|;|\"\"\"|''')"
+_LICENSE_COPY = (
+    r"(?!\s+(?:the\s+(?:license|gnu|mpl|mozilla|apache|mit|bsd)|this\s+(?:software|license)))"
+)
 _VENDORED_NOTE = re.compile(
     _COMMENT + r".*(?:\bvendored\b|\b(?:copied|taken|vendored|imported|copy) (?:verbatim )?from\b"
-    r"|\b(?:a|an exact|verbatim) copy of\b|\bupstream (?:version|copy|source)\b)",
+    r"|\b(?:a|an exact|verbatim) copy of\b"
+    + _LICENSE_COPY
+    + r"|\bupstream (?:version|copy|source)\b)",
     re.IGNORECASE,
 )
 # Both searched line by line; the multi-line forms find whether any line of a joined head can.

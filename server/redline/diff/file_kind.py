@@ -197,17 +197,18 @@ def path_language(path: str) -> Language | None:
     dirs, name = split_path(path)
     if name.endswith((".py", ".pyi")):  # what ruff and bandit were always given (even `.py`)
         return "python"
-    suffix = suffix_and_stem(name)[0]
-    language = _SUFFIX_LANGUAGES.get(suffix)
-    if language is not None:
-        return language
     lower = name.lower()
+    # Before the suffixes: `Dockerfile.go` is the Dockerfile of a Go service, not Go.
     if (
         lower in _DOCKERFILE_NAMES
         or lower.endswith(".dockerfile")
         or (lower.startswith(("dockerfile.", "containerfile.")) and lower != "dockerfile.")
     ) and not lower.endswith((".dockerignore", ".containerignore")):
         return "dockerfile"
+    suffix = suffix_and_stem(name)[0]
+    language = _SUFFIX_LANGUAGES.get(suffix)
+    if language is not None:
+        return language
     if name in _ACTION_NAMES or (
         dirs == [".github", "workflows"] and name.endswith(_WORKFLOW_SUFFIXES)
     ):
