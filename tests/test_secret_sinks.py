@@ -169,6 +169,7 @@ async def test_the_language_servers_progress_begin_and_end_carry_no_secret() -> 
             end=lambda token, p: sent.append(p),
             tokens={},
         ),
+        progress_create_unanswered=False,
     )
     job = types.SimpleNamespace(
         token="t",

@@ -10,6 +10,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from redline.errors import ConfigError
 from redline.model import Finding, Review, Severity
@@ -233,3 +235,38 @@ def test_list_stops_reading_once_nothing_older_can_be_newer(
     monkeypatch.setattr(records, "summary", counting)
     assert [s.task_id for s in store.list(3)] == ["t49", "t48", "t47"]
     assert len(reads) <= 4
+
+
+_json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text()
+    | st.sampled_from(list(Severity))
+    | st.datetimes(timezones=st.just(UTC))
+    | st.builds(Path, st.text(st.characters(blacklist_characters="\x00"), max_size=5)),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.tuples(children, children)
+        | st.frozensets(st.integers(), max_size=3)
+        | st.dictionaries(
+            st.text() | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False),
+            children,
+            max_size=4,
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@given(_json_values)
+def test_a_stored_value_is_what_a_json_round_trip_gives(value: object) -> None:
+    """The record holds what json.loads(json.dumps(...)) would give (the walk that replaced it
+    lets other threads run), whatever the value: enums, dates, paths, sets, tuples, odd keys."""
+    from redline.store.tasks import _default, _plain
+
+    expected = json.loads(json.dumps(value, default=_default, ensure_ascii=False))
+    got = _plain(value)
+    assert got == expected
+    assert json.dumps(got, sort_keys=False) == json.dumps(expected, sort_keys=False)
