@@ -191,9 +191,10 @@ def _run_zizmor(
         note = zizmor.unparsed_note(err)
         return ToolReport(report.results, unread=[note] if note else [])
 
+    config = zizmor.write_config(home)
     return _batches(
         files,
-        lambda batch: zizmor.argv(exe, home / ".cache" / "zizmor", batch),
+        lambda batch: zizmor.argv(exe, home / ".cache" / "zizmor", config, batch),
         parse,
         zizmor.OK_EXIT_CODES,
         "zizmor",
