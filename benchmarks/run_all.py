@@ -1,7 +1,7 @@
 """Run the model-pipeline, language-server, redaction, anchoring, debate, skip-content,
-task-store, end-to-end CLI, offline-review, eval-oracle (pipeline loss) and big-diff (memory
-and request size) benchmarks one after another, each in its own process (so each pays its own
-imports, like a CLI run), then repeat their TARGET lines together.
+task-store, end-to-end CLI, offline-review, eval-oracle (pipeline loss), big-diff (memory
+and request size) and native-analyzer benchmarks one after another, each in its own process
+(so each pays its own imports, like a CLI run), then repeat their TARGET lines together.
 
     python benchmarks/run_all.py
 
@@ -31,6 +31,7 @@ BENCHMARKS = (
     "offline_review.py",
     "eval_oracle.py",
     "big_diff.py",
+    "native_analyzers.py",
 )
 
 

@@ -47,6 +47,12 @@ class AnalyzerSettings(_Strict):
     ruff_select: list[str] = Field(
         default_factory=lambda: ["F", "E9", "E722", "B", "S", "PLE", "RUF006", "UP031"]
     )
+    # The native analyzers (issue 26), each on the changed files of its kind: JavaScript and
+    # TypeScript, shell scripts, Dockerfiles, GitHub Actions workflows and actions.
+    oxlint: bool = True
+    shellcheck: bool = True
+    hadolint: bool = True
+    zizmor: bool = True
     custom: list[CustomAnalyzer] = Field(default_factory=list)
     timeout: float = Field(default=120.0, gt=0)
 

@@ -49,6 +49,13 @@ _ANALYZERS = """
 # hold what bandit's checks that ruff lacks look for), "security_sensitive" (files with
 # security-relevant changes) or "all" (every changed Python file, slowest).
 # bandit_scope = "beyond_ruff"
+# Native analyzers, each on the changed files of its kind (never the repository's own config
+# for them): oxlint (JavaScript/TypeScript), shellcheck (shell scripts), hadolint
+# (Dockerfiles), zizmor (GitHub Actions workflows and actions, offline).
+# oxlint = true
+# shellcheck = true
+# hadolint = true
+# zizmor = true
 # Ruff rules to run (the reviewed repository's own ruff config is not used).
 # ruff_select = ["F", "E9", "E722", "B", "S", "PLE", "RUF006", "UP031"]
 # Seconds an analyzer may run.

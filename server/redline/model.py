@@ -177,7 +177,8 @@ class AnalyzerRun(BaseModel):
     findings: int = 0
     message: str = ""
     version: str | None = None
-    # Wall time of the run (its batches, process start included); None when it did not run.
+    # Wall-clock seconds the tool ran, process starts included (None: it did not run), for the
+    # coverage line.
     seconds: float | None = None
 
 

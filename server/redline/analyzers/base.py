@@ -100,16 +100,31 @@ class ProcessResult:
     stderr: bytes
 
 
-def clean_env(scratch: Path) -> dict[str, str]:
+def clean_env(scratch: Path, home: Path | None = None) -> dict[str, str]:
     """A minimal child environment: nothing from ours except what a tool needs to start.
 
     `PYTHONSAFEPATH` keeps a Python tool from importing modules out of the scratch directory
-    (which holds the reviewed files, so a `bandit.py` there must never be imported).
+    (which holds the reviewed files, so a `bandit.py` there must never be imported). `home`
+    (else the scratch directory) is HOME and every XDG base directory: a tool that looks for a
+    user-level configuration (hadolint's `~/.config/hadolint.yaml`) finds one only there — a
+    directory of Redline's that holds no reviewed file.
     """
     venv_bin = str(Path(sys.executable).parent)
+    xdg = {}
+    if home is not None:
+        xdg = {
+            name: str(home / sub)
+            for name, sub in (
+                ("XDG_CONFIG_HOME", ".config"),
+                ("XDG_CACHE_HOME", ".cache"),
+                ("XDG_DATA_HOME", ".local/share"),
+                ("XDG_STATE_HOME", ".local/state"),
+            )
+        }
     return {
+        **xdg,
         "PATH": os.pathsep.join([venv_bin, "/usr/local/bin", "/usr/bin", "/bin"]),
-        "HOME": str(scratch),
+        "HOME": str(home or scratch),
         "LC_ALL": "C.UTF-8",
         "LANG": "C.UTF-8",
         "PYTHONUTF8": "1",
@@ -121,7 +136,11 @@ def clean_env(scratch: Path) -> dict[str, str]:
 
 
 def run_process(
-    argv: Sequence[str], cwd: Path, timeout: float, cancel: CancelToken | None = None
+    argv: Sequence[str],
+    cwd: Path,
+    timeout: float,
+    cancel: CancelToken | None = None,
+    home: Path | None = None,
 ) -> ProcessResult:
     """Run argv (no shell) and return its output; raise AnalyzerMissing / AnalyzerFailed, or
     `Cancelled` once `cancel` is set (the tool and what it spawned killed within ~50 ms)."""
@@ -129,7 +148,7 @@ def run_process(
         proc = subprocess.Popen(
             list(argv),
             cwd=cwd,
-            env=clean_env(cwd),
+            env=clean_env(cwd, home),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -192,6 +211,13 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):  # it may have exited meanwhile
         os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate()
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def stderr_tail(stderr: bytes, limit: int = 300) -> str:

@@ -7,7 +7,6 @@ the runner wrote the files to and returns its parsed report. bandit's files are 
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -20,9 +19,11 @@ from redline.analyzers.base import (
     AnalyzerFailed,
     RawResult,
     ToolReport,
+    cores,
     run_process,
     stderr_tail,
 )
+from redline.analyzers.native_jobs import native_jobs
 from redline.config_models import AnalyzerSettings, CustomAnalyzer
 from redline.progress import CancelToken
 
@@ -43,6 +44,10 @@ class Job:
     run: Callable[[Path], ToolReport]
     # Why the job runs on fewer files than it could (bandit_scope), for its AnalyzerRun.
     scope_note: str = ""
+    # Whether the coverage lists the job when no changed file is of its kind ("skipped: no
+    # matching files"). The native analyzers are not: a Python change would otherwise carry
+    # four lines about the JavaScript, shell, Dockerfile and workflow files it does not have.
+    listed_when_idle: bool = True
 
 
 def plan_jobs(
@@ -52,6 +57,7 @@ def plan_jobs(
     cancel: CancelToken | None,
     security_sensitive: Collection[str] | None = None,
     added: Callable[[str], str] = lambda path: "",
+    head: Callable[[str], bytes] = lambda path: b"",
 ) -> list[Job]:
     python = [p for p in paths if p.endswith(PYTHON_SUFFIXES)]
     jobs: list[Job] = []
@@ -90,6 +96,13 @@ def plan_jobs(
         jobs.append(Job("bandit", bandit_files, _version("bandit", executables), run_bandit, note))
     if settings.ast_grep:
         jobs.append(_astgrep_job(paths, settings, executables, cancel))
+    # The native analyzers, each on the changed files of its kind (`head(path)`: a file's first
+    # bytes, for a shell script's `#!` line).
+    for native in native_jobs(
+        paths, settings, lambda name: _executable(name, executables), cancel, head
+    ):
+        version = _version(native.package, executables, native.name)
+        jobs.append(Job(native.name, native.files, version, native.run, listed_when_idle=False))
     for custom in settings.custom:
         jobs.append(_custom_job(custom, paths, cancel))
     return jobs
@@ -160,10 +173,7 @@ def _bandit_chunks(files: Sequence[str], scratch: Path) -> list[list[str]]:
 
 
 def _cores() -> int:
-    """The cores this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
+    return cores()
 
 
 def _astgrep_job(
@@ -190,8 +200,9 @@ def _astgrep_job(
                 cancel,
             )
 
-    version = _version(astgrep.DISTRIBUTION, executables, tool="ast-grep")
-    return Job(astgrep.NAME, files, version, run_astgrep)
+    version = _version(astgrep.DISTRIBUTION, executables, "ast-grep")
+    # Not listed when idle, like the native analyzers: a shell-only change needs no line about it.
+    return Job(astgrep.NAME, files, version, run_astgrep, listed_when_idle=False)
 
 
 def _custom_job(custom: CustomAnalyzer, paths: Sequence[str], cancel: CancelToken | None) -> Job:
@@ -268,12 +279,14 @@ def _executable(name: str, overrides: Mapping[str, str | Path]) -> str:
     return str(Path(sys.executable).parent / name)
 
 
-def _version(name: str, overrides: Mapping[str, str | Path], tool: str | None = None) -> str | None:
-    """The installed version of distribution `name` (whose executable is `tool`, by default
-    the same name); None when the executable is overridden or the package is not there."""
-    if (tool or name) in overrides:
+def _version(
+    package: str, overrides: Mapping[str, str | Path], name: str | None = None
+) -> str | None:
+    """The version of the package that ships the tool (None for an executable given in
+    `overrides` under the tool's `name`: its version is not known)."""
+    if (name or package) in overrides:
         return None
     try:
-        return metadata.version(name)
+        return metadata.version(package)
     except metadata.PackageNotFoundError:
         return None

@@ -337,6 +337,78 @@ RULES: dict[str, RuleInfo] = {
 # every use of a module (`import subprocess`, `assert`) and would drown the real findings.
 NOISE = frozenset({"S101", "S404", "S603", "S607", "E902"})
 
+# The native analyzers' rules left out by default, per tool, each for a reason: mostly noise on
+# real code, or a fact about the repository's setup rather than the change. Handed to the tools
+# where they take a list (oxlint `-A`, shellcheck `--exclude`, hadolint's `ignored`), and
+# filtered here too (`is_noise`), so a tool that ignores its list changes nothing.
+OFF_BY_DEFAULT: dict[str, frozenset[str]] = {
+    "oxlint": frozenset({
+        # Style or taste, not bugs: shadowing, `_private` names, `new X()` for its side
+        # effect, `a ? true : false`, `"a" + "b"`, empty constructors, helpers that could be
+        # module-level, `.sort()` instead of `.toSorted()`, `onclick =`, static-only classes.
+        "eslint/no-shadow", "eslint/no-underscore-dangle", "eslint/no-new",
+        "eslint/no-unneeded-ternary", "eslint/no-useless-concat",
+        "eslint/no-useless-constructor", "unicorn/consistent-function-scoping",
+        "unicorn/no-array-sort", "unicorn/no-array-reverse", "unicorn/prefer-add-event-listener",
+        "typescript/no-extraneous-class", "unicorn/require-module-specifiers",
+        "unicorn/no-instanceof-builtins",
+    }),
+    "shellcheck": frozenset({
+        # SC1091: a sourced file is deliberately not followed (never outside the change).
+        # SC2154/SC2034: variables set by a sourcing script or the environment, or used by a
+        # script that sources this one: most of these on real scripts are such variables.
+        # SC2148: a `.sh` file without `#!` (a sourced library) has no shell to name.
+        # SC2155 (`export X="$(cmd)"` masks cmd's status): 14 of nvm's last 30 commits' 15
+        # shellcheck findings, all the `export DIR="$(cd .. && pwd)"` idiom.
+        "SC1091", "SC2154", "SC2034", "SC2148", "SC2155",
+    }),
+    "hadolint": frozenset({
+        # Pin every package's version (apt, pip, npm, apk, gem, yum, zypper, dnf): the most
+        # ignored hadolint rules; reproducibility policy, not a defect of the change.
+        "DL3008", "DL3013", "DL3016", "DL3018", "DL3028", "DL3033", "DL3037", "DL3041",
+    }),
+    "zizmor": frozenset({
+        # artipacked (Low confidence): every `actions/checkout` without
+        # `persist-credentials: false`. excessive-permissions: every workflow without a
+        # `permissions:` block, reported on the whole job, so any edit inside a job hits it.
+        "artipacked", "excessive-permissions",
+    }),
+}
+
+# The native analyzers' rules Redline rates itself (the rest: the tool's own level, see
+# `_native_default`).
+NATIVE_RULES: dict[tuple[str, str], RuleInfo] = {
+    ("oxlint", "syntax-error"): RuleInfo(
+        S.HIGH, C.FUNCTIONALITY, 0.9, "The file does not parse here; nothing after it runs.",
+    ),
+    ("oxlint", "eslint/no-unused-vars"): RuleInfo(
+        S.LOW, C.QUALITY, 0.85,
+        "Remove it, or prefix the name with `_` if it must stay (a parameter kept for its "
+        "position).",
+    ),
+    ("zizmor", "template-injection"): RuleInfo(
+        S.HIGH, C.SECURITY, 0.9,
+        "`${{ }}` is pasted into the script before the shell reads it, so text an outsider "
+        "controls (an issue title, a branch name) runs as commands; pass it through `env:` and "
+        "use the variable, quoted.",
+        "Script injection through a `${{ }}` expression",
+    ),
+    ("zizmor", "dangerous-triggers"): RuleInfo(
+        S.HIGH, C.SECURITY, 0.75,
+        "`pull_request_target` (and `workflow_run`) run with the base repository's secrets and "
+        "a write token; checking out and building the pull request's head there hands both to "
+        "its author. Use `pull_request`, or never check out or run the head's code.",
+    ),
+    ("zizmor", "unpinned-uses"): RuleInfo(
+        # zizmor says High; nearly every workflow pins actions by tag, so gating on it would
+        # stop most changes to workflows. Medium: shown, not a gate at `--fail-on high`.
+        S.MEDIUM, C.SECURITY, 0.85,
+        "A tag or branch can be moved to code nobody reviewed; pin the action to a full commit "
+        "SHA (with the tag in a comment).",
+        "Action not pinned to a commit",
+    ),
+}
+
 # Shell-injection rules where the tools tell a constant command ("seems safe") from one built
 # from variables. The variable case is the textbook remote-code-execution bug: Critical.
 SHELL_INJECTION = frozenset({"S602", "S604", "S605"})
@@ -377,6 +449,10 @@ def rule_info(
 ) -> RuleInfo:
     """Severity, category, confidence and advice for one result."""
     key = family(tool, rule)
+    if tool in OFF_BY_DEFAULT:
+        return NATIVE_RULES.get((tool, rule)) or _native_default(
+            tool, tool_severity, tool_confidence
+        )
     info = RULES.get(key)
     if info is None:
         info = _default(tool, key, tool_severity, tool_confidence, security)
@@ -416,5 +492,16 @@ def _default(
     )
 
 
+def _native_default(
+    tool: str, tool_severity: Severity | None, tool_confidence: float | None
+) -> RuleInfo:
+    """A native analyzer's rule by the tool's own level (each tool's parser maps its levels:
+    oxlint correctness Medium / suspicious Low; shellcheck and hadolint error Medium / warning
+    Low; zizmor its severity): functionality for the linters, security for zizmor."""
+    category = {"zizmor": C.SECURITY, "hadolint": C.QUALITY}.get(tool, C.FUNCTIONALITY)
+    confidence = tool_confidence if tool_confidence is not None else 0.7
+    return RuleInfo(tool_severity or S.LOW, category, confidence)
+
+
 def is_noise(tool: str, rule: str) -> bool:
-    return family(tool, rule) in NOISE
+    return family(tool, rule) in NOISE or rule in OFF_BY_DEFAULT.get(tool, ())

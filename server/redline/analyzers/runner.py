@@ -66,7 +66,15 @@ def run_analyzers(
         rows = texts[path].rows()
         return "\n".join(rows[n - 1] for n in sorted(changed_lines.get(path, ())) if n <= len(rows))
 
-    jobs = plan_jobs(safe, settings, executables or {}, cancel, security_sensitive, added)
+    jobs = plan_jobs(
+        safe,
+        settings,
+        executables or {},
+        cancel,
+        security_sensitive,
+        added,
+        head=lambda path: files[path][:256],
+    )
     active = [i for i, j in enumerate(jobs) if j.files]
     outcomes: dict[int, tuple[AnalyzerRun, list[RawResult]]] = {}
     conversion = Conversion(texts, changed_lines)
@@ -107,6 +115,8 @@ def run_analyzers(
     runs: list[AnalyzerRun] = []
     for i, job in enumerate(jobs):
         if i not in outcomes:
+            if not job.listed_when_idle and not job.scope_note:
+                continue
             message = job.scope_note or "no matching files"
             runs.append(AnalyzerRun(name=job.name, status="skipped", message=message))
             continue
@@ -158,7 +168,7 @@ class _LazyTexts(Mapping[str, SourceText]):
 
 def _run_job(job: Job, scratch: Path) -> tuple[AnalyzerRun, list[RawResult]]:
     run = AnalyzerRun(name=job.name, status="ok", files=len(job.files), version=job.version)
-    started = time.perf_counter()
+    started = time.monotonic()
     try:
         report = job.run(scratch)
     except AnalyzerMissing as exc:
@@ -166,9 +176,9 @@ def _run_job(job: Job, scratch: Path) -> tuple[AnalyzerRun, list[RawResult]]:
         return run, []
     except AnalyzerFailed as exc:
         run.status, run.message = "failed", str(exc)
-        run.seconds = round(time.perf_counter() - started, 3)
+        run.seconds = round(time.monotonic() - started, 3)
         return run, []
-    run.seconds = round(time.perf_counter() - started, 3)
+    run.seconds = round(time.monotonic() - started, 3)
     if report.unread:
         run.status = "partial"
     run.message = "; ".join([*report.unread, *report.notes])

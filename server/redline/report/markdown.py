@@ -295,8 +295,8 @@ def _analyzer(run: AnalyzerRun) -> str:
     if run.status in ("ok", "partial"):
         files = f"{run.files} file{'s' if run.files != 1 else ''}"
         text += f", {files}, {run.findings} finding{'s' if run.findings != 1 else ''}"
-        if run.seconds is not None:
-            text += f", {run.seconds:.2f} s"
+    if run.seconds is not None and run.status != "missing":
+        text += f", {run.seconds:.2f} s"
     if run.message:
         text += f" ({sanitize_inline(run.message)})"
     return text
