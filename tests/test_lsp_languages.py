@@ -59,7 +59,7 @@ async def test_each_language_gets_its_analyzers_diagnostic_on_the_planted_line(
 
     # The coverage names each analyzer as having run on its file and found something.
     runs = {run["name"]: run for run in end["coverage"]["analyzers"]}
-    for key, (path, _line, tool) in NATIVE.items():
+    for key, (_path, _line, tool) in NATIVE.items():
         assert tool in runs, (key, sorted(runs))
         assert runs[tool]["status"] == "ok", runs[tool]
         assert runs[tool]["findings"] >= 1 and runs[tool]["files"] >= 1, runs[tool]
