@@ -222,7 +222,6 @@ jobs:
         run: ./scripts/publish_export.sh "${{ github.event.issue.title }}"
 """,
 }
-FEATURE_FILES.update(POLYGLOT_FILES)
 
 # Where each planted problem sits (asserted by tests/test_cli.py, tests/test_demo_run.py, the
 # language-server tests and editor-client/e2e/demo.mjs), and the analyzer that finds it offline.
@@ -275,8 +274,11 @@ def _write(root: Path, files: dict[str, str]) -> None:
             path.chmod(0o755)
 
 
-def build_demo_repo(root: Path) -> Path:
-    """Create the demo repository at `root` (on branch feature/export) and return it."""
+def build_demo_repo(root: Path, *, polyglot: bool = True) -> Path:
+    """Create the demo repository at `root` (on branch feature/export) and return it.
+
+    `polyglot=False` leaves out the feature's files in other languages (POLYGLOT_FILES): the
+    Python change alone, for tests that script a model's answers about it file by file."""
     root.mkdir(parents=True, exist_ok=True)
     _git(root, "init", "-q", "-b", "main")
     _write(root, BASE_FILES)
@@ -284,6 +286,8 @@ def build_demo_repo(root: Path) -> Path:
     _git(root, "commit", "-q", "-m", "Reporting service")
     _git(root, "checkout", "-q", "-b", "feature/export")
     _write(root, FEATURE_FILES)
+    if polyglot:
+        _write(root, POLYGLOT_FILES)
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "Export reports as zip archives")
     return root
