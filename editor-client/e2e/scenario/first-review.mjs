@@ -93,6 +93,7 @@ export async function firstReview(ctx) {
     // Six files and nine findings: more rows than the panel shows (its list draws only the rows
     // in view). Maximized, it holds them all; restored after the check.
     await palette(page, 'View: Toggle Maximized Panel');
+    await page.locator(sel.quickInput).waitFor({ state: 'hidden', timeout: STEP_TIMEOUT }).catch(() => {});
     // A row of another file may carry the same line number: a row is matched by line and title.
     const all = [...EXPECTED.map((e) => ({ ...e, file: FILE })), ...POLYGLOT];
     const rowOf = (rows, e) => rows.find((r) => r.includes(`[Ln ${e.line},`) && r.includes(e.title));

@@ -183,8 +183,9 @@ export async function exportReport(ctx) {
   await step('"Redline: Export Report…" as SARIF', async () => {
     const target = path.join(tmp, 'export', 'redline-report.sarif');
     mkdirSync(path.dirname(target), { recursive: true });
-    // The findings' rows ("<title> line N · <source>"), not the files' that group them.
-    const shown = (await treeRows(page)).filter((r) => /\bline \d+ · /.test(r.text)).map((r) => r.text);
+    // The findings' rows ("<title>line N · <source>": label and description run together in
+    // innerText), not the files' that group them.
+    const shown = (await treeRows(page)).filter((r) => /line \d+ · /.test(r.text)).map((r) => r.text);
     await palette(page, 'Redline: Export Report…');
     const rows = await waitQuickPick(page, 'Export Report');
     log(`  formats: ${rows.map((r) => r.label).join(', ')}`);
