@@ -366,6 +366,9 @@ OFF_BY_DEFAULT: dict[str, frozenset[str]] = {
         # Pin every package's version (apt, pip, npm, apk, gem, yum, zypper, dnf): the most
         # ignored hadolint rules; reproducibility policy, not a defect of the change.
         "DL3008", "DL3013", "DL3016", "DL3018", "DL3028", "DL3033", "DL3037", "DL3041",
+        # DL3003 (`RUN cd x && make`: use WORKDIR): style; the idiom is in most Dockerfiles
+        # and does what it says.
+        "DL3003",
     }),
     "zizmor": frozenset({
         # artipacked (Low confidence): every `actions/checkout` without
