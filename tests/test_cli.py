@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,8 +48,21 @@ def test_demo_review_puts_each_planted_problem_on_its_line(
 ) -> None:
     code, out, err = run(capsys, "review", "--branch", "main", "--repo", str(demo_repo))
     assert code == 0, err
-    for _problem, (path, line) in demo.EXPECTED.items():
-        assert f"`{path}:{line}`" in out, f"{path}:{line} missing from report:\n{out}"
+    findings = out.split("## Coverage")[0].split("\n### ")[1:]
+    for problem, (path, line) in demo.EXPECTED.items():
+        # Each under its own heading, from the analyzer of its language (issue 26: TypeScript,
+        # Go, shell, Dockerfile and workflow files get offline findings beside Python's).
+        found = [f for f in findings if f.startswith(f"`{path}:{line}`")]
+        assert found, f"{path}:{line} missing from report:\n{out}"
+        assert f"from {demo.EXPECTED_ANALYZER[problem]}:" in found[0], (problem, found[0])
+    assert len(findings) == len(demo.EXPECTED), out
+    # The coverage names each analyzer with its version, files and findings.
+    coverage = out.split("## Coverage")[-1]
+    for tool in set(demo.EXPECTED_ANALYZER.values()):
+        assert re.search(rf"- {tool} \d[^:]*: ok, \d+ files?, [1-9]\d* findings?, ", coverage), (
+            tool,
+            coverage,
+        )
     # The lockfile change is skipped, and the report says so.
     assert "poetry.lock" in out.split("## Coverage")[-1]
     # Clean changes produce no findings.
@@ -134,7 +148,7 @@ def test_output_file_gets_the_report_and_stdout_stays_empty(
     assert "report written to" in err
     review = json.loads(target.read_text(encoding="utf-8"))
     assert review["scope"] == "branch"
-    assert {f["file"] for f in review["findings"]} == {"app/reports.py"}
+    assert {f["file"] for f in review["findings"]} == {p for p, _ in demo.EXPECTED.values()}
 
 
 def test_estimate_lists_units_and_skips_without_running_analyzers(

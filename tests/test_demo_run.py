@@ -30,6 +30,13 @@ def test_make_run_keeps_the_demo_and_says_what_to_try_next(tmp_path: Path) -> No
     for path, line in demo.EXPECTED.values():
         assert f"`{path}:{line}`" in first.stdout
     assert "Offline review" in first.stdout
+    # The coverage names the analyzer of each language of the change as having run and found
+    # something (ruff; oxlint, ast-grep, shellcheck, hadolint, zizmor).
+    coverage = first.stdout.split("## Coverage")[-1]
+    for tool in sorted(set(demo.EXPECTED_ANALYZER.values())):
+        assert f"  - {tool} " in coverage, coverage
+        line = next(x for x in coverage.splitlines() if x.startswith(f"  - {tool} "))
+        assert ": ok, " in line and ", 0 findings" not in line, line
     # It ends by saying where the repository is kept and what to try with it.
     tail = first.stderr[first.stderr.index("The demo repository is kept") :]
     assert f"  {repo}\n" in tail and "until the next `make run`" in tail

@@ -48,7 +48,7 @@ FAKE_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 @pytest.fixture
 def demo_repo(tmp_path: Path) -> Path:
-    return demo.build_demo_repo(tmp_path / "demo")
+    return demo.build_demo_repo(tmp_path / "demo", polyglot=False)  # the model's files only
 
 
 def user_env(

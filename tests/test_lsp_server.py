@@ -35,6 +35,10 @@ REPORTS = "app/reports.py"
 # The demo's planted problems (0-based lines): unused import, shell injection, bare except,
 # mutable default.
 DEMO_LINES = [3, 20, 26, 30]
+# The change's files with a finding: app/reports.py and the feature's files in other languages
+# (one finding each: tests/test_lsp_languages.py).
+DEMO_FILES = sorted({path for path, _line in demo.EXPECTED.values()})
+OTHER_FINDINGS = len(demo.EXPECTED) - len(DEMO_LINES)
 
 # Quotes code that is not in the file: no diagnostic, but the sidebar must still list it.
 PHANTOM = dict(DEMO_PHANTOM, file=REPORTS, line=5)
@@ -167,8 +171,9 @@ async def test_branch_review_publishes_diagnostics_progress_and_sidebar(session:
     task = await session.review(scope="branch", base="main")
     end = await session.finished(task)
     assert end["state"] == "finished", end
-    assert end["counts"] == {"Critical": 1, "High": 0, "Medium": 2, "Low": 1, "Info": 0}
-    assert end["findings"] == 4 and "coverage" in end and end["tokens"] == 0
+    # app/reports.py's four, and one in each of the five files in other languages.
+    assert end["counts"] == {"Critical": 1, "High": 2, "Medium": 3, "Low": 3, "Info": 0}
+    assert end["findings"] == 9 and "coverage" in end and end["tokens"] == 0
 
     diags = diagnostics(session, REPORTS)
     assert [d.range.start.line for d in diags] == DEMO_LINES
@@ -186,7 +191,7 @@ async def test_branch_review_publishes_diagnostics_progress_and_sidebar(session:
     line = (session.root / REPORTS).read_text(encoding="utf-8").splitlines()[20]
     assert (shell.range.start.character, shell.range.end.character) == (4, len(line))
     # Only files with findings are touched (app/text.py and the rest are not).
-    assert set(session.client.diagnostics) == {session.uri(REPORTS)}
+    assert set(session.client.diagnostics) == {session.uri(p) for p in DEMO_FILES}
 
     # Work-done progress: begin (cancellable), reports, end.
     # The end of the progress may arrive just after the `finished` state: wait for it.
@@ -211,8 +216,9 @@ async def test_branch_review_publishes_diagnostics_progress_and_sidebar(session:
         lambda: [f for f in session.findings if f["files"] and f.get("taskId") == task]
     )
     last = sidebar[-1]
-    assert [f["path"] for f in last["files"]] == [REPORTS]
-    assert sorted(f["line"] for f in last["files"][0]["findings"]) == [4, 21, 27, 31]
+    assert sorted(f["path"] for f in last["files"]) == DEMO_FILES
+    reports = next(f for f in last["files"] if f["path"] == REPORTS)
+    assert sorted(f["line"] for f in reports["findings"]) == [4, 21, 27, 31]
 
     after = await session.debug_info()
     assert after["engineLoaded"] is True and after["litellmLoaded"] is False
@@ -434,7 +440,8 @@ async def test_code_actions_fix_dismiss_and_honour_only(session: Session) -> Non
     # A review run after the fix (the file on disk still has the old code) neither shows the
     # fixed finding nor counts it in its "finished" state (the status bar's counts).
     end = await s.finished(plain(await s.command("redline.rerun"))["taskId"])
-    assert end["findings"] == 3 and sum(end["counts"].values()) == 3, end
+    left = 3 + OTHER_FINDINGS
+    assert end["findings"] == left and sum(end["counts"].values()) == left, end
     assert s.lines_of(REPORTS) == [3, 20, 26]
 
 
@@ -464,7 +471,7 @@ async def test_dismissals_persist_across_reviews_and_sessions(
         done = plain(await s.command("redline.export", {"format": fmt, "path": str(out / name)}))
         assert done["path"] == str(out / name)
     exported = json.loads((out / "r.json").read_text(encoding="utf-8"))
-    assert len(exported["findings"]) == 3
+    assert len(exported["findings"]) == 3 + OTHER_FINDINGS
     assert json.loads((out / "r.sarif").read_text(encoding="utf-8"))["version"] == "2.1.0"
     assert "Shell command" in (out / "r.md").read_text(encoding="utf-8")
 

@@ -90,7 +90,8 @@ def test_neovim_reviews_shows_diagnostics_and_applies_a_fix(tmp_path: Path) -> N
     assert result["version"]["major"] == 0 and result["version"]["minor"] >= 7
     assert result["offset_encoding"] == "utf-16"
     assert result["finished"]["state"] == "finished", result["finished"]
-    assert result["finished"]["findings"] == 4
+    # app/reports.py's four, and one in each of the demo's files in other languages.
+    assert result["finished"]["findings"] == len(demo.EXPECTED)
     assert result["states"][0] == "started" and result["states"][-1] == "finished"
 
     # vim.diagnostic lines are 0-based: the unused import, shell=True, bare except, mutable default.
@@ -139,15 +140,16 @@ def test_the_readme_snippet_runs_one_server_per_repository(tmp_path: Path) -> No
     assert len(set(result["filetypes"])) == 3, result["filetypes"]
     assert result["clients"] == 1 and result["server_processes"] == 1, result
     assert result["root_dir"] == str(repo.resolve())
-    assert result["finished"] == {"state": "finished", "findings": 4}, result["finished"]
-    seen = [(d["file"], d["lnum"], d["message"]) for d in result["diagnostics"]]
-    assert len(seen) == len(set(seen)) == 4, seen
-    assert [(file, line) for file, line, _ in seen] == [
-        ("app/reports.py", 3),
-        ("app/reports.py", 20),
-        ("app/reports.py", 26),
-        ("app/reports.py", 30),
+    assert result["finished"] == {"state": "finished", "findings": len(demo.EXPECTED)}, result[
+        "finished"
     ]
+    seen = [(d["file"], d["lnum"], d["message"]) for d in result["diagnostics"]]
+    assert len(seen) == len(set(seen)) == len(demo.EXPECTED), seen
+    # Every file's findings (0-based lines), each once: the unused import, shell=True, bare
+    # except and mutable default of app/reports.py, and the one of each other language's file.
+    assert sorted((file, line) for file, line, _ in seen) == sorted(
+        (path, line - 1) for path, line in demo.EXPECTED.values()
+    )
     assert result["clients_after"] == 1 and result["server_processes_after"] == 1
 
     log = (tmp_path / "nvim-state" / "cache" / "nvim" / "lsp.log").read_text(encoding="utf-8")

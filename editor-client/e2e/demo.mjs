@@ -15,6 +15,28 @@ export const EXPECTED = [
   { key: 'mutable default', line: 31, title: 'Mutable default argument', severity: 'Medium' },
 ];
 
+// The feature's files in other languages (scripts/demo.py POLYGLOT_FILES), one planted problem
+// each, and the analyzer that finds it offline.
+export const POLYGLOT = [
+  { key: 'async promise executor', file: 'web/src/exportClient.ts', line: 11, title: 'Promise executor functions should not be `async`', severity: 'Medium', analyzer: 'oxlint' },
+  { key: 'swallowed error', file: 'worker/export.go', line: 19, title: 'Error checked and then ignored', severity: 'High', analyzer: 'ast-grep' },
+  { key: 'unchecked cd', file: 'scripts/publish_export.sh', line: 8, title: "Use 'cd ... || exit' or 'cd ... || return' in case cd fails", severity: 'Low', analyzer: 'shellcheck' },
+  { key: 'latest base image', file: 'Dockerfile', line: 1, title: 'Using latest is prone to errors if the image will ever update', severity: 'Low', analyzer: 'hadolint' },
+  { key: 'workflow script injection', file: '.github/workflows/export.yml', line: 18, title: 'Script injection through a `${{ }}` expression', severity: 'High', analyzer: 'zizmor' },
+];
+
+// What the diff of the demo's branch adds up to (the report's title and the review's label).
+export const DIFF_SUMMARY = '10 files, +124 −2';
+
+// VS Code's squiggle kind for a severity (Critical and High are errors, Medium warnings, Low
+// infos), and the status bar's counts for a list of severities, as the Problems panel counts.
+export const SQUIGGLE = { Critical: 'error', High: 'error', Medium: 'warning', Low: 'info' };
+export function statusFor(severities) {
+  const of = (...names) => severities.filter((s) => names.includes(s)).length;
+  const [bad, warn, info] = [of('Critical', 'High'), of('Medium'), of('Low')];
+  return `Redline: ${[bad ? `${bad} ⛔` : '', warn ? `${warn} ⚠` : '', info ? `${info} ℹ` : ''].filter(Boolean).join(' ') || 'no findings'}`;
+}
+
 // Build the demo repository at ctx.repo with scripts/demo.py, run by the venv's Python (the one
 // next to `redline`).
 export function buildDemoRepo(ctx) {

@@ -4,11 +4,11 @@
 // click on one that opens its line.
 
 import path from 'node:path';
-import { EXPECTED, FILE } from '../demo.mjs';
+import { EXPECTED, FILE, POLYGLOT, SQUIGGLE, statusFor } from '../demo.mjs';
 import { check, Failure, log, secs, STEP_TIMEOUT, REVIEW_TIMEOUT } from '../steps.mjs';
 import { errorsShown, quickInput, palette, statusTexts, waitStatus, editorText, squiggleLines, problemRows, treeRows, findingRow, showRedlineSidebar, tabLabels, sel } from '../workbench.mjs';
 
-// Steps 4–12: from opening app/reports.py to a finding clicked in the sidebar.
+// Steps 4–13: from opening app/reports.py to a finding clicked in the sidebar.
 export async function firstReview(ctx) {
   const { page, artifacts } = ctx;
   const { step, pass, figures } = ctx.steps;
@@ -78,9 +78,11 @@ export async function firstReview(ctx) {
   });
 
   await step('status bar shows the counts', async () => {
-    // As the Problems panel counts them: 1 Critical (⛔ error), 2 Medium (⚠ warnings), 1 Low (ℹ info).
+    // As the Problems panel counts them, over every file of the change: Critical and High (⛔
+    // errors), Medium (⚠ warnings), Low (ℹ infos) — "Redline: 3 ⛔ 3 ⚠ 3 ℹ".
+    const expected = statusFor([...EXPECTED, ...POLYGLOT].map((e) => e.severity));
     const text = await waitStatus(page, /Redline: \d+ ⛔/, REVIEW_TIMEOUT, 'the finished counts');
-    check(/Redline: 1 ⛔ 2 ⚠ 1 ℹ/.test(text), `status bar "${text}", expected "Redline: 1 ⛔ 2 ⚠ 1 ℹ"`);
+    check(text === expected, `status bar "${text}", expected "${expected}"`);
     figures.push(`palette → review finished (status bar counts): ${secs(Date.now() - t0)} s`);
     pass('status bar', `"${text}"`);
   });
@@ -88,22 +90,34 @@ export async function firstReview(ctx) {
   await step('squiggles and Problems rows at the planted lines', async () => {
     await palette(page, 'Problems: Focus on Problems View');
     await page.locator(sel.problemsRows).first().waitFor({ timeout: STEP_TIMEOUT });
+    // Six files and nine findings: more rows than the panel shows (its list draws only the rows
+    // in view). Maximized, it holds them all; restored after the check.
+    await palette(page, 'View: Toggle Maximized Panel');
+    await page.locator(sel.quickInput).waitFor({ state: 'hidden', timeout: STEP_TIMEOUT }).catch(() => {});
+    // A row of another file may carry the same line number: a row is matched by line and title.
+    const all = [...EXPECTED.map((e) => ({ ...e, file: FILE })), ...POLYGLOT];
+    const rowOf = (rows, e) => rows.find((r) => r.includes(`[Ln ${e.line},`) && r.includes(e.title));
     let rows = [];
     const deadline = Date.now() + STEP_TIMEOUT;
     for (;;) {
       rows = await problemRows(page);
-      if (EXPECTED.every((e) => rows.some((r) => r.includes(`[Ln ${e.line},`)))) break;
+      if (all.every((e) => rowOf(rows, e))) break;
       if (Date.now() > deadline) break;
       await page.waitForTimeout(200);
     }
     for (const r of rows) log(`  problems: ${r.slice(0, 150)}`);
-    for (const e of EXPECTED) {
-      const row = rows.find((r) => r.includes(`[Ln ${e.line},`));
-      check(row, `no Problems row at [Ln ${e.line} (${e.key}); rows: ${JSON.stringify(rows)}`);
-      check(row.includes(e.title), `the Problems row at line ${e.line} does not name "${e.title}": ${row}`);
-      check(/redline/i.test(row), `the Problems row at line ${e.line} has no source "redline": ${row}`);
+    await page.screenshot({ path: path.join(artifacts, 'problems.png') });
+    for (const e of all) {
+      const row = rowOf(rows, e);
+      check(row, `no Problems row "${e.title}" at [Ln ${e.line} of ${e.file} (${e.key}); rows: ${JSON.stringify(rows)}`);
+      check(/redline/i.test(row), `the Problems row at ${e.file}:${e.line} has no source "redline": ${row}`);
     }
-    pass('Problems', `rows at lines ${EXPECTED.map((e) => e.line).join(', ')} of ${FILE}, each with its title and source redline`);
+    // Each file of the change with a finding heads its own group of rows.
+    for (const file of new Set(all.map((e) => e.file))) {
+      check(rows.some((r) => r.startsWith(path.basename(file))), `no Problems group for ${file}; rows: ${JSON.stringify(rows)}`);
+    }
+    await palette(page, 'View: Toggle Maximized Panel');
+    pass('Problems', `rows at lines ${EXPECTED.map((e) => e.line).join(', ')} of ${FILE} and at ${POLYGLOT.map((e) => `${e.file}:${e.line}`).join(', ')}, each with its title and source redline`);
   });
 
   await step('the Redline sidebar lists the findings', async () => {
@@ -124,10 +138,46 @@ export async function firstReview(ctx) {
       check(row, `no sidebar row "${e.title}"; rows: ${JSON.stringify(rows.map((r) => r.text))}`);
       check(new RegExp(`line ${e.line}\\b`).test(row.text), `sidebar row "${e.title}" does not say "line ${e.line}": ${row.text}`);
     }
+    // The other languages' findings, each under its file and naming its analyzer.
+    for (const e of POLYGLOT) {
+      const row = rows.find((r) => r.text.includes(e.title));
+      check(row, `no sidebar row "${e.title}" (${e.file}); rows: ${JSON.stringify(rows.map((r) => r.text))}`);
+      check(new RegExp(`line ${e.line}\\b`).test(row.text), `sidebar row "${e.title}" does not say "line ${e.line}": ${row.text}`);
+      check(row.text.includes(e.analyzer), `sidebar row "${e.title}" does not name ${e.analyzer}: ${row.text}`);
+      check(rows.some((r) => r.text.startsWith(e.file)), `no sidebar row for the file ${e.file}; rows: ${JSON.stringify(rows.map((r) => r.text))}`);
+    }
     await page.mouse.move(900, 300); // off the sash (it stays highlighted under the pointer)
     await page.waitForTimeout(500); // the sash's hover highlight fades out
     await page.screenshot({ path: path.join(artifacts, 'sidebar.png') });
-    pass('sidebar', `${EXPECTED.length} findings with their titles and "line N": ${EXPECTED.map((e) => `${e.line}`).join(', ')}`);
+    pass('sidebar', `${EXPECTED.length + POLYGLOT.length} findings with their titles and "line N": ${EXPECTED.map((e) => `${e.line}`).join(', ')} of ${FILE}; ${POLYGLOT.map((e) => `${e.file}:${e.line} (${e.analyzer})`).join(', ')}`);
+  });
+
+  await step('each file in another language shows its squiggle at the planted line', async () => {
+    // Opened as a user opens a file (Quick Open), one after the other: the squiggle, of the kind
+    // its severity gives, on the planted line (each file fits in the editor).
+    const seen = [];
+    for (const e of POLYGLOT) {
+      await quickInput(page, '', e.file);
+      await page.locator(`${sel.quickRows}.focused`, { hasText: path.basename(e.file) }).waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+        throw new Failure(`Quick Open does not offer ${e.file}: ${JSON.stringify(await page.locator(sel.quickRows).allTextContents())}`);
+      });
+      await page.keyboard.press('Enter');
+      await page.locator('.tabs-container .tab.active', { hasText: path.basename(e.file) }).first().waitFor({ timeout: STEP_TIMEOUT }).catch(async () => {
+        throw new Failure(`Quick Open did not open ${e.file}; tabs ${JSON.stringify(await tabLabels(page))}`);
+      });
+      let found = [];
+      const deadline = Date.now() + STEP_TIMEOUT;
+      for (;;) {
+        found = await squiggleLines(page, sel.activeEditor);
+        if (found.some((f) => f.line === e.line && f.kind === SQUIGGLE[e.severity])) break;
+        check(Date.now() < deadline, `${e.file}: squiggles at ${JSON.stringify(found)}, expected a ${SQUIGGLE[e.severity]} one on line ${e.line} (${e.analyzer}: "${e.title}")`);
+        await page.waitForTimeout(100);
+      }
+      const shot = `squiggle-${path.basename(e.file).replace(/[^A-Za-z0-9.]/g, '_')}.png`;
+      await page.screenshot({ path: path.join(artifacts, shot) });
+      seen.push(`${e.file}:${e.line} ${SQUIGGLE[e.severity]} (${e.analyzer})`);
+    }
+    pass('other languages', seen.join(', '));
   });
 
   await step('a click on a finding in the sidebar opens its file at its line', async () => {

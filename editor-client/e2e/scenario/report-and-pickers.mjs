@@ -3,7 +3,7 @@
 
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { cliReview, EXPECTED, FILE } from '../demo.mjs';
+import { cliReview, DIFF_SUMMARY, EXPECTED, FILE, POLYGLOT, statusFor } from '../demo.mjs';
 import { check, Failure, log, secs, STEP_TIMEOUT } from '../steps.mjs';
 import { palette, treeRows, waitToast, toastTexts, waitQuickPick, recordStatus, waitReviewRan, waitFrameWith, waitSidebarMessage, tabLabels, sel, transientCounts } from '../workbench.mjs';
 
@@ -53,8 +53,15 @@ export async function reportAndPickers(ctx) {
       check(!report.h3.some((h) => h.includes(plain)), `the report still lists the ${key === 'bare except' ? 'dismissed' : 'fixed'} finding "${e.title}": ${JSON.stringify(report.h3)}`);
       check(!report.text.includes(plain), `the report still mentions the ${key === 'bare except' ? 'dismissed' : 'fixed'} finding "${e.title}"`);
     }
-    check(report.h3.length === 2, `the report lists ${report.h3.length} findings, expected the 2 left: ${JSON.stringify(report.h3)}`);
-    check(/2 findings: 1 Critical, 1 Medium\./.test(report.text), `the report's summary line does not count the 2 findings left: ${report.text.split('\n').slice(0, 4).join(' | ')}`);
+    // The other languages' findings, at their lines (no edit there).
+    for (const e of POLYGLOT) {
+      const plain = e.title.replace(/`/g, '');
+      check(report.h3.some((h) => h.includes(`${e.file}:${e.line}`) && h.includes(plain)), `the report has no finding "${e.file}:${e.line} — ${e.title}": ${JSON.stringify(report.h3)}`);
+    }
+    const left = 2 + POLYGLOT.length;
+    check(report.h3.length === left, `the report lists ${report.h3.length} findings, expected the ${left} left: ${JSON.stringify(report.h3)}`);
+    check(/7 findings: 1 Critical, 2 High, 2 Medium, 2 Low\./.test(report.text), `the report's summary line does not count the ${left} findings left: ${report.text.split('\n').slice(0, 4).join(' | ')}`);
+    check(report.h1.includes(DIFF_SUMMARY), `the report's title does not say "${DIFF_SUMMARY}": ${report.h1}`);
     // The coverage: what was reviewed and what was skipped (the lockfile), with why.
     check(report.h2.includes('Coverage'), `the report has no Coverage section: ${JSON.stringify(report.h2)}`);
     const coverage = report.text.slice(report.text.lastIndexOf('Coverage'));
@@ -63,6 +70,10 @@ export async function reportAndPickers(ctx) {
     check(/Skipped: 2\b/.test(coverage) && /poetry\.lock: lockfile/.test(coverage), `the coverage does not name the skipped poetry.lock:\n${coverage}`);
     check(/README\.md: not reviewed: no analyzer for Markdown/.test(coverage) && !/Reviewed:[^\n]*README/.test(coverage), `the coverage does not list README.md as not reviewed:\n${coverage}`);
     check(coverage.includes(FILE), `the coverage does not list ${FILE} as reviewed:\n${coverage}`);
+    // Each analyzer that ran is named with its version, files and findings.
+    for (const tool of ['ruff', ...POLYGLOT.map((e) => e.analyzer)]) {
+      check(new RegExp(`${tool} [0-9][^:]*: ok, \\d+ files?, [1-9]\\d* findings?`).test(coverage), `the coverage does not say ${tool} ran and found something:\n${coverage}`);
+    }
     await page.mouse.move(900, 300);
     await page.screenshot({ path: path.join(artifacts, 'report.png') });
     pass('Show Report', `panel "${title.slice(0, 60)}…" shows ${report.h3.length} findings (${report.h3.map((h) => h.replace(/^.* — /, '')).join('; ')}), the coverage with the skipped poetry.lock and README.md not reviewed, not the dismissed "Bare \`except\`" nor the fixed "Unused import \`os\`"`);
@@ -84,18 +95,19 @@ export async function reportAndPickers(ctx) {
     await page.locator(sel.quickInputBox).fill('main');
     await page.locator(`${sel.quickRows}.focused`, { hasText: 'main' }).waitFor({ timeout: STEP_TIMEOUT });
     await page.keyboard.press('Enter');
-    // `import os` fixed, the bare except dismissed: 2 findings left, 1 Critical + 1 Medium.
-    const status = 'Redline: 1 ⛔ 1 ⚠';
+    // `import os` fixed, the bare except dismissed: 7 findings left, "Redline: 3 ⛔ 2 ⚠ 2 ℹ".
+    const left = [...EXPECTED.filter((e) => e.key !== 'unused import' && e.key !== 'bare except'), ...POLYGLOT];
+    const status = statusFor(left.map((e) => e.severity));
     const seen = await waitReviewRan(page, 'Review Branch Against… main', status);
     log(`  status bar: ${seen.join(' → ')}`);
-    const line = await waitSidebarMessage(page, /^branch feature\/export vs main .* · 2 findings \(1 ⛔ 1 ⚠\)$/, 'Review Branch Against… main');
+    const line = await waitSidebarMessage(page, new RegExp(`^branch feature/export vs main .* · ${left.length} findings \\(${status.replace('Redline: ', '')}\\)$`), 'Review Branch Against… main');
     log(`  sidebar line: ${line}`);
     await page.locator(`${sel.sidebar} .monaco-list-row[aria-label]`, { hasText: 'Mutable default argument' }).first().waitFor({ timeout: STEP_TIMEOUT });
     const tree = (await treeRows(page)).map((r) => r.text);
     for (const r of tree) log(`  sidebar: ${r}`);
     check(tree.some((r) => r.includes('Shell command built from non-constant input')), `the sidebar lacks the shell finding: ${JSON.stringify(tree)}`);
     check(!tree.some((r) => r.includes('Bare') || r.includes('Unused import')), `the sidebar lists a dismissed or fixed finding: ${JSON.stringify(tree)}`);
-    pass('Review Branch Against…', `quick pick "${title}" offers ${rows.map((r) => `${r.label} (${r.description})`).join(', ')}; picked main; the status bar went "${seen[0]}" … "${status}"; the sidebar lists the 2 findings left`);
+    pass('Review Branch Against…', `quick pick "${title}" offers ${rows.map((r) => `${r.label} (${r.description})`).join(', ')}; picked main; the status bar went "${seen[0]}" … "${status}"; the sidebar lists the ${left.length} findings left`);
     const flicker = transientCounts(seen, status);
     // The "finished" event counts what is shown: never, even for a moment, a finding fixed since.
     check(flicker.length === 0, `after Review Branch Against… the status bar showed ${JSON.stringify(flicker)} before "${status}"`);
@@ -116,9 +128,7 @@ export async function reportAndPickers(ctx) {
     check(cli.findings.some((f) => f.id === fixedId), `the CLI's review of HEAD has no "${EXPECTED[0].title}" (${fixedId}): ${JSON.stringify(cli.findings.map((f) => [f.id, f.title]))}`);
     const shown = cli.findings.filter((f) => f.id !== fixedId && f.id !== dismissedId);
     // As the Problems panel counts them: errors (Critical, High), warnings (Medium), infos (Low).
-    const of = (...severities) => shown.filter((f) => severities.includes(f.severity)).length;
-    const [bad, warn, info] = [of('Critical', 'High'), of('Medium'), of('Low')];
-    const expectedStatus = `Redline: ${[bad ? `${bad} ⛔` : '', warn ? `${warn} ⚠` : '', info ? `${info} ℹ` : ''].filter(Boolean).join(' ') || 'no findings'}`;
+    const expectedStatus = statusFor(shown.map((f) => f.severity));
     log(`  the CLI's review of HEAD: ${cli.scope_label}: ${JSON.stringify(cli.findings.map((f) => `${f.line} ${f.severity} ${f.title}`))}; without the fixed one → "${expectedStatus}"`);
     await recordStatus(page);
     await palette(page, 'Redline: Review Commit…');
@@ -173,7 +183,9 @@ export async function exportReport(ctx) {
   await step('"Redline: Export Report…" as SARIF', async () => {
     const target = path.join(tmp, 'export', 'redline-report.sarif');
     mkdirSync(path.dirname(target), { recursive: true });
-    const shown = (await treeRows(page)).filter((r) => !r.text.startsWith(path.basename(FILE)) && !r.text.startsWith(FILE)).map((r) => r.text);
+    // The findings' rows ("<title>line N · <source>": label and description run together in
+    // innerText), not the files' that group them.
+    const shown = (await treeRows(page)).filter((r) => /line \d+ · /.test(r.text)).map((r) => r.text);
     await palette(page, 'Redline: Export Report…');
     const rows = await waitQuickPick(page, 'Export Report');
     log(`  formats: ${rows.map((r) => r.label).join(', ')}`);

@@ -208,6 +208,7 @@ def _astgrep_job(
             )
 
     version = _version(astgrep.DISTRIBUTION, executables, "ast-grep")
+    # Not listed when idle, like the native analyzers: a shell-only change needs no line about it.
     return Job(astgrep.NAME, files, version, run_astgrep, listed_when_idle=False)
 
 
