@@ -196,6 +196,11 @@ def test_rule_the_inline_check_reads_one_line() -> None:
         ("gh-12", f"gh-{J}12"),
         ("[vulnerability:1]", f"[{J}vulnerability:1]"),
         ("_@_", f"_@{J}_"),
+        ("a/#12", f"a/#{J}12"),
+        ("/&#x40;", f"/&#{J}x40;"),
+        ('#"x"', f'#{J}"x"'),
+        ("#_x", f"#{J}_x"),
+        ("#x", f"#{J}x"),
     ],
 )
 def test_rule_each_reference_sigil_gets_a_joiner(text: str, shown: str) -> None:
@@ -203,7 +208,21 @@ def test_rule_each_reference_sigil_gets_a_joiner(text: str, shown: str) -> None:
     assert live_reference(shown) is None
 
 
-@pytest.mark.parametrize("text", ["a @ b", "# heading", "50% off", "$ 5", "a & b", "GH-x", "[x]"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a @ b",
+        "# heading",
+        "50% off",
+        "$ 5",
+        "a & b",
+        "GH-x",
+        "[x]",
+        # A URL's anchor after a `/` (zizmor's rule pages): the link must keep working.
+        "https://docs.zizmor.sh/audits/#template-injection",
+        "/#_x",
+    ],
+)
 def test_rule_a_sigil_before_nothing_nameable_is_left(text: str) -> None:
     assert neutralise_references(text) == text
 

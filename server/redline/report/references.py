@@ -20,8 +20,14 @@ import re
 JOINER = "\u200d"
 
 # A sigil before what could start a name, a number or a quoted label; `GH-` before a digit; a
-# `[` before `name:` (GitLab's `[vulnerability:1]`, `[wiki_page:x]`, `[contact:x]`).
-_REFERENCE = re.compile(r"[@#!~%$&](?=[A-Za-z0-9_\"])|GH-(?=[0-9])|\[(?=[A-Za-z_]+:)", re.I)
+# `[` before `name:` (GitLab's `[vulnerability:1]`, `[wiki_page:x]`, `[contact:x]`). A `#` after
+# a `/` before a letter is a URL's anchor (`…/audits/#template-injection`, an analyzer's rule
+# page), neither a forge reference (those take digits) nor an HTML character reference (`&#`).
+_REFERENCE = re.compile(
+    r"[@!~%$&](?=[A-Za-z0-9_\"])|#(?=[0-9])|(?<!/)#(?=[A-Za-z_\"])|GH-(?=[0-9])"
+    r"|\[(?=[A-Za-z_]+:)",
+    re.I,
+)
 
 
 def neutralise_references(text: str) -> str:
