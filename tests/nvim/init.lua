@@ -15,12 +15,12 @@ local TIMEOUT = tonumber(vim.env.REDLINE_NVIM_TIMEOUT_MS or "40000")
 local IMPORT_LINE = 3 -- 0-based: `import os`, unused
 
 local result = { version = vim.version(), states = {}, messages = {}, step = "start" }
+-- tests/nvim/harness.lua, beside this script.
+local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)") or "./"
+local harness = dofile(here .. "harness.lua").new(result, out, TIMEOUT)
+local write_result = harness.write_result
+local wait_for = harness.wait_for
 
-local function write_result()
-  local fh = assert(io.open(out, "w"))
-  fh:write(vim.fn.json_encode(result))
-  fh:close()
-end
 
 local function redline_diagnostics(bufnr)
   local rows = {}
@@ -39,12 +39,6 @@ local function lines_of(rows)
   return lines
 end
 
-local function wait_for(what, check)
-  result.step = "waiting for " .. what
-  if not vim.wait(TIMEOUT, check, 50) then
-    error("timed out after " .. TIMEOUT .. " ms waiting for " .. what)
-  end
-end
 
 local function run()
   assert(server and repo and out, "REDLINE_NVIM_SERVER, REDLINE_NVIM_REPO and REDLINE_NVIM_OUT must be set")
@@ -149,12 +143,4 @@ local function run()
   result.step = "done"
 end
 
-vim.schedule(function()
-  local ok, err = xpcall(run, debug.traceback)
-  result.ok = ok
-  if not ok then
-    result.error = tostring(err)
-  end
-  pcall(write_result)
-  vim.cmd("qa!")
-end)
+harness.main(run)

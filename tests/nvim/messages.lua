@@ -16,6 +16,11 @@ local out = vim.env.REDLINE_NVIM_OUT
 local TIMEOUT = tonumber(vim.env.REDLINE_NVIM_TIMEOUT_MS or "40000")
 
 local result = { version = vim.version(), shown = {}, step = "start" }
+-- tests/nvim/harness.lua, beside this script.
+local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)") or "./"
+local harness = dofile(here .. "harness.lua").new(result, out, TIMEOUT)
+local write_result = harness.write_result
+local wait_for = harness.wait_for
 
 local function record(how, text)
   table.insert(result.shown, { how = how, text = text })
@@ -28,18 +33,7 @@ vim.api.nvim_out_write = function(text)
   record("out", text)
 end
 
-local function write_result()
-  local fh = assert(io.open(out, "w"))
-  fh:write(vim.fn.json_encode(result))
-  fh:close()
-end
 
-local function wait_for(what, check)
-  result.step = "waiting for " .. what
-  if not vim.wait(TIMEOUT, check, 50) then
-    error("timed out after " .. TIMEOUT .. " ms waiting for " .. what)
-  end
-end
 
 local function count_shown()
   return #result.shown
@@ -117,12 +111,4 @@ local function run()
   result.step = "done"
 end
 
-vim.schedule(function()
-  local ok, err = xpcall(run, debug.traceback)
-  result.ok = ok
-  if not ok then
-    result.error = tostring(err)
-  end
-  pcall(write_result)
-  vim.cmd("qa!")
-end)
+harness.main(run)

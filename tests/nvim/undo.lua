@@ -18,12 +18,14 @@ local TIMEOUT = 40000
 local SETTLE_MS = 3000
 
 local result = { scenario = scenario, step = "start", steps = {} }
-
-local function write_result()
-  local fh = assert(io.open(out, "w"))
-  fh:write(vim.fn.json_encode(result))
-  fh:close()
+-- tests/nvim/harness.lua, beside this script.
+local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)") or "./"
+local harness = dofile(here .. "harness.lua").new(result, out, TIMEOUT)
+local write_result = harness.write_result
+local function wait_for(what, check, timeout)
+  harness.wait_for(what, check, timeout, 20)
 end
+
 
 local function diagnostics(bufnr)
   local rows = {}
@@ -37,12 +39,6 @@ local function diagnostics(bufnr)
   return rows
 end
 
-local function wait_for(what, check, timeout)
-  result.step = "waiting for " .. what
-  if not vim.wait(timeout or TIMEOUT, check, 20) then
-    error("timed out waiting for " .. what)
-  end
-end
 
 -- Keys typed as a user types them ("x": run them now, as if typed, until typeahead is empty).
 local function keys(text)
@@ -156,12 +152,4 @@ local function run()
   result.step = "done"
 end
 
-vim.schedule(function()
-  local ok, err = xpcall(run, debug.traceback)
-  result.ok = ok
-  if not ok then
-    result.error = tostring(err)
-  end
-  pcall(write_result)
-  vim.cmd("qa!")
-end)
+harness.main(run)

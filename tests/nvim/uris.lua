@@ -18,12 +18,12 @@ local SETTLE = 5000 -- ms to wait for a squiggle that should move
 local IMPORT_LINE = 3 -- 0-based: `import os`, unused
 
 local result = { version = vim.version(), published = {}, step = "start" }
+-- tests/nvim/harness.lua, beside this script.
+local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)") or "./"
+local harness = dofile(here .. "harness.lua").new(result, out, TIMEOUT)
+local write_result = harness.write_result
+local wait_for = harness.wait_for
 
-local function write_result()
-  local fh = assert(io.open(out, "w"))
-  fh:write(vim.fn.json_encode(result))
-  fh:close()
-end
 
 local function lines_of(bufnr)
   local lines = {}
@@ -38,12 +38,6 @@ local function same(a, b)
   return vim.deep_equal(a, b)
 end
 
-local function wait_for(what, check)
-  result.step = "waiting for " .. what
-  if not vim.wait(TIMEOUT, check, 50) then
-    error("timed out after " .. TIMEOUT .. " ms waiting for " .. what)
-  end
-end
 
 -- Waits up to SETTLE ms for the buffer's squiggles to be on `want`; what they are on either way.
 local function settle(bufnr, want)
@@ -158,12 +152,4 @@ local function run()
   result.step = "done"
 end
 
-vim.schedule(function()
-  local ok, err = xpcall(run, debug.traceback)
-  result.ok = ok
-  if not ok then
-    result.error = tostring(err)
-  end
-  pcall(write_result)
-  vim.cmd("qa!")
-end)
+harness.main(run)
