@@ -1,6 +1,5 @@
 """Which changed files each native analyzer takes: the per-file verdict (diff/file_kind.py)
-decides the language; `select` only leaves out what a tool cannot check. The `is_*` predicates
-say the same from a path alone, for tests and tools that have no verdict.
+decides the language; `select` only leaves out what a tool cannot check.
 """
 
 from __future__ import annotations
@@ -10,19 +9,10 @@ from collections.abc import Callable, Mapping
 
 from redline.diff.file_kind import FileKind, files_for, kind_with_content, takes
 
-OXLINT_SUFFIXES = (".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
-SHELL_SUFFIXES = (".sh", ".bash")
 # The shells shellcheck understands (`--shell`): a zsh or fish script is not one of them, and
 # shellcheck would only report that it cannot check it (SC1071).
 _SHELLS = frozenset({"sh", "bash", "dash", "ksh", "busybox"})
 _SHEBANG = re.compile(rb"#![ \t]*(\S+)(?:[ \t]+(\S+))?")
-_DOCKERFILE_NAMES = ("dockerfile", "containerfile")
-
-
-def is_oxlint_file(path: str) -> bool:
-    """JavaScript and TypeScript sources (`.d.ts` declarations hold no code to lint)."""
-    lower = path.lower()
-    return lower.endswith(OXLINT_SUFFIXES) and not lower.endswith((".d.ts", ".d.mts", ".d.cts"))
 
 
 def shebang_shell(head: bytes) -> str | None:
@@ -35,37 +25,6 @@ def shebang_shell(head: bytes) -> str | None:
     if program == b"env" and match.group(2) is not None:
         program = match.group(2)
     return program.decode("ascii", "replace")
-
-
-def is_shell_file(path: str, head: bytes) -> bool:
-    """A `.sh`/`.bash` file unless its `#!` names another shell (zsh), or a file without a
-    suffix whose `#!` names one shellcheck knows."""
-    shell = shebang_shell(head)
-    name = path.rsplit("/", 1)[-1]
-    if name.lower().endswith(SHELL_SUFFIXES):
-        return shell is None or shell in _SHELLS
-    return "." not in name and shell in _SHELLS
-
-
-def is_dockerfile(path: str) -> bool:
-    """`Dockerfile`, `Containerfile`, `Dockerfile.<x>`, `<x>.Dockerfile` (any case)."""
-    name = path.rsplit("/", 1)[-1].lower()
-    return any(
-        name == base or name.startswith(base + ".") or name.endswith("." + base)
-        for base in _DOCKERFILE_NAMES
-    )
-
-
-def is_workflow_file(path: str) -> bool:
-    """A GitHub Actions workflow (`.github/workflows/*.yml|yaml`, at any depth zizmor reads
-    them: directly in that directory) or an action definition (`action.yml|yaml`)."""
-    parts = path.split("/")
-    name = parts[-1]
-    if not name.endswith((".yml", ".yaml")):
-        return False
-    if len(parts) >= 3 and parts[-3:-1] == [".github", "workflows"]:
-        return True
-    return name in ("action.yml", "action.yaml")
 
 
 def select(
