@@ -117,6 +117,9 @@ def test_each_kind_of_change_gets_offline_findings_on_its_changed_lines_only(
     # `ls` in a for loop, `cd` in RUN, the unpinned setup-python of ci.yml (unchanged file).
     assert not [f for f in found["oxlint"] if f[1] < 5]
     assert not [f for f in found["shellcheck"] if f[1] < 3]
+    # SC2164 says what goes wrong, not only shellcheck's rule link (its body had nothing more).
+    (cd,) = [f for f in review["findings"] if f["sources"] == ["shellcheck:SC2164"]]
+    assert cd["comment"].startswith("When the directory is missing"), cd["comment"]
     assert not [f for f in found["hadolint"] if f[1] < 3]
     assert not [f for f in found["zizmor"] if f[0] != triage]
     # zizmor's findings are security findings.

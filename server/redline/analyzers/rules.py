@@ -397,6 +397,11 @@ NATIVE_RULES: dict[tuple[str, str], RuleInfo] = {
         "Remove it, or prefix the name with `_` if it must stay (a parameter kept for its "
         "position).",
     ),
+    ("shellcheck", "SC2164"): RuleInfo(
+        S.LOW, C.FUNCTIONALITY, 0.7,
+        "When the directory is missing, the commands after it run where the script already "
+        "was (an `rm` or a build there acts on the wrong files).",
+    ),
     ("zizmor", "template-injection"): RuleInfo(
         S.HIGH, C.SECURITY, 0.9,
         "`${{ }}` is pasted into the script before the shell reads it, so text an outsider "
