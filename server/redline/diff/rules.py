@@ -200,12 +200,14 @@ def excluded_by(unit: ReviewUnit, globs: list[str]) -> str | None:
         return None
     paths = [p for p in (unit.file_path, unit.old_path) if p]
     for glob in globs:
-        if any(_glob_matches(path, glob) for path in paths):
+        if any(glob_matches(path, glob) for path in paths):
             return glob
     return None
 
 
-def _glob_matches(path: str, glob: str) -> bool:
+def glob_matches(path: str, glob: str) -> bool:
+    """Whether a repo-relative path matches one glob, by excluded_by's rules (shared with
+    the scopes of learnings, memory/learnings.py)."""
     pattern = glob + "*" if glob.endswith("/") else glob
     if fnmatchcase(path, pattern):
         return True
