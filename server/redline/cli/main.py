@@ -42,6 +42,7 @@ from redline.cli.config import add_config_parser, add_init_parser, cmd_config, c
 from redline.cli.debate import add_debate_parser
 from redline.cli.eval import add_eval_parser
 from redline.cli.history import add_history_parser, cmd_history
+from redline.cli.learn import add_learn_parser
 from redline.cli.post import add_post_flags, check_post_flags, post_if_asked
 from redline.errors import ConfigError, RedlineError, UsageError
 from redline.requests import AskRequest
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_history_parser(sub)
     add_config_parser(sub)
+    add_learn_parser(sub)
     return parser
 
 
@@ -383,6 +385,10 @@ def _run_command(args: argparse.Namespace) -> int:
             return cmd_init(args)
         if args.command == "history":
             return cmd_history(args)
+        if args.command == "learn":
+            from redline.cli.learn import cmd_learn
+
+            return cmd_learn(args)
         return cmd_config(args)
     except ConfigError as exc:
         sys.stderr.write(f"redline: configuration error: {redact(str(exc))}\n")

@@ -18,6 +18,7 @@ with who and why::
     reason = "input is an enum, never user text"
     when = 2026-01-01T12:00:00Z
     by = "alice"
+    rule = "S608"  # the analyzer rule, when an analyzer found it
     all = true  # optional: every identical finding in the file, not only this one
 
 An entry without `all` (every entry written before ids were made unique) dismisses that one
@@ -71,7 +72,7 @@ _HEADER = (
     "# A finding's id changes when its code changes, so a dismissal never hides new code.\n"
     "# `all = true`: every identical finding in the file (same code, category and rule).\n"
 )
-_FIELDS = ("id", "file", "title", "reason", "when", "by", "all")
+_FIELDS = ("id", "file", "title", "reason", "when", "by", "all", "rule")
 
 
 class DismissalError(RedlineError):
@@ -89,6 +90,7 @@ class Dismissal:
     extra: dict[str, Scalar | list[Scalar]] = field(default_factory=dict, compare=False)
     # `all = true`: `id` is a base id and every occurrence of it is dismissed.
     all_like_this: bool = False
+    rule: str | None = None  # the analyzer rule of the finding (memory/dismissal_learnings.py)
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,7 @@ class DismissalStore:
             when=moment.isoformat().replace("+00:00", "Z"),
             by=by,
             all_like_this=all_like_this,
+            rule=finding.rule_id,
         )
         entries = [d for d in self.list() if d.id != ident]
         entries.append(entry)
@@ -237,6 +240,7 @@ def _parse(data: bytes, path: Path) -> list[Dismissal]:
                 by=_text(by) if by is not None else None,
                 extra={k: v for k, v in entry.items() if k not in _FIELDS and _writable(v)},
                 all_like_this=every,
+                rule=_text(entry.get("rule")) or None,
             )
         )
     return out
@@ -282,6 +286,8 @@ def dumps(entries: Iterable[Dismissal]) -> str:
         out.append(f"when = {toml_datetime(d.when)}\n")
         if d.by is not None:
             out.append(f"by = {toml_string(d.by)}\n")
+        if d.rule:
+            out.append(f"rule = {toml_string(d.rule)}\n")
         if d.all_like_this:
             out.append("all = true\n")
         for key, value in d.extra.items():
