@@ -186,6 +186,19 @@ class SkippedFile(BaseModel):
     reason: str
 
 
+class LearningUse(BaseModel):
+    """A learning (memory/learnings.py) this review applied, and what it did."""
+
+    id: str
+    text: str
+    scope: str  # "paths tests/** · language python", or "repository"
+    source: str  # committed | private
+    rules: list[str] = Field(default_factory=list)
+    findings_dropped: int = 0  # analyzer findings of its rules it dropped inside its scope
+    files_given: list[str] = Field(default_factory=list)  # files whose model prompt had it
+    files_applied: list[str] = Field(default_factory=list)  # where the model says it applied it
+
+
 class Coverage(BaseModel):
     reviewed_files: list[str] = Field(default_factory=list)
     skipped: list[SkippedFile] = Field(default_factory=list)
@@ -200,6 +213,7 @@ class Coverage(BaseModel):
     model_calls: int = 0
     instructions_read: list[str] = Field(default_factory=list)
     instructions_truncated: list[str] = Field(default_factory=list)
+    learnings: list[LearningUse] = Field(default_factory=list)  # the learnings it applied
 
 
 class DiffStats(BaseModel):

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from redline.model import AnalyzerRun, AnchorState, Finding, FixState, Review, Severity
+from redline.model import (
+    AnalyzerRun,
+    AnchorState,
+    Finding,
+    FixState,
+    LearningUse,
+    Review,
+    Severity,
+)
 from redline.money import UNPRICED
 from redline.plural import plural
 from redline.report.baseline import Comparison
@@ -272,9 +280,27 @@ def coverage_section(review: Review, out: list[str]) -> None:
         )
     for cut in coverage.instructions_truncated:
         out.append(f"  - truncated: {sanitize_inline(cut)}")
+    if coverage.learnings:
+        out.append("- Learnings applied:")
+        out += [f"  - {_learning(use)}" for use in coverage.learnings]
     for note in coverage.notes:
         out.append(f"- Note: {sanitize_inline(note)}")
     out.append("")
+
+
+def _learning(use: LearningUse) -> str:
+    """One learning a review applied: id, source and scope, its text, what it did."""
+    did = []
+    if use.findings_dropped:
+        rules = ", ".join(use.rules)
+        did.append(f"dropped {plural(use.findings_dropped, 'finding')} ({rules})")
+    if use.files_given:
+        did.append(
+            f"shown to the model for {plural(len(use.files_given), 'file')}, "
+            f"applied in {len(use.files_applied)}"
+        )
+    where = sanitize_inline(f"{use.source}; {use.scope}")
+    return f"{inline_code(use.id)} ({where}): {sanitize_inline(use.text)} — {'; '.join(did)}"
 
 
 def _models(models: Iterable[str]) -> str:

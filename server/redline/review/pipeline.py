@@ -52,6 +52,8 @@ from redline.review.changed_lines import ChangedLines
 from redline.review.deleted import deleted_findings, find_uses
 from redline.review.fix_guard import withhold_worse_fixes
 from redline.review.ground import Ground, ground_of
+from redline.review.learnings_change import learnings_findings
+from redline.review.learnings_use import load_learnings
 from redline.review.plan import Plan
 from redline.review.settings_change import settings_findings
 from redline.review.unanalyzed import unanalyzed
@@ -126,7 +128,16 @@ def plan_review(
         units = find_uses(units, scope)  # deleted files: the uses of their definitions left
         touched = {u.file_path for u in units} | {u.old_path for u in units if u.old_path}
         findings = settings_findings(scope, ground, touched)
-    return Plan(scope=scope, units=units, loaded=loaded, ground=ground, settings_findings=findings)
+        findings += learnings_findings(scope, ground, touched)
+        learnings = load_learnings(ground, scope.repo_root)
+    return Plan(
+        scope=scope,
+        units=units,
+        loaded=loaded,
+        ground=ground,
+        settings_findings=findings,
+        learnings=learnings,
+    )
 
 
 def repository_notes(ground: Ground, loaded: LoadedSettings) -> list[str]:
@@ -293,7 +304,8 @@ def _run_review(
             # bandit's files are chosen by their added lines: the units' patches hold them.
             added_text=AddedText(plan.reviewable, files.contents),
         )
-        findings.extend(outcome.findings)
+        # The team's learnings that name rules drop those findings in their scope (counted).
+        findings.extend(plan.learnings.drop_findings(outcome.findings))
         coverage.analyzers = outcome.runs
         coverage.skipped.extend(outcome.skipped)
         given = outcome.given
@@ -364,6 +376,8 @@ def _run_review(
 
     # After the model stages: no model answer can drop or merge away an edit to the settings.
     findings = [*findings, *plan.settings_findings]
+    coverage.learnings = plan.learnings.uses()
+    coverage.notes.extend(plan.learnings.coverage_notes())
     extra: dict[str, Any] = {"stats": scope.stats}
     if outcome_model is not None:
         extra.update(

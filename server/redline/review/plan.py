@@ -11,6 +11,7 @@ from redline.config_models import Settings
 from redline.git.scopes import ScopeDiff
 from redline.model import Finding, ReviewUnit
 from redline.review.ground import Ground
+from redline.review.learnings_use import ReviewLearnings
 
 
 @dataclass
@@ -19,13 +20,15 @@ class Plan:
 
     `settings` are the ones the review runs with: the caller's, with the repository layer of
     the review's `ground` merged in (review/ground.py: the base revision for a review of
-    commits); `settings_findings` report the change's own edits to that layer."""
+    commits); `settings_findings` report the change's own edits to that layer and to the
+    committed learnings; `learnings` are those the review applies (review/learnings_use.py)."""
 
     scope: ScopeDiff
     units: list[ReviewUnit]
     loaded: LoadedSettings
     ground: Ground
     settings_findings: list[Finding] = field(default_factory=list)
+    learnings: ReviewLearnings = field(default_factory=ReviewLearnings)
 
     @property
     def settings(self) -> Settings:
