@@ -114,8 +114,17 @@ async def review_group(
         if entry is None or needs_round(entry, []):
             alone.append((p, new_requests(entry, []) if entry is not None else []))
             continue
-        single = ReviewerAnswer(findings=entry.findings, summary=entry.summary)
-        review = FileReview(path=p.path, responses=list(responses), summary=entry.summary)
+        single = ReviewerAnswer(
+            findings=entry.findings,
+            summary=entry.summary,
+            applied_learnings=entry.applied_learnings,
+        )
+        review = FileReview(
+            path=p.path,
+            responses=list(responses),
+            summary=entry.summary,
+            applied_learnings=list(entry.applied_learnings),
+        )
         review.omitted = [o for b in p.bundles for o in b.omitted]
         review.findings = anchor_all(single, p.path, inputs, model, changed_lines(p.plans))
         remember(p, inputs, single, model)

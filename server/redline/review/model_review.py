@@ -88,6 +88,7 @@ async def run_model_review(
         instructions=instructions,
         instructions_prompt=render_for_prompt(instructions) if instructions.text else "",
         cache=cache,
+        learnings=plan.learnings.prompt_for,
         scope_label=scope.label,
         on_attempt=on_attempt,
         on_file=on_file,
@@ -117,6 +118,7 @@ async def run_model_review(
     used = {path for path, review in stage.files.items() if review.ok}
     coverage.reviewed_files = sorted(used)
     for path, review in sorted(stage.files.items()):
+        plan.learnings.record_applied(path, review.applied_learnings)
         if not review.ok:
             coverage.skipped.append(SkippedFile(path=path, reason=f"not reviewed: {review.reason}"))
         for omitted in review.omitted:

@@ -44,6 +44,7 @@ class FileReview:
     responses: list[LLMResponse] = field(default_factory=list)
     omitted: list[str] = field(default_factory=list)
     summary: str = ""
+    applied_learnings: list[str] = field(default_factory=list)  # ids the model says it applied
     model: str = ""  # the model whose answer a cached review is ("" when fresh, or unrecorded)
 
     @property
@@ -61,6 +62,8 @@ class ReviewerInputs:
     instructions: str = ""
     retry_context: str = ""
     cache: AnswerCache | None = None
+    # The team's learnings for a file, as the prompt block (review/learnings_use.py).
+    learnings: Callable[[str], str] | None = None
 
 
 def shared_prefix(inputs: ReviewerInputs) -> str:
@@ -81,15 +84,17 @@ def shared_prefix(inputs: ReviewerInputs) -> str:
     return "\n".join(parts)
 
 
-def file_part(path: str, bundles: list[ContextBundle]) -> str:
-    """The file's own part of a reviewer prompt."""
-    return "\n".join(
-        [f"# File under review: `{path}`", "", *(b.render(legend=False) for b in bundles)]
-    )
+def file_part(path: str, bundles: list[ContextBundle], learnings: str = "") -> str:
+    """The file's own part of a reviewer prompt: its heading, the team's learnings whose scope
+    matches it (a delimited block, "" when none), its context."""
+    head = [f"# File under review: `{path}`", ""]
+    if learnings:
+        head.append(learnings)
+    return "\n".join([*head, *(b.render(legend=False) for b in bundles)])
 
 
-def _file_prompt(path: str, bundles: list[ContextBundle], inputs: ReviewerInputs) -> str:
-    return shared_prefix(inputs) + file_part(path, bundles)
+def _learnings(inputs: ReviewerInputs, path: str) -> str:
+    return inputs.learnings(path) if inputs.learnings is not None else ""
 
 
 def _cache_key(inputs: ReviewerInputs, path: str, plans: list[UnitPlan], prompt: str) -> str:
@@ -157,14 +162,18 @@ class PreparedFile:
 
 def prepare_file(path: str, plans: list[UnitPlan], inputs: ReviewerInputs) -> PreparedFile:
     bundles = [inputs.provider.bundle(p.unit, p.level, p.requests) for p in plans]
-    part = file_part(path, bundles)
+    part = file_part(path, bundles, _learnings(inputs, path))
     key = _cache_key(inputs, path, plans, shared_prefix(inputs) + part) if inputs.cache else None
     prepared = PreparedFile(path, plans, bundles, part, key)
     if key and inputs.cache is not None:
         cached = inputs.cache.lookup(key, CachedReview)
         if cached is not None:
             result = FileReview(
-                path=path, status="cached", summary=cached.answer.summary, model=cached.model
+                path=path,
+                status="cached",
+                summary=cached.answer.summary,
+                model=cached.model,
+                applied_learnings=list(cached.answer.applied_learnings),
             )
             result.omitted = [o for b in bundles for o in b.omitted]
             result.findings = anchor_all(
@@ -200,7 +209,7 @@ async def review_prepared(
         bundles = [inputs.provider.bundle(p.unit, p.level, [*p.requests, *requests]) for p in plans]
     for b in bundles:
         result.omitted += b.omitted
-    prompt = shared_prefix(inputs) + file_part(path, bundles)
+    prompt = shared_prefix(inputs) + file_part(path, bundles, _learnings(inputs, path))
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": load_prompt("reviewer")},
         {"role": "user", "content": prompt},
@@ -244,6 +253,7 @@ async def review_prepared(
     model = result.responses[-1].model if result.responses else ""
     result.findings = anchor_all(answer, path, inputs, model, changed_lines(plans))
     result.summary = answer.summary
+    result.applied_learnings = list(answer.applied_learnings)
     remember(prepared, inputs, answer, model)
     return result
 

@@ -65,6 +65,9 @@ class ReviewerAnswer(_Answer):
     findings: list[ModelFinding] = Field(default_factory=list)
     need_context: list[ContextRequest] = Field(default_factory=list)
     summary: str = ""
+    # The ids of the team's learnings (shown with the file) that decided a finding or leaving
+    # one out; optional (review/learnings_use.py keeps only ids the file was given).
+    applied_learnings: list[str] = Field(default_factory=list, max_length=50)
 
     @model_validator(mode="after")
     def _says_something(self) -> ReviewerAnswer:

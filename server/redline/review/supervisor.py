@@ -65,6 +65,7 @@ class StageInputs:
     instructions: Instructions | None = None
     instructions_prompt: str = ""
     cache: AnswerCache | None = None
+    learnings: Callable[[str], str] | None = None  # a file's learnings block (reviewer.py)
     scope_label: str = ""
     on_attempt: Callable[[dict[str, Any]], None] | None = None
     on_file: Callable[[FileReview], None] | None = None
@@ -260,6 +261,7 @@ async def run_model_stage(
             instructions=inputs.instructions_prompt,
             retry_context=retry_context,
             cache=inputs.cache,
+            learnings=inputs.learnings,
         )
         inputs.cancel.check()
         inputs.report(
