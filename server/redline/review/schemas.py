@@ -13,9 +13,17 @@ at worst the file's review.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from redline.context.request import ContextRequest
 from redline.model import Category, ContextLevel, Severity
@@ -68,6 +76,15 @@ class ReviewerAnswer(_Answer):
     # The ids of the team's learnings (shown with the file) that decided a finding or leaving
     # one out; optional (review/learnings_use.py keeps only ids the file was given).
     applied_learnings: list[str] = Field(default_factory=list, max_length=50)
+
+    @model_serializer(mode="wrap")
+    def _without_empty_learnings(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # An answer that applied none is written as before the field existed: cached answers
+        # of earlier versions read and write back unchanged.
+        data = handler(self)
+        if isinstance(data, dict) and not self.applied_learnings:
+            data.pop("applied_learnings", None)
+        return data
 
     @model_validator(mode="after")
     def _says_something(self) -> ReviewerAnswer:
