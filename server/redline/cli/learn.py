@@ -24,6 +24,7 @@ from redline.cli.common import EXIT_OK, repo_root, write_report
 from redline.errors import UsageError
 from redline.memory.learning_files import (
     LearningFile,
+    add_learning,
     read_committed,
     read_private,
     write_learnings,
@@ -146,12 +147,9 @@ def _files(root: Path) -> list[LearningFile]:
 
 
 def _add(root: Path, learning: Learning, source: Source) -> int:
-    committed, private = _files(root)
-    target = committed if source == "committed" else private
-    for f in (committed, private):
-        if any(k.id == learning.id for k in f.learnings):
-            raise UsageError(f"already learned as {learning.id} in {f.label}")
-    path = write_learnings(root, source, [*target.learnings, learning])
+    _files(root)  # its problems, as warnings
+    path = add_learning(root, learning, source)
+    assert path is not None  # refused, not skipped, when it exists
     where = COMMITTED_FILE + " (commit it)" if source == "committed" else str(path)
     write_report(f"learned {learning.id} ({learning.scope}) in {where}", None)
     return EXIT_OK

@@ -3,11 +3,12 @@
 `redline.review {scope, base?, ref?, range?, pr?, folder?}` and `redline.ask {request,
 folder?}` start a review and return its task id at once; `redline.rerun`, `redline.cancel
 {taskId?}`, `redline.clear`, `redline.showRuns {runs: [kind…] | "all"}` (which runs' findings
-are shown: review, debate, ask), `redline.dismiss {id | ids, reason, all?}`, `redline.export
-{format, path?}`; and the commands code actions carry (`fixes.py`: a fix applied, dismiss a
-finding (or all like it) or a file, show the suggested code) with positional `[uri, id]`
-arguments. Each parses its
-arguments first; see `handlers.py` for the errors a client gets back.
+are shown: review, debate, ask), `redline.dismiss {id | ids, reason, all?, learn?}` (`learn`:
+true, or {paths?, private?}: the reason also becomes a learning, memory/learnings.py),
+`redline.export {format, path?}`; and the commands code actions carry (`fixes.py`: a fix
+applied, dismiss a finding (or all like it) or a file, show the suggested code) with positional
+`[uri, id]` arguments. Each parses its arguments first; see `handlers.py` for the errors a
+client gets back.
 """
 
 from __future__ import annotations
@@ -173,6 +174,7 @@ class Dismissal:
     ids: list[str]
     reason: str
     all_like_this: bool = False  # `all: true`: every identical finding, not only this one
+    learn: dismissals.Learn | None = None  # `learn`: the reason becomes a learning too
 
 
 def _dismissal(args: tuple[Any, ...]) -> Dismissal:
@@ -185,22 +187,44 @@ def _dismissal(args: tuple[Any, ...]) -> Dismissal:
     every = data.get("all", False)
     if not isinstance(every, bool):
         raise UsageError(f"all must be true or false, not {type(every).__name__}")
-    return Dismissal(ids if ids else [finding_id_arg(args)], _string(data, "reason") or "", every)
+    learn = _learn(data.get("learn", False))
+    reason = _string(data, "reason") or ""
+    return Dismissal(ids if ids else [finding_id_arg(args)], reason, every, learn)
+
+
+def _learn(value: Any) -> dismissals.Learn | None:
+    if value is False or value is None:
+        return None
+    if value is True:
+        return dismissals.Learn()
+    if not isinstance(value, dict):
+        raise UsageError("learn must be true or an object {paths?, private?}")
+    paths = value.get("paths", [])
+    private = value.get("private", False)
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        raise UsageError("learn.paths must be a list of path globs")
+    if not isinstance(private, bool):
+        raise UsageError("learn.private must be true or false")
+    return dismissals.Learn(tuple(paths), private)
 
 
 @HANDLERS.command("redline.dismiss", _dismissal)
 def cmd_dismiss(ls: RedlineServer, dismissal: Dismissal) -> dict[str, Any]:
     """Dismiss findings: each one only, or with `all: true` every finding like it (the same
-    code, category and rule in its file: its other occurrences, and future ones)."""
-    dismissed = [
-        dismissals.dismiss(ls, i, dismissal.reason, all_like_this=dismissal.all_like_this).id
+    code, category and rule in its file: its other occurrences, and future ones). With
+    `learn`, the reason is also kept as a learning for later reviews (checked first: a reason
+    that cannot be a learning dismisses nothing)."""
+    learned = dismissals.check_learning(ls, dismissal.ids, dismissal.reason, dismissal.learn)
+    findings = [
+        dismissals.dismiss(ls, i, dismissal.reason, all_like_this=dismissal.all_like_this)
         for i in dismissal.ids
     ]
-    return (
-        {"dismissed": dismissed, "all": True}
-        if dismissal.all_like_this
-        else {"dismissed": dismissed}
-    )
+    answer: dict[str, Any] = {"dismissed": [f.id for f in findings]}
+    if dismissal.all_like_this:
+        answer["all"] = True
+    if learned is not None:
+        answer["learned"] = dismissals.learn(learned, dismissal.learn)
+    return answer
 
 
 @HANDLERS.command(fixes.DISMISS, finding_id_arg)

@@ -7,6 +7,8 @@ tracker, every folder's files and its last review, and re-publishes what it touc
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from redline.errors import UsageError
@@ -18,7 +20,46 @@ from redline.lsp.sidebar import schedule_findings
 if TYPE_CHECKING:
     from redline.lsp.folders import Folder
     from redline.lsp.language_server import RedlineServer
+    from redline.memory.learnings import Learning, Source
     from redline.model import Finding, Review
+
+
+@dataclass(frozen=True)
+class Learn:
+    """`learn` on `redline.dismiss`: keep the reason as a learning (scoped to `paths`, else
+    to the findings' files; in the user's private file with `private`)."""
+
+    paths: tuple[str, ...] = ()
+    private: bool = False
+
+
+def check_learning(
+    ls: RedlineServer, ids: list[str], reason: str, learn: Learn | None
+) -> tuple[Path, Learning] | None:
+    """The learning a dismissal with `learn` adds, and its repository; raises UsageError
+    (before anything is dismissed) when it cannot be one."""
+    if learn is None:
+        return None
+    from redline.memory.dismissal_learnings import from_findings
+
+    found = [find_finding(ls, i) for i in ids]
+    if any(f is None for f in found) or not found:
+        raise UsageError(f"no current finding with id {ids[0]!r}")
+    roots = {f[0].root for f in found if f is not None}
+    (root,) = roots if len(roots) == 1 else (None,)
+    if root is None:
+        raise UsageError("learn: the findings must be in one reviewed folder")
+    return root, from_findings([f[2] for f in found if f is not None], reason, learn.paths)
+
+
+def learn(learned: tuple[Path, Learning], how: Learn | None) -> str:
+    """Write the learning `check_learning` made; its id."""
+    from redline.memory.learning_files import add_learning
+
+    root, item = learned
+    source: Source = "private" if how is not None and how.private else "committed"
+    add_learning(root, item, source, exist_ok=True)  # the same reason twice: one learning
+    return item.id
 
 
 def find_finding(ls: RedlineServer, finding_id: str) -> tuple[Folder, str, Finding] | None:

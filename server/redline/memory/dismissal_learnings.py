@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from redline.memory.learnings import Learning, LearningError, make_learning
+from redline.model import Finding
 from redline.store.dismissals import Dismissal
 
 MIN_TIMES = 3  # dismissals of one rule before it is proposed
@@ -72,6 +73,17 @@ def from_dismissal(
         language,
         [dismissal.rule] if dismissal.rule else [],
     )
+
+
+def from_findings(findings: Sequence[Finding], reason: str, paths: Sequence[str] = ()) -> Learning:
+    """The learning a dismissal in the editor states when the user asks for one (`learn` on
+    `redline.dismiss`): the reason as its text, the findings' analyzer rules, scoped to `paths`
+    or else to the findings' files."""
+    if not reason.strip():
+        raise LearningError("a dismissal becomes a learning only with a reason: give one")
+    rules = [f.rule_id for f in findings if f.rule_id]
+    files = sorted({f.file for f in findings})
+    return make_learning(reason, paths or files, None, rules)
 
 
 def _learning(kind: str, what: str, entries: list[Dismissal]) -> Learning | None:

@@ -84,6 +84,21 @@ def read_committed(repo_root: Path) -> LearningFile:
     return parse_bytes(data, "committed", COMMITTED_FILE)
 
 
+def add_learning(
+    repo_root: Path, learning: Learning, source: Source, *, exist_ok: bool = False
+) -> Path | None:
+    """Append `learning` to one file (rewritten canonically) and return the file; when either
+    file has it already, refused — or with `exist_ok` nothing is written (None)."""
+    committed, private = read_committed(repo_root), read_private(repo_root)
+    for f in (committed, private):
+        if any(k.id == learning.id for k in f.learnings):
+            if exist_ok:
+                return None
+            raise LearningError(f"already learned as {learning.id} in {f.label}")
+    target = committed if source == "committed" else private
+    return write_learnings(repo_root, source, [*target.learnings, learning])
+
+
 def write_learnings(repo_root: Path, source: Source, learnings: Sequence[Learning]) -> Path:
     """Rewrite one file canonically (atomic). The committed file is written like
     dismissed.toml (a regular file inside the tree, no link followed, 0644: shared through
