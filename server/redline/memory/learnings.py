@@ -98,11 +98,15 @@ class Learning:
             parts.append(f"language {self.language}")
         return " · ".join(parts) or "repository"
 
-    def applies_to(self, path: str) -> bool:
-        """Whether `path` (repository-relative, `/`) is inside the learning's scope."""
+    def applies_to(self, path: str, language: str | Literal[False] | None = False) -> bool:
+        """Whether `path` (repository-relative, `/`) is inside the learning's scope;
+        `language`: the path's (`language_for`), when the caller has it already."""
         if self.paths and not any(glob_matches(path, g) for g in self.paths):
             return False
-        return self.language is None or _language_matches(self.language, path)
+        if self.language is None:
+            return True
+        found = language_for(path) if language is False else language
+        return found == self.language or (self.language == "typescript" and found == "tsx")
 
 
 @dataclass
@@ -117,6 +121,8 @@ class Parsed:
 def clean_text(text: str) -> str:
     """One line: whitespace runs (newlines, Unicode separators) as one space, control and
     format characters (bidi overrides, zero-width) dropped, ends stripped."""
+    if text.isprintable():  # no control, format or separator but " ": the common case
+        return " ".join(text.split())
     kept = "".join(
         " " if ch.isspace() else ch
         for ch in text
@@ -197,11 +203,6 @@ def _check_rule(rule: str) -> str:
 
 def _dedupe(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
-
-
-def _language_matches(language: str, path: str) -> bool:
-    found = language_for(path)
-    return found == language or (language == "typescript" and found == "tsx")
 
 
 # -- rendering -------------------------------------------------------------------------------

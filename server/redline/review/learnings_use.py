@@ -27,10 +27,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Final
 
 from redline.analyzers.rules import family
+from redline.diff.functions import language_for
 from redline.errors import RedlineError
 from redline.memory.learning_files import LearningFile, parse_bytes, read_private
 from redline.memory.learnings import COMMITTED_FILE, Learning
@@ -51,8 +53,9 @@ class ReviewLearnings:
     dropped: dict[str, int] = field(default_factory=dict)
     given: dict[str, list[str]] = field(default_factory=dict)  # learning id → files
     applied: dict[str, list[str]] = field(default_factory=dict)
+    _matching: dict[str, list[Learning]] = field(default_factory=dict, repr=False)
 
-    @property
+    @cached_property
     def items(self) -> list[tuple[Learning, str]]:
         """Every learning with its source; a private one with a committed one's id is left
         out (the committed one wins: the team's wording)."""
@@ -66,7 +69,13 @@ class ReviewLearnings:
         return out
 
     def for_file(self, path: str) -> list[Learning]:
-        return [item for item, _ in self.items if item.applies_to(path)]
+        """The learnings whose scope holds `path` (asked once per path)."""
+        found = self._matching.get(path)
+        if found is None:
+            language = language_for(path)
+            found = [item for item, _ in self.items if item.applies_to(path, language)]
+            self._matching[path] = found
+        return found
 
     # -- analyzer findings -------------------------------------------------------------------
 
