@@ -1,6 +1,6 @@
 """Run the model-pipeline, language-server, redaction, anchoring, debate, skip-content,
 task-store, end-to-end CLI, offline-review, deleted-file search, eval-oracle (pipeline loss),
-offline eval, big-diff (memory and request size) and native-analyzer benchmarks one after
+offline eval, big-diff (memory and request size), native-analyzer and learnings benchmarks one after
 another, each in its own process
 (so each pays its own imports, like a CLI run), then repeat their TARGET lines together.
 
@@ -35,6 +35,7 @@ BENCHMARKS = (
     "offline_eval.py",
     "big_diff.py",
     "native_analyzers.py",
+    "learnings.py",
 )
 
 
