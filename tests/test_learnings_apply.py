@@ -5,6 +5,7 @@ cannot forge — and which of the model's claims count."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from redline.memory.learning_files import LearningFile
 from redline.memory.learnings import Learning, make_learning
@@ -97,3 +98,14 @@ def test_a_committed_learning_wins_over_a_private_copy() -> None:
     same = make_learning("same words", ["tests/**"])
     learnings = _learnings(same, private=(same,))
     assert learnings.items == [(same, "committed")]
+
+
+def test_a_dismissal_records_its_analyzer_rule_for_later_proposals(tmp_path: Path) -> None:
+    from redline.store.dismissals import DismissalStore
+
+    store = DismissalStore(tmp_path)
+    store.add(_finding("app/db.py", "ruff:S608", "S608"), "input is an enum")
+    store.add(_finding("app/model.py", "model:gpt", None), "not a bug")
+    text = (tmp_path / ".redline" / "dismissed.toml").read_text(encoding="utf-8")
+    assert text.count('rule = "S608"\n') == 1 and text.count("rule =") == 1
+    assert [d.rule for d in store.list()] == ["S608", None]
