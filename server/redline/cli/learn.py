@@ -232,6 +232,9 @@ def _from_dismissals(root: Path, args: argparse.Namespace) -> int:
         write_report("\n".join(lines), None)
         return EXIT_OK
     chosen = [p.learning for p in proposals if "all" in accept or p.learning.id in accept]
+    if not chosen:
+        write_report(f"nothing dismissed {args.min} times or more to accept", None)
+        return EXIT_OK
     source: Source = "private" if args.private else "committed"
     target = files[0] if source == "committed" else files[1]
     write_learnings(root, source, [*target.learnings, *chosen])
