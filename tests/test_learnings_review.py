@@ -113,15 +113,28 @@ def test_a_private_learning_applies_too(tmp_path: Path) -> None:
     assert (use["source"], use["findings_dropped"]) == ("private", 1)
 
 
-@pytest.mark.parametrize("scope", [["--branch", "main"], ["--commit", "HEAD"]])
-def test_a_change_cannot_teach_redline_to_let_it_through(tmp_path: Path, scope: list[str]) -> None:
+SCOPES: dict[str, list[str]] = {
+    "branch": ["--branch", "main"],
+    "commit": ["--commit", "HEAD"],
+    "since": ["--since", "main"],
+    "range": ["--range", "main..feature"],
+    "pr": ["--pr", "12"],
+}
+
+
+@pytest.mark.parametrize("scope", list(SCOPES))
+def test_a_change_cannot_teach_redline_to_let_it_through(tmp_path: Path, scope: str) -> None:
     repo = _base(tmp_path, None)
     repo.write("app.py", EVAL_CODE)
     silencer = make_learning("eval is reviewed elsewhere", ["app.py"], None, ["S307"])
     repo.write(COMMITTED_FILE, render([silencer]))
     repo.commit("eval, and a learning that hides it")
+    # Pull request #12 is the branch, read from the local ref (the environment names no gh).
+    repo.git("remote", "add", "origin", "https://github.com/acme/widget.git")
+    repo.git("update-ref", "refs/pull/12/head", "feature")
+    env = _env(tmp_path, REDLINE_GH=str(tmp_path / "no-gh"))
 
-    code, out, err = _review(repo, _env(tmp_path), *scope)
+    code, out, err = _review(repo, env, *SCOPES[scope])
     report = json.loads(out)
     assert code == 1, err
     assert "S307" in _rules(report, "app.py")
