@@ -54,6 +54,7 @@ class ReviewLearnings:
     given: dict[str, list[str]] = field(default_factory=dict)  # learning id → files
     applied: dict[str, list[str]] = field(default_factory=dict)
     _matching: dict[str, list[Learning]] = field(default_factory=dict, repr=False)
+    _redacted: dict[str, str] = field(default_factory=dict, repr=False)  # id → its text
 
     @cached_property
     def items(self) -> list[tuple[Learning, str]]:
@@ -107,7 +108,9 @@ class ReviewLearnings:
         used = 0
         matching = self.for_file(path)
         for item in matching[:MAX_PROMPT_LEARNINGS]:
-            line = f"- {item.id}: {redact(item.text)}"
+            if item.id not in self._redacted:
+                self._redacted[item.id] = redact(item.text)
+            line = f"- {item.id}: {self._redacted[item.id]}"
             if used + len(line) > MAX_PROMPT_CHARS:
                 break
             lines.append(line)
