@@ -30,7 +30,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from tree_sitter import Node, Parser, QueryCursor
+from tree_sitter import Node, Parser
 
 from redline.diff.functions import (
     Grammar,
@@ -38,6 +38,7 @@ from redline.diff.functions import (
     grammar_for,
     language_for,
     qualified_name,
+    query_cursor,
 )
 from redline.memory.extract_docs import capped, docstring, head_start, signature
 from redline.memory.extract_edges import uses
@@ -87,7 +88,7 @@ def extract(path: str, data: bytes) -> FileGraph | None:
     rules = RULES[language]
     try:
         tree = Parser(grammar.language).parse(data)
-        captures = QueryCursor(query).captures(tree.root_node)
+        captures = query_cursor(query).captures(tree.root_node)
     except Exception:  # tree-sitter refusing an input costs this file's graph, nothing more
         return FileGraph(path, language, truncated=True)
     definitions = _definitions(captures, grammar, rules)
