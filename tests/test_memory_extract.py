@@ -678,3 +678,103 @@ def test_generated_python_gives_back_every_function_and_call(program: _Program) 
     assert sorted(s.qualname for s in graph.symbols if s.kind != "class") == sorted(
         s.name for s in function_spans("gen.py", data)
     )
+
+
+# -- idioms: what each language spells differently ------------------------------------------------
+
+IDIOMS = [
+    (
+        "app/handler.py",
+        b"""\
+@property
+@pytest.mark.slow
+def handler(request: "web.Request") -> web.Response:
+    if isinstance(request, HttpRequest):
+        raise errors.BadRequest()
+    return Handler.build(request)
+""",
+        [
+            # A bare decorator is called with the function: a call from the decorated one.
+            (1, "call", "handler", "property", "property"),
+            (2, "call", "handler", "slow", "pytest.mark.slow"),
+            # String annotations name types too; attribute types keep their module.
+            (3, "reference", "handler", "Request", "web.Request"),
+            (3, "reference", "handler", "Response", "web.Response"),
+            (4, "call", "handler", "isinstance", "isinstance"),
+            # A class named as a value (isinstance, a static call's receiver) is a use.
+            (4, "reference", "handler", "HttpRequest", "HttpRequest"),
+            # Constructing a class is a call, not also a reference.
+            (5, "call", "handler", "BadRequest", "errors.BadRequest"),
+            (6, "call", "handler", "build", "Handler.build"),
+            (6, "reference", "handler", "Handler", "Handler"),
+        ],
+    ),
+    (
+        "web/view.tsx",
+        b"""\
+export { helper, other as renamed } from "./helpers";
+@Injectable
+export class View extends React.Component<Props> {
+  render() {
+    return <Panel title={this.props.title} />;
+  }
+}
+const lazy = () => import("./lazy.js");
+""",
+        [
+            # A re-export imports the names it re-exports.
+            (1, "import", "", "helper", "./helpers"),
+            (1, "import", "", "other", "./helpers"),
+            (2, "call", "View", "Injectable", "Injectable"),
+            (3, "reference", "View", "React", "React"),
+            (3, "reference", "View", "Component", "React.Component"),
+            (3, "reference", "View", "Props", "Props"),
+            # A JSX element is a use of its component.
+            (5, "reference", "View.render", "Panel", "Panel"),
+            # A dynamic import is an import, from where it is written.
+            (8, "import", "lazy", "lazy", "./lazy.js"),
+        ],
+    ),
+    (
+        "src/fmt.rs",
+        b"""\
+use super::*;
+impl fmt::Display for Stack {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { write!(f, "x") }
+}
+""",
+        [
+            # `use super::*` names no item; an impl block is not a symbol: its header's
+            # references are the module's.
+            (2, "reference", "", "Display", "fmt::Display"),
+            (2, "reference", "", "Stack", "Stack"),
+            (3, "reference", "Stack.fmt", "Formatter", "fmt::Formatter"),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "source", "edges"), IDIOMS, ids=[i[0] for i in IDIOMS])
+def test_idioms(path: str, source: bytes, edges: list[tuple[int, str, str, str, str]]) -> None:
+    graph = extract(path, source)
+    assert graph is not None
+    assert [(e.line, e.kind, e.source, e.target, e.text) for e in graph.edges] == edges
+
+
+def test_go_grouped_type_declarations_each_have_their_doc_comment() -> None:
+    source = b"""\
+package a
+
+type (
+\t// Reader reads.
+\tReader interface{ Read() }
+\t// Writer writes.
+\tWriter interface{ Write() }
+)
+"""
+    graph = extract("a.go", source)
+    assert graph is not None
+    assert [(s.qualname, s.start, s.signature, s.docstring) for s in graph.symbols] == [
+        ("Reader", 5, "Reader interface", "Reader reads."),
+        ("Writer", 7, "Writer interface", "Writer writes."),
+    ]

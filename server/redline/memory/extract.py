@@ -221,12 +221,16 @@ def _edges(
     found.sort(key=lambda use: use[:3])
     edges: list[Edge] = []
     seen_refs: set[tuple[str, str]] = set()
+    calls: set[tuple[str, str, int]] = set()
     for offset, _, _, line, kind, target, text in found:
         source = enclosing.name_at(offset)
-        if kind == "reference":
-            # One reference per (user, name), its first: "which code uses this class" needs
-            # no more, and a class named on every line must not fill the edge budget.
-            if (source, target) in seen_refs:
+        if kind == "call":
+            calls.add((source, target, line))
+        elif kind == "reference":
+            # One reference per (user, name), its first, and none beside a call of the name
+            # (`errors.BadRequest()`): "which code uses this class" needs no more, and a class
+            # named on every line must not fill the edge budget.
+            if (source, target) in seen_refs or (source, target, line) in calls:
                 continue
             seen_refs.add((source, target))
         if len(edges) == MAX_EDGES_PER_FILE:
