@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import os
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from redline.diff.functions import MAX_DEFINITION_DEPTH, function_spans
+from redline.diff.functions import MAX_DEFINITION_DEPTH, function_spans, has_grammar
 from redline.memory.extract import (
     MAX_BODY_CHARS,
     MAX_DOC_CHARS,
@@ -778,3 +779,20 @@ type (
         ("Reader", 5, "Reader interface", "Reader reads."),
         ("Writer", 7, "Writer interface", "Writer writes."),
     ]
+
+
+def test_on_redlines_own_files_function_qualnames_are_function_spans_names() -> None:
+    # Real code, every grammar the repository has: a deterministic fifth of its tracked files.
+    root = Path(__file__).resolve().parents[1]
+    listed = subprocess.run(
+        ["git", "-C", str(root), "ls-files", "-z"], capture_output=True, check=True
+    ).stdout.decode()
+    paths = sorted(p for p in listed.split("\0") if p and has_grammar(p))[::5]
+    assert len(paths) > 50
+    for path in paths:
+        data = (root / path).read_bytes()
+        graph = extract(path, data)
+        assert graph is not None and not graph.truncated, path
+        got = sorted((s.start, s.end, s.qualname) for s in graph.symbols if s.kind != "class")
+        want = sorted((s.start, s.end, s.name) for s in function_spans(path, data))
+        assert got == want, path
