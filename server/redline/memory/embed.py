@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from redline.errors import RedlineError
+from redline.memory.blas import set_blas_threads
 from redline.memory.minilm import MiniLM, from_tensors
 from redline.memory.model import Symbol, Vectors
 
@@ -74,11 +75,18 @@ class MiniLMEmbedder:
     model: MiniLM
     tokenizer: Any  # tokenizers.Tokenizer (untyped library)
     load_seconds: float = 0.0
+    batch_tokens: int = BATCH_TOKENS
+    # numpy's BLAS threads while embedding (process-wide; numpy is used by nothing else in
+    # Redline). One by default: OpenBLAS's threads spin and wait on each other, and on a busy
+    # machine two cost 5x the CPU for no gain (benchmarks/memory_embed.py); a build that wants
+    # both cores of an idle machine runs two processes, or sets 2 here.
+    threads: int = 1
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
+        set_blas_threads(self.threads)
         cap = self.max_tokens * CHARS_PER_TOKEN_CAP
         clipped = [t[:cap] for t in texts]
         encodings = self.tokenizer.encode_batch(clipped, add_special_tokens=True)
@@ -88,8 +96,10 @@ class MiniLMEmbedder:
         start = 0
         while start < len(order):
             end = start + 1
-            # Grow the batch while (count x longest) stays within BATCH_TOKENS.
-            while end < len(order) and (end - start + 1) * len(ids[order[end]]) <= BATCH_TOKENS:
+            # Grow the batch while (count x longest) stays within batch_tokens.
+            while (
+                end < len(order) and (end - start + 1) * len(ids[order[end]]) <= self.batch_tokens
+            ):
                 end += 1
             batch = order[start:end]
             width = len(ids[batch[-1]])
