@@ -297,18 +297,19 @@ def test_symbol_text_puts_name_signature_and_docstring_first_once() -> None:
     )
     text = symbol_text(sym)
     assert text == (
-        "Client.send request def send request(self, url: str) -> Response: "
-        'Send one request, retrying on 503. """ """ return self.transport.round Trip(url)'
+        "Client send request def send request self url str Response "
+        "Send one request retrying on 503 return self transport round Trip url"
     )
     assert text.count("Send one request") == 1
 
 
-def test_symbol_text_can_keep_identifiers_whole() -> None:
+def test_symbol_text_can_keep_the_punctuation() -> None:
     sym = _symbol(body="def send_request(): return parseHTTPHeader()")
-    assert symbol_text(sym, split_identifiers=False) == (
-        "Client.send_request def send_request(): return parseHTTPHeader()"
+    assert symbol_text(sym, words_only=False) == (
+        "Client.send request def send request(): return parse HTTP Header()"
     )
     assert code_text("parseHTTPHeader my__dunder__name") == "parse HTTP Header my dunder name"
+    assert code_text("naïve_café = 日本語('x')") == "naïve café 日本語 x"
 
 
 @given(
