@@ -79,7 +79,7 @@ def open_existing_store(repo_root: Path, settings: MemorySettings | Settings) ->
     if mem.url:
         from redline.memory.pg_store import PgStore
 
-        return PgStore.open(mem.url, pg_schema(repo_root), mem, create=False)
+        return PgStore.open_existing(mem.url, pg_schema(repo_root), mem)
     from redline.memory.sqlite_store import SqliteStore
 
     path = store_path(repo_root, create_dir=False)

@@ -1,0 +1,539 @@
+"""The shared store: PostgreSQL with pgvector, for a team that keeps one index across machines
+and CI (`memory.url` in the user's settings; store.py derives the schema).
+
+- One schema per repository key (`redline_<hash of the root commit>`), not a `repo` column in
+  shared tables: every statement stays as simple as the SQLite store's, a repository's index is
+  dropped whole (`DROP SCHEMA … CASCADE`), its size is the sum of its own relations (the
+  `max_index_mb` cap), an index (GIN, HNSW) covers one repository's rows only, and no query can
+  read another repository's symbols by a missing `WHERE`.
+- Vectors: a `vector` column (pgvector), searched by `<=>` (cosine distance) ordering; exact by
+  default. An HNSW index is created by `ensure_hnsw` — benchmarks/memory_store.py measures
+  when it pays (its build costs minutes at 100,000 symbols; an exact scan costs milliseconds).
+- Lexical: a tsvector of the same identifier words as SQLite's FTS5 (lexical.py), built from
+  lexemes directly (`array_to_tsvector`, weights A identifier words, B qualname, C signature,
+  D docstring), queried with a tsquery made of quoted lexemes — never parsed from the user's
+  text — and ranked by ts_rank.
+- PostgreSQL refuses NUL in text: texts are cleaned as in every store (store.clean_text).
+- Writers to one repository's schema are serialised by an advisory lock (two machines
+  refreshing the same file must not both insert it).
+- Errors name the host, never the URL's password (url.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, fields
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from redline.memory import lexical
+from redline.memory.model import (
+    Edge,
+    EdgeKind,
+    FileGraph,
+    MemoryMeta,
+    StoredSymbol,
+    Symbol,
+    Vectors,
+)
+from redline.memory.store import (
+    MIB,
+    MemoryFullError,
+    MemoryStoreError,
+    check_vectors,
+    clean_text,
+    refused_notes,
+    size_note,
+    symbol_note,
+)
+from redline.memory.url import host_of, password_of
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from redline.config_models import MemorySettings
+
+SCHEMA_VERSION: Final = 1
+SCHEMA_NAME: Final = re.compile(r"redline_[0-9a-f]{16}")
+MAX_EDGES_RETURNED: Final = 10_000
+LIVE_META: Final = ("symbols", "files", "edges", "size_bytes")
+MAX_EF_SEARCH: Final = 1000  # pgvector's upper bound for hnsw.ef_search
+
+_TABLES: Final = """
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, blob TEXT NOT NULL, language TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS symbols (
+    id BIGSERIAL PRIMARY KEY, path TEXT NOT NULL, qualname TEXT NOT NULL, name TEXT NOT NULL,
+    kind TEXT NOT NULL, start INTEGER NOT NULL, "end" INTEGER NOT NULL, language TEXT NOT NULL,
+    signature TEXT NOT NULL, docstring TEXT NOT NULL, body TEXT NOT NULL,
+    dim INTEGER, vector vector, lex tsvector NOT NULL
+);
+CREATE INDEX IF NOT EXISTS symbols_path ON symbols(path);
+CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name);
+CREATE INDEX IF NOT EXISTS symbols_lex ON symbols USING gin(lex);
+CREATE TABLE IF NOT EXISTS edges (
+    id BIGSERIAL PRIMARY KEY, path TEXT NOT NULL, line INTEGER NOT NULL, kind TEXT NOT NULL,
+    source TEXT NOT NULL, target TEXT NOT NULL, text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS edges_target ON edges(target, kind);
+CREATE INDEX IF NOT EXISTS edges_path ON edges(path);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS refused (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
+"""
+
+_SYMBOL_COLUMNS: Final = (
+    'id, path, qualname, kind, start, "end", language, signature, docstring, body'
+)
+
+
+class PgStore:
+    """A MemoryStore in one PostgreSQL schema. One connection; safe between threads (psycopg
+    serialises a connection's use)."""
+
+    def __init__(
+        self, conn: psycopg.Connection[Any], schema: str, url: str, settings: MemorySettings
+    ) -> None:
+        self._conn = conn
+        self.schema = schema
+        self._url = url
+        self._settings = settings
+        self._lock_key = _lock_key(schema)
+        self._lock = threading.RLock()  # one transaction at a time on the one connection
+
+    @classmethod
+    def open(cls, url: str, schema: str, settings: MemorySettings) -> PgStore:
+        """The store in `schema`, created if absent."""
+        store = cls._connect(url, schema, settings)
+        store._start(create=True)
+        return store
+
+    @classmethod
+    def open_existing(cls, url: str, schema: str, settings: MemorySettings) -> PgStore | None:
+        """The store in `schema` if it was created, else None (nothing is created)."""
+        store = cls._connect(url, schema, settings)
+        return store if store._start(create=False) else None
+
+    @classmethod
+    def _connect(cls, url: str, schema: str, settings: MemorySettings) -> PgStore:
+        if not SCHEMA_NAME.fullmatch(schema):
+            raise ValueError(f"not a memory schema name: {schema!r}")
+        return cls(connect(url, settings), schema, url, settings)
+
+    def _start(self, *, create: bool) -> bool:
+        try:
+            with self._errors():
+                if not create and not self._exists():
+                    self._conn.close()
+                    return False
+                self._setup()
+        except BaseException:
+            self._conn.close()
+            raise
+        return True
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def put_file(self, graph: FileGraph, blob: str, vectors: Vectors) -> None:
+        rows = check_vectors(graph, vectors)
+        with self._errors(), self._write() as cur:
+            _delete_path(cur, graph.path)
+            reason = self._refusal(cur, graph, rows)
+            if reason is not None:
+                cur.execute(
+                    "INSERT INTO refused(path, reason) VALUES (%s, %s) "
+                    "ON CONFLICT (path) DO UPDATE SET reason = EXCLUDED.reason",
+                    (clean_text(graph.path), reason),
+                )
+            else:
+                cur.execute("DELETE FROM refused WHERE path = %s", (clean_text(graph.path),))
+                _insert(cur, graph, blob, rows)
+        if reason is not None:
+            raise MemoryFullError(reason, graph.path)
+
+    def remove_files(self, paths: Sequence[str]) -> None:
+        with self._errors(), self._write() as cur:
+            for path in paths:
+                _delete_path(cur, path)
+                cur.execute("DELETE FROM refused WHERE path = %s", (clean_text(path),))
+
+    def set_meta(self, meta: MemoryMeta) -> None:
+        data = asdict(meta)
+        for key in LIVE_META:
+            data.pop(key)
+        with self._errors(), self._write() as cur:
+            own = set(refused_notes(_refused_counts(cur)))
+            data["limits_reached"] = [n for n in meta.limits_reached if n not in own]
+            _put(cur, "meta", json.dumps(data))
+
+    def clear(self) -> None:
+        with self._errors(), self._write() as cur:
+            cur.execute("TRUNCATE files, symbols, edges, refused")
+            cur.execute("DELETE FROM meta WHERE key = 'meta'")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def ensure_hnsw(self, dim: int) -> None:
+        """An HNSW index (cosine) over the vectors of dimension `dim`: approximate, faster
+        search at large sizes, slower writes (benchmarks/memory_store.py)."""
+        name = f"symbols_hnsw_{int(dim)}"
+        with self._errors(), self._write() as cur:
+            cur.execute(
+                f"CREATE INDEX IF NOT EXISTS {name} ON symbols USING hnsw "
+                f"((vector::vector({int(dim)})) vector_cosine_ops) WHERE dim = {int(dim)}"
+            )
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def indexed_files(self) -> dict[str, str]:
+        with self._errors(), self._read() as cur:
+            cur.execute("SELECT path, blob FROM files")
+            return {p: b for p, b in cur.fetchall()}
+
+    def symbols(self, *, path: str | None = None, name: str | None = None) -> list[StoredSymbol]:
+        where, args = [], []
+        if path is not None:
+            where.append("path = %s")
+            args.append(clean_text(path))
+        if name is not None:
+            where.append("name = %s")
+            args.append(clean_text(name))
+        sql = f"SELECT {_SYMBOL_COLUMNS} FROM symbols"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        with self._errors(), self._read() as cur:
+            cur.execute(sql + ' ORDER BY path COLLATE "C", start, id', args)
+            return [_stored(r) for r in cur.fetchall()]
+
+    def edges_to(self, name: str, *, kinds: Sequence[EdgeKind] = ("call",)) -> list[Edge]:
+        if not kinds:
+            return []
+        with self._errors(), self._read() as cur:
+            cur.execute(
+                "SELECT path, line, kind, source, target, text FROM edges "
+                'WHERE target = %s AND kind = ANY(%s) ORDER BY path COLLATE "C", line, id '
+                "LIMIT %s",
+                (clean_text(name), list(kinds), MAX_EDGES_RETURNED),
+            )
+            return [Edge(*r) for r in cur.fetchall()]
+
+    def edges_from(self, path: str) -> list[Edge]:
+        with self._errors(), self._read() as cur:
+            cur.execute(
+                "SELECT path, line, kind, source, target, text FROM edges "
+                "WHERE path = %s ORDER BY line, id",
+                (clean_text(path),),
+            )
+            return [Edge(*r) for r in cur.fetchall()]
+
+    def nearest(self, vector: Vectors, k: int) -> list[tuple[StoredSymbol, float]]:
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        norm = float(np.linalg.norm(query))
+        if k <= 0 or norm == 0.0 or not np.isfinite(norm):
+            return []
+        dim = int(query.shape[0])
+        literal = _vector_literal(query / norm)
+        # The cast matches the HNSW index's expression (ensure_hnsw), which is then used; the
+        # index returns at most ef_search rows, so that is raised to k.
+        distance = f"(vector::vector({dim}) <=> %s::vector({dim}))"
+        with self._errors(), self._read() as cur:
+            cur.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(k, MAX_EF_SEARCH))}")
+            cur.execute(
+                f"SELECT {_SYMBOL_COLUMNS}, {distance} AS d FROM symbols "
+                f"WHERE dim = %s ORDER BY d, id LIMIT %s",
+                (literal, dim, k),
+            )
+            rows = cur.fetchall()
+        out = []
+        for row in rows:
+            d = float(row[-1])
+            out.append((_stored(row[:-1]), 1.0 - d if np.isfinite(d) else 0.0))
+        return out
+
+    def lexical(self, query: str, k: int) -> list[tuple[StoredSymbol, float]]:
+        words = lexical.query_words(query)
+        if not words or k <= 0:
+            return []
+        tsquery = " | ".join(_lexeme(w) for w in words)
+        with self._errors(), self._read() as cur:
+            cur.execute(
+                f"SELECT {_SYMBOL_COLUMNS}, ts_rank(lex, q) AS r "
+                "FROM symbols, CAST(%s AS tsquery) AS q WHERE lex @@ q "
+                "ORDER BY r DESC, id LIMIT %s",
+                (tsquery, k),
+            )
+            return [(_stored(r[:-1]), float(r[-1])) for r in cur.fetchall()]
+
+    def meta(self) -> MemoryMeta:
+        with self._errors(), self._read() as cur:
+            raw = _get(cur, "meta")
+            data: dict[str, Any] = json.loads(raw) if raw else {}
+            known = {f.name for f in fields(MemoryMeta)} - set(LIVE_META)
+            meta = MemoryMeta(**{k: v for k, v in data.items() if k in known})
+            cur.execute(
+                "SELECT (SELECT count(*) FROM symbols), (SELECT count(*) FROM files), "
+                "(SELECT count(*) FROM edges)"
+            )
+            meta.symbols, meta.files, meta.edges = (int(x) for x in cur.fetchone() or (0, 0, 0))
+            meta.size_bytes = self._size(cur)
+            for note in refused_notes(_refused_counts(cur)):
+                if note not in meta.limits_reached:
+                    meta.limits_reached.append(note)
+        return meta
+
+    # -- inside ------------------------------------------------------------------------------
+
+    def _exists(self) -> bool:
+        with self._read() as cur:
+            cur.execute(
+                "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'meta'",
+                (self.schema,),
+            )
+            return cur.fetchone() is not None
+
+    def _setup(self) -> None:
+        from psycopg import errors, sql
+
+        conn = self._conn
+        with conn.transaction(), conn.cursor() as cur:
+            # One setup at a time on the whole server: CREATE EXTENSION / SCHEMA race otherwise.
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key("redline-setup"),))
+            try:
+                cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            except errors.InsufficientPrivilege:
+                raise MemoryStoreError(
+                    f"the memory database at {host_of(self._url)} has no pgvector extension, "
+                    "and this user may not create it",
+                    hint="ask its administrator to run CREATE EXTENSION vector in that database",
+                ) from None
+            cur.execute(
+                "SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'vector'"
+            )
+            row = cur.fetchone()
+            ext_schema = str(row[0]) if row else "public"
+            cur.execute(
+                sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(self.schema))
+            )
+            cur.execute(
+                sql.SQL("SET search_path = {}, {}").format(
+                    sql.Identifier(self.schema), sql.Identifier(ext_schema.strip('"'))
+                )
+            )
+            cur.execute(_TABLES)
+            version = _get(cur, "schema_version")
+            if version is None:
+                _put(cur, "schema_version", str(SCHEMA_VERSION))
+            elif version != str(SCHEMA_VERSION):
+                raise MemoryStoreError(
+                    f"project memory in schema {self.schema} was written by another version "
+                    "of Redline",
+                    hint="run `redline memory forget`, then `redline memory build`",
+                )
+        # SET (not SET LOCAL) outlives the transaction: every later statement uses the schema.
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[psycopg.Cursor[Any]]:
+        with self._lock, self._conn.transaction(), self._conn.cursor() as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+            yield cur
+
+    @contextlib.contextmanager
+    def _read(self) -> Iterator[psycopg.Cursor[Any]]:
+        with self._lock, self._conn.transaction(), self._conn.cursor() as cur:
+            yield cur
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        import psycopg
+
+        try:
+            yield
+        except psycopg.Error as exc:
+            raise MemoryStoreError(
+                f"memory database at {host_of(self._url)}: {scrub(str(exc), self._url)}"
+            ) from None
+
+    def _refusal(
+        self, cur: psycopg.Cursor[Any], graph: FileGraph, rows: Vectors | None
+    ) -> str | None:
+        mem = self._settings
+        cur.execute("SELECT count(*) FROM symbols")
+        count = int((cur.fetchone() or (0,))[0])
+        if count + len(graph.symbols) > mem.max_symbols:
+            return symbol_note(mem)
+        if self._size(cur) + _estimate(graph, rows) > mem.max_index_mb * MIB:
+            return size_note(mem)
+        return None
+
+    def _size(self, cur: psycopg.Cursor[Any]) -> int:
+        cur.execute(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relkind IN ('r', 'm')",
+            (self.schema,),
+        )
+        return int((cur.fetchone() or (0,))[0])
+
+
+# -- connecting ------------------------------------------------------------------------------
+
+
+def connect(url: str, settings: MemorySettings) -> psycopg.Connection[Any]:
+    """A connection, or MemoryStoreError naming the host (never the password)."""
+    import psycopg
+
+    try:
+        return psycopg.connect(
+            url,
+            connect_timeout=max(1, round(settings.connect_timeout)),
+            application_name="redline-memory",
+            autocommit=True,  # every statement runs in an explicit transaction() block
+        )
+    except psycopg.Error as exc:
+        raise MemoryStoreError(
+            f"cannot connect to the memory database at {host_of(url)}: {scrub(str(exc), url)}",
+            hint="check [memory] url in your user file (or REDLINE_MEMORY_URL)",
+        ) from None
+
+
+def drop_schema(url: str, schema: str, settings: MemorySettings) -> bool:
+    """Drop a repository's schema; whether it existed."""
+    from psycopg import sql
+
+    if not SCHEMA_NAME.fullmatch(schema):
+        raise ValueError(f"not a memory schema name: {schema!r}")
+    conn = connect(url, settings)
+    try:
+        with conn.transaction(), conn.cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+            existed = cur.fetchone() is not None
+            cur.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+        return existed
+    finally:
+        conn.close()
+
+
+def scrub(message: str, url: str) -> str:
+    """A driver's error text, first line, without the URL or its password."""
+    line = message.strip().splitlines()[0] if message.strip() else "unknown error"
+    for secret in (url, password_of(url)):
+        if secret:
+            line = line.replace(secret, "***")
+    return line[:300]
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _lock_key(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big", signed=True)
+
+
+def _get(cur: psycopg.Cursor[Any], key: str) -> str | None:
+    cur.execute("SELECT value FROM meta WHERE key = %s", (key,))
+    row = cur.fetchone()
+    return None if row is None else str(row[0])
+
+
+def _put(cur: psycopg.Cursor[Any], key: str, value: str) -> None:
+    cur.execute(
+        "INSERT INTO meta(key, value) VALUES (%s, %s) "
+        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+        (key, value),
+    )
+
+
+def _refused_counts(cur: psycopg.Cursor[Any]) -> list[tuple[str, int]]:
+    cur.execute("SELECT reason, count(*) FROM refused GROUP BY reason ORDER BY reason")
+    return [(str(r), int(n)) for r, n in cur.fetchall()]
+
+
+def _delete_path(cur: psycopg.Cursor[Any], path: str) -> None:
+    path = clean_text(path)
+    cur.execute("DELETE FROM symbols WHERE path = %s", (path,))
+    cur.execute("DELETE FROM edges WHERE path = %s", (path,))
+    cur.execute("DELETE FROM files WHERE path = %s", (path,))
+
+
+# The lexical vector: lexemes as lexical.py made them (never PostgreSQL's parser), weighted.
+_LEX: Final = " || ".join(f"setweight(array_to_tsvector(%s::text[]), '{w}')" for w in "ABCD")
+
+
+def _insert(cur: psycopg.Cursor[Any], graph: FileGraph, blob: str, rows: Vectors | None) -> None:
+    c = clean_text
+    path = c(graph.path)
+    cur.execute(
+        "INSERT INTO files(path, blob, language) VALUES (%s, %s, %s)",
+        (path, c(blob), c(graph.language)),
+    )
+    params = []
+    for i, s in enumerate(graph.symbols):
+        qualname, signature, docstring = c(s.qualname), c(s.signature), c(s.docstring)
+        vector = None if rows is None else _vector_literal(rows[i])
+        params.append(
+            (
+                path,
+                qualname,
+                c(s.name),
+                s.kind,
+                s.start,
+                s.end,
+                c(s.language),
+                signature,
+                docstring,
+                c(s.body),
+                None if rows is None else int(rows.shape[1]),
+                vector,
+                lexical.symbol_words(qualname).split(),
+                lexical.identifier_words(qualname),
+                lexical.identifier_words(signature),
+                lexical.identifier_words(docstring),
+            )
+        )
+    if params:
+        cur.executemany(
+            'INSERT INTO symbols(path, qualname, name, kind, start, "end", language, signature, '
+            "docstring, body, dim, vector, lex) VALUES "
+            f"(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, {_LEX})",
+            params,
+        )
+    if graph.edges:
+        cur.executemany(
+            "INSERT INTO edges(path, line, kind, source, target, text) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            [(path, e.line, e.kind, c(e.source), c(e.target), c(e.text)) for e in graph.edges],
+        )
+
+
+def _vector_literal(row: Vectors) -> str:
+    values = np.nan_to_num(np.asarray(row, dtype=np.float32), nan=0.0, posinf=0.0, neginf=0.0)
+    return "[" + ",".join(map(str, values.tolist())) + "]"
+
+
+def _lexeme(word: str) -> str:
+    """A tsquery operand for one word, quoted: the word is only ever a lexeme."""
+    return "'" + word.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _estimate(graph: FileGraph, rows: Vectors | None) -> int:
+    texts = sum(
+        len(s.body) + 2 * (len(s.signature) + len(s.docstring) + len(s.qualname)) + 96
+        for s in graph.symbols
+    )
+    edges = sum(len(e.text) + len(e.source) + len(e.target) + 48 for e in graph.edges)
+    return texts + edges + (0 if rows is None else rows.nbytes)
+
+
+def _stored(row: Sequence[Any]) -> StoredSymbol:
+    sid, path, qualname, kind, start, end, language, signature, docstring, body = row
+    return StoredSymbol(
+        int(sid), Symbol(path, qualname, kind, start, end, language, signature, docstring, body)
+    )
