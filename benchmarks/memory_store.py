@@ -18,6 +18,7 @@ The PostgreSQL server is a private pgserver instance in a temporary directory (t
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -183,6 +184,8 @@ def report(
     results: dict[tuple[str, int], dict[str, float]], sizes: list[int], dim: int, pg: bool
 ) -> None:
     print(f"Project memory stores, {dim} dimensions, {PER_FILE} symbols a file (one put_file each)")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"(load average at the end: {load}, on {os.cpu_count()} CPUs: wall times grow with it)")
     cols = ["SQLite + numpy matrix"] + (
         ["PostgreSQL pgvector exact", "PostgreSQL + HNSW"] if pg else []
     )
