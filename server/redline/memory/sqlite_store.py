@@ -249,8 +249,8 @@ class SqliteStore:
             return []
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         sql = (
-            f"SELECT rowid, bm25(lexical, {weights}) AS rank FROM lexical "
-            "WHERE lexical MATCH ? ORDER BY rank LIMIT ?"
+            f"SELECT rowid, bm25(lexical, {weights}) AS score FROM lexical "
+            "WHERE lexical MATCH ? ORDER BY score, rowid LIMIT ?"
         )
         with self._lock:
             ranked = self._conn.execute(sql, (match, k)).fetchall()
