@@ -3,6 +3,7 @@ errors that name the host and never the password, and the HNSW index answering l
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +30,8 @@ pytestmark = pytest.mark.xdist_group("postgres")
 
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
-    with running_postgres() as url:
+    # Workers of one xdist run share the server (tests/pg_server.py says why).
+    with running_postgres(os.environ.get("PYTEST_XDIST_TESTRUNUID")) as url:
         yield url
 
 

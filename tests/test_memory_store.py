@@ -3,6 +3,7 @@ PostgreSQL (with pgvector) on a real server started by tests/pg_server.py."""
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,7 +40,8 @@ def make_store(
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     """One PostgreSQL server for the session (its tests share one xdist worker)."""
-    with running_postgres() as url:
+    # Workers of one xdist run share the server (tests/pg_server.py says why).
+    with running_postgres(os.environ.get("PYTEST_XDIST_TESTRUNUID")) as url:
         yield url
 
 
@@ -360,6 +362,7 @@ def test_the_symbol_cap_refuses_a_file_and_says_so(
     backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     store = make_store(backend, tmp_path, request, max_symbols=3)
+    one, two = np.stack([unit(0)]), np.stack([unit(0), unit(1)])
     try:
         store.put_file(
             graph("a.py", [sym("a.py", "f"), sym("a.py", "g", 5)]),
@@ -389,6 +392,18 @@ def test_the_symbol_cap_refuses_a_file_and_says_so(
         store.put_file(graph("b.py", [sym("b.py", "h")]), "b3", np.stack([unit(0)]))
         assert store.indexed_files() == {"a.py": "b1", "b.py": "b3"}
         assert store.meta().limits_reached == ["from the builder"]
+        # The count the cap compares follows replacements, removals and clear.
+        store.remove_files(["a.py"])
+        store.put_file(graph("c.py", [sym("c.py", "j"), sym("c.py", "k", 5)]), "b4", two)
+        with pytest.raises(MemoryFullError):
+            store.put_file(graph("d.py", [sym("d.py", "l")]), "b5", one)
+        store.clear()
+        store.put_file(
+            graph("e.py", [sym("e.py", f"m{i}", i * 3 + 1) for i in range(3)]),
+            "b6",
+            np.stack([unit(0)] * 3),
+        )
+        assert store.meta().symbols == 3
     finally:
         store.clear()
         store.close()

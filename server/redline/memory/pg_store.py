@@ -144,8 +144,8 @@ class PgStore:
     def put_file(self, graph: FileGraph, blob: str, vectors: Vectors) -> None:
         rows = check_vectors(graph, vectors)
         with self._errors(), self._write() as cur:
-            _delete_path(cur, graph.path)
-            reason = self._refusal(cur, graph, rows)
+            count = _symbol_count(cur) - _delete_path(cur, graph.path)
+            reason = self._refusal(cur, graph, rows, count)
             if reason is not None:
                 cur.execute(
                     "INSERT INTO refused(path, reason) VALUES (%s, %s) "
@@ -155,14 +155,18 @@ class PgStore:
             else:
                 cur.execute("DELETE FROM refused WHERE path = %s", (clean_text(graph.path),))
                 _insert(cur, graph, blob, rows)
+                count += len(graph.symbols)
+            _put(cur, "symbol_count", str(count))
         if reason is not None:
             raise MemoryFullError(reason, graph.path)
 
     def remove_files(self, paths: Sequence[str]) -> None:
         with self._errors(), self._write() as cur:
+            count = _symbol_count(cur)
             for path in paths:
-                _delete_path(cur, path)
+                count -= _delete_path(cur, path)
                 cur.execute("DELETE FROM refused WHERE path = %s", (clean_text(path),))
+            _put(cur, "symbol_count", str(count))
 
     def set_meta(self, meta: MemoryMeta) -> None:
         data = asdict(meta)
@@ -176,7 +180,7 @@ class PgStore:
     def clear(self) -> None:
         with self._errors(), self._write() as cur:
             cur.execute("TRUNCATE files, symbols, edges, refused")
-            cur.execute("DELETE FROM meta WHERE key = 'meta'")
+            cur.execute("DELETE FROM meta WHERE key IN ('meta', 'symbol_count')")
 
     def close(self) -> None:
         with self._lock:
@@ -251,9 +255,11 @@ class PgStore:
                 cur.execute(f"SET hnsw.ef_search = {ef}")  # for the session: set once
                 self._ef_search = ef
             cur.execute(
+                # `dim` inline, not a parameter: a generic plan (psycopg prepares a statement
+                # run 5 times) cannot prove `dim = $1` implies the HNSW index's `dim = 384`.
                 f"SELECT {_SYMBOL_COLUMNS}, {distance} AS d FROM symbols "
-                f"WHERE dim = %s ORDER BY d, id LIMIT %s",
-                (literal, dim, k),
+                f"WHERE dim = {dim} ORDER BY d LIMIT %s",
+                (literal, k),
             )
             rows = cur.fetchall()
         out = []
@@ -369,11 +375,9 @@ class PgStore:
             ) from None
 
     def _refusal(
-        self, cur: psycopg.Cursor[Any], graph: FileGraph, rows: Vectors | None
+        self, cur: psycopg.Cursor[Any], graph: FileGraph, rows: Vectors | None, count: int
     ) -> str | None:
         mem = self._settings
-        cur.execute("SELECT count(*) FROM symbols")
-        count = int((cur.fetchone() or (0,))[0])
         if count + len(graph.symbols) > mem.max_symbols:
             return symbol_note(mem)
         if self._size(cur) + _estimate(graph, rows) > mem.max_index_mb * MIB:
@@ -463,11 +467,24 @@ def _refused_counts(cur: psycopg.Cursor[Any]) -> list[tuple[str, int]]:
     return [(str(r), int(n)) for r, n in cur.fetchall()]
 
 
-def _delete_path(cur: psycopg.Cursor[Any], path: str) -> None:
+def _symbol_count(cur: psycopg.Cursor[Any]) -> int:
+    """The symbols stored, kept in `meta` by every write (a count(*) per put_file would make
+    a build quadratic)."""
+    kept = _get(cur, "symbol_count")
+    if kept is not None:
+        return int(kept)
+    cur.execute("SELECT count(*) FROM symbols")
+    return int((cur.fetchone() or (0,))[0])
+
+
+def _delete_path(cur: psycopg.Cursor[Any], path: str) -> int:
+    """Delete a file's rows; how many symbols it had."""
     path = clean_text(path)
     cur.execute("DELETE FROM symbols WHERE path = %s", (path,))
+    deleted = max(cur.rowcount, 0)
     cur.execute("DELETE FROM edges WHERE path = %s", (path,))
     cur.execute("DELETE FROM files WHERE path = %s", (path,))
+    return deleted
 
 
 # The lexical vector: lexemes as lexical.py made them (never PostgreSQL's parser), weighted.

@@ -143,25 +143,29 @@ class SqliteStore:
 
     def put_file(self, graph: FileGraph, blob: str, vectors: Vectors) -> None:
         rows = check_vectors(graph, vectors)
+        path = clean_text(graph.path)
         with self._lock, self._write() as conn:
-            _delete_path(conn, graph.path)
-            reason = self._refusal(conn, graph, rows)
+            count = _symbol_count(conn) - _delete_path(conn, path)
+            reason = self._refusal(conn, graph, rows, count)
             if reason is not None:
                 conn.execute(
-                    "INSERT OR REPLACE INTO refused(path, reason) VALUES (?, ?)",
-                    (graph.path, reason),
+                    "INSERT OR REPLACE INTO refused(path, reason) VALUES (?, ?)", (path, reason)
                 )
             else:
-                conn.execute("DELETE FROM refused WHERE path = ?", (graph.path,))
+                conn.execute("DELETE FROM refused WHERE path = ?", (path,))
                 _insert(conn, graph, blob, rows)
+                count += len(graph.symbols)
+            _put(conn, "symbol_count", str(count))
         if reason is not None:
             raise MemoryFullError(reason, graph.path)
 
     def remove_files(self, paths: Sequence[str]) -> None:
         with self._lock, self._write() as conn:
-            for path in paths:
-                _delete_path(conn, path)
+            count = _symbol_count(conn)
+            for path in map(clean_text, paths):
+                count -= _delete_path(conn, path)
                 conn.execute("DELETE FROM refused WHERE path = ?", (path,))
+            _put(conn, "symbol_count", str(count))
 
     def set_meta(self, meta: MemoryMeta) -> None:
         data = asdict(meta)
@@ -178,7 +182,7 @@ class SqliteStore:
             with self._write() as conn:
                 for table in ("files", "symbols", "edges", "refused", "lexical"):
                     conn.execute(f"DELETE FROM {table}")
-                conn.execute("DELETE FROM meta WHERE key = 'meta'")
+                conn.execute("DELETE FROM meta WHERE key IN ('meta', 'symbol_count')")
             self._conn.execute("VACUUM")  # give the disk back
 
     def close(self) -> None:
@@ -196,10 +200,10 @@ class SqliteStore:
         where, args = [], []
         if path is not None:
             where.append("path = ?")
-            args.append(path)
+            args.append(clean_text(path))
         if name is not None:
             where.append("name = ?")
-            args.append(name)
+            args.append(clean_text(name))
         sql = f"SELECT {_SYMBOL_COLUMNS} FROM symbols"
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -216,7 +220,9 @@ class SqliteStore:
             f"WHERE target = ? AND kind IN ({marks}) ORDER BY path, line LIMIT ?"
         )
         with self._lock:
-            rows = self._conn.execute(sql, (name, *kinds, MAX_EDGES_RETURNED)).fetchall()
+            rows = self._conn.execute(
+                sql, (clean_text(name), *kinds, MAX_EDGES_RETURNED)
+            ).fetchall()
         return [Edge(*r) for r in rows]
 
     def edges_from(self, path: str) -> list[Edge]:
@@ -225,7 +231,7 @@ class SqliteStore:
             "WHERE path = ? ORDER BY line, rowid"
         )
         with self._lock:
-            return [Edge(*r) for r in self._conn.execute(sql, (path,))]
+            return [Edge(*r) for r in self._conn.execute(sql, (clean_text(path),))]
 
     def nearest(self, vector: Vectors, k: int) -> list[tuple[StoredSymbol, float]]:
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
@@ -286,11 +292,11 @@ class SqliteStore:
                 _put(self._conn, "generation", str(gen))
 
     def _refusal(
-        self, conn: sqlite3.Connection, graph: FileGraph, rows: Vectors | None
+        self, conn: sqlite3.Connection, graph: FileGraph, rows: Vectors | None, count: int
     ) -> str | None:
-        """Why this file may not be added (its old version already deleted), or None."""
+        """Why this file may not be added to `count` symbols (its old version already
+        deleted), or None."""
         mem = self._settings
-        count = conn.execute("SELECT count(*) FROM symbols").fetchone()[0]
         if count + len(graph.symbols) > mem.max_symbols:
             return symbol_note(mem)
         if self._size() + _estimate(graph, rows) > mem.max_index_mb * MIB:
@@ -382,13 +388,24 @@ def _put(conn: sqlite3.Connection, key: str, value: str) -> None:
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
 
-def _delete_path(conn: sqlite3.Connection, path: str) -> None:
+def _symbol_count(conn: sqlite3.Connection) -> int:
+    """The symbols stored, kept in `meta` by every write (a count(*) per put_file would make
+    a build quadratic)."""
+    kept = _get(conn, "symbol_count")
+    if kept is not None:
+        return int(kept)
+    return int(conn.execute("SELECT count(*) FROM symbols").fetchone()[0])
+
+
+def _delete_path(conn: sqlite3.Connection, path: str) -> int:
+    """Delete a file's rows; how many symbols it had."""
     conn.execute(
         "DELETE FROM lexical WHERE rowid IN (SELECT id FROM symbols WHERE path = ?)", (path,)
     )
-    conn.execute("DELETE FROM symbols WHERE path = ?", (path,))
+    deleted = conn.execute("DELETE FROM symbols WHERE path = ?", (path,)).rowcount
     conn.execute("DELETE FROM edges WHERE path = ?", (path,))
     conn.execute("DELETE FROM files WHERE path = ?", (path,))
+    return max(deleted, 0)
 
 
 def _insert(conn: sqlite3.Connection, graph: FileGraph, blob: str, rows: Vectors | None) -> None:
