@@ -10,7 +10,8 @@
   sqlite-vec is out; and at the sizes memory holds (benchmarks/memory_store.py: 100,000
   symbols × 384) one matrix product is a few milliseconds. The matrix is read once and kept
   until the store changes: every write bumps a generation counter in `meta`, which a reader
-  compares before each search (another process's writes included).
+  compares before each search (another process's writes included). The vectors have a table of
+  their own, so reading the matrix reads their pages only, not every symbol's body.
 - Lexical search is FTS5 over identifier words (lexical.py), qualname, signature and
   docstring, ranked by bm25; a query is quoted word by word (lexical.fts5_query), so no text
   is an FTS5 syntax error or an injection.
@@ -56,7 +57,7 @@ from redline.memory.store import (
 if TYPE_CHECKING:
     from redline.config_models import MemorySettings
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 BUSY_TIMEOUT_MS: Final = 10_000
 MAX_EDGES_RETURNED: Final = 10_000  # edges_to of a name used everywhere ("get") stays bounded
 # bm25 weights of the FTS columns: identifier words, qualname, signature, docstring.
@@ -70,8 +71,13 @@ CREATE TABLE IF NOT EXISTS files (
 CREATE TABLE IF NOT EXISTS symbols (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL, qualname TEXT NOT NULL, name TEXT NOT NULL,
     kind TEXT NOT NULL, start INTEGER NOT NULL, "end" INTEGER NOT NULL, language TEXT NOT NULL,
-    signature TEXT NOT NULL, docstring TEXT NOT NULL, body TEXT NOT NULL, vector BLOB
+    signature TEXT NOT NULL, docstring TEXT NOT NULL, body TEXT NOT NULL
 );
+-- Vectors apart from the texts: reading the matrix reads these pages only, not every body.
+CREATE TABLE IF NOT EXISTS vectors (
+    id INTEGER PRIMARY KEY, dim INTEGER NOT NULL, vector BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS vectors_dim ON vectors(dim, id);
 CREATE INDEX IF NOT EXISTS symbols_path ON symbols(path);
 CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name);
 CREATE TABLE IF NOT EXISTS edges (
@@ -180,7 +186,7 @@ class SqliteStore:
     def clear(self) -> None:
         with self._lock:
             with self._write() as conn:
-                for table in ("files", "symbols", "edges", "refused", "lexical"):
+                for table in ("files", "symbols", "vectors", "edges", "refused", "lexical"):
                     conn.execute(f"DELETE FROM {table}")
                 conn.execute("DELETE FROM meta WHERE key IN ('meta', 'symbol_count')")
             self._conn.execute("VACUUM")  # give the disk back
@@ -323,7 +329,7 @@ class SqliteStore:
         ):
             # Only vectors of the query's dimension are compared (another model's are not).
             rows = self._conn.execute(
-                "SELECT id, vector FROM symbols WHERE length(vector) = ? ORDER BY id", (dim * 4,)
+                "SELECT id, vector FROM vectors WHERE dim = ? ORDER BY id", (dim,)
             ).fetchall()
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
             matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(-1, dim)
@@ -399,9 +405,11 @@ def _symbol_count(conn: sqlite3.Connection) -> int:
 
 def _delete_path(conn: sqlite3.Connection, path: str) -> int:
     """Delete a file's rows; how many symbols it had."""
-    conn.execute(
-        "DELETE FROM lexical WHERE rowid IN (SELECT id FROM symbols WHERE path = ?)", (path,)
-    )
+    for table, key in (("lexical", "rowid"), ("vectors", "id")):
+        conn.execute(
+            f"DELETE FROM {table} WHERE {key} IN (SELECT id FROM symbols WHERE path = ?)",
+            (path,),
+        )
     deleted = conn.execute("DELETE FROM symbols WHERE path = ?", (path,)).rowcount
     conn.execute("DELETE FROM edges WHERE path = ?", (path,))
     conn.execute("DELETE FROM files WHERE path = ?", (path,))
@@ -415,11 +423,10 @@ def _insert(conn: sqlite3.Connection, graph: FileGraph, blob: str, rows: Vectors
         (c(graph.path), c(blob), c(graph.language)),
     )
     for i, s in enumerate(graph.symbols):
-        vector = None if rows is None else np.asarray(rows[i], dtype="<f4").tobytes()
         qualname, signature, docstring = c(s.qualname), c(s.signature), c(s.docstring)
         cur = conn.execute(
             'INSERT INTO symbols(path, qualname, name, kind, start, "end", language, '
-            "signature, docstring, body, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "signature, docstring, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 c(graph.path),
                 qualname,
@@ -431,9 +438,13 @@ def _insert(conn: sqlite3.Connection, graph: FileGraph, blob: str, rows: Vectors
                 signature,
                 docstring,
                 c(s.body),
-                vector,
             ),
         )
+        if rows is not None:
+            conn.execute(
+                "INSERT INTO vectors(id, dim, vector) VALUES (?, ?, ?)",
+                (cur.lastrowid, rows.shape[1], np.asarray(rows[i], dtype="<f4").tobytes()),
+            )
         conn.execute(
             "INSERT INTO lexical(rowid, words, qualname, signature, docstring) "
             "VALUES (?, ?, ?, ?, ?)",
