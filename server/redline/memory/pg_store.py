@@ -22,9 +22,7 @@ and CI (`memory.url` in the user's settings; store.py derives the schema).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import re
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, fields
@@ -39,8 +37,25 @@ from redline.memory.model import (
     FileGraph,
     MemoryMeta,
     StoredSymbol,
-    Symbol,
     Vectors,
+)
+from redline.memory.pg_rows import (
+    SCHEMA_NAME,
+    SYMBOL_COLUMNS,
+    TABLES,
+    connect,
+    delete_path,
+    estimate_bytes,
+    get_value,
+    insert_file,
+    lexeme,
+    lock_key,
+    put_value,
+    refused_counts,
+    scrub,
+    stored_symbol,
+    symbol_count,
+    vector_literal,
 )
 from redline.memory.store import (
     MIB,
@@ -52,7 +67,7 @@ from redline.memory.store import (
     size_note,
     symbol_note,
 )
-from redline.memory.url import host_of, password_of
+from redline.memory.url import host_of
 
 if TYPE_CHECKING:
     import psycopg
@@ -60,37 +75,9 @@ if TYPE_CHECKING:
     from redline.config_models import MemorySettings
 
 SCHEMA_VERSION: Final = 1
-SCHEMA_NAME: Final = re.compile(r"redline_[0-9a-f]{16}")
 MAX_EDGES_RETURNED: Final = 10_000
 LIVE_META: Final = ("symbols", "files", "edges", "size_bytes")
 MAX_EF_SEARCH: Final = 1000  # pgvector's upper bound for hnsw.ef_search
-
-_TABLES: Final = """
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY, blob TEXT NOT NULL, language TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS symbols (
-    id BIGSERIAL PRIMARY KEY, path TEXT NOT NULL, qualname TEXT NOT NULL, name TEXT NOT NULL,
-    kind TEXT NOT NULL, start INTEGER NOT NULL, "end" INTEGER NOT NULL, language TEXT NOT NULL,
-    signature TEXT NOT NULL, docstring TEXT NOT NULL, body TEXT NOT NULL,
-    dim INTEGER, vector vector, lex tsvector NOT NULL
-);
-CREATE INDEX IF NOT EXISTS symbols_path ON symbols(path);
-CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name);
-CREATE INDEX IF NOT EXISTS symbols_lex ON symbols USING gin(lex);
-CREATE TABLE IF NOT EXISTS edges (
-    id BIGSERIAL PRIMARY KEY, path TEXT NOT NULL, line INTEGER NOT NULL, kind TEXT NOT NULL,
-    source TEXT NOT NULL, target TEXT NOT NULL, text TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS edges_target ON edges(target, kind);
-CREATE INDEX IF NOT EXISTS edges_path ON edges(path);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS refused (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
-"""
-
-_SYMBOL_COLUMNS: Final = (
-    'id, path, qualname, kind, start, "end", language, signature, docstring, body'
-)
 
 
 class PgStore:
@@ -104,7 +91,7 @@ class PgStore:
         self.schema = schema
         self._url = url
         self._settings = settings
-        self._lock_key = _lock_key(schema)
+        self._lock_key = lock_key(schema)
         self._lock = threading.RLock()  # one transaction at a time on the one connection
         self._ef_search = 40  # pgvector's default
 
@@ -144,7 +131,7 @@ class PgStore:
     def put_file(self, graph: FileGraph, blob: str, vectors: Vectors) -> None:
         rows = check_vectors(graph, vectors)
         with self._errors(), self._write() as cur:
-            count = _symbol_count(cur) - _delete_path(cur, graph.path)
+            count = symbol_count(cur) - delete_path(cur, graph.path)
             reason = self._refusal(cur, graph, rows, count)
             if reason is not None:
                 cur.execute(
@@ -154,28 +141,28 @@ class PgStore:
                 )
             else:
                 cur.execute("DELETE FROM refused WHERE path = %s", (clean_text(graph.path),))
-                _insert(cur, graph, blob, rows)
+                insert_file(cur, graph, blob, rows)
                 count += len(graph.symbols)
-            _put(cur, "symbol_count", str(count))
+            put_value(cur, "symbol_count", str(count))
         if reason is not None:
             raise MemoryFullError(reason, graph.path)
 
     def remove_files(self, paths: Sequence[str]) -> None:
         with self._errors(), self._write() as cur:
-            count = _symbol_count(cur)
+            count = symbol_count(cur)
             for path in paths:
-                count -= _delete_path(cur, path)
+                count -= delete_path(cur, path)
                 cur.execute("DELETE FROM refused WHERE path = %s", (clean_text(path),))
-            _put(cur, "symbol_count", str(count))
+            put_value(cur, "symbol_count", str(count))
 
     def set_meta(self, meta: MemoryMeta) -> None:
         data = asdict(meta)
         for key in LIVE_META:
             data.pop(key)
         with self._errors(), self._write() as cur:
-            own = set(refused_notes(_refused_counts(cur)))
+            own = set(refused_notes(refused_counts(cur)))
             data["limits_reached"] = [n for n in meta.limits_reached if n not in own]
-            _put(cur, "meta", json.dumps(data))
+            put_value(cur, "meta", json.dumps(data))
 
     def clear(self) -> None:
         with self._errors(), self._write() as cur:
@@ -211,12 +198,12 @@ class PgStore:
         if name is not None:
             where.append("name = %s")
             args.append(clean_text(name))
-        sql = f"SELECT {_SYMBOL_COLUMNS} FROM symbols"
+        sql = f"SELECT {SYMBOL_COLUMNS} FROM symbols"
         if where:
             sql += " WHERE " + " AND ".join(where)
         with self._errors(), self._read() as cur:
             cur.execute(sql + ' ORDER BY path COLLATE "C", start, id', args)
-            return [_stored(r) for r in cur.fetchall()]
+            return [stored_symbol(r) for r in cur.fetchall()]
 
     def edges_to(self, name: str, *, kinds: Sequence[EdgeKind] = ("call",)) -> list[Edge]:
         if not kinds:
@@ -245,7 +232,7 @@ class PgStore:
         if k <= 0 or norm == 0.0 or not np.isfinite(norm):
             return []
         dim = int(query.shape[0])
-        literal = _vector_literal(query / norm)
+        literal = vector_literal(query / norm)
         # The cast matches the HNSW index's expression (ensure_hnsw), which is then used; the
         # index returns at most ef_search rows, so that is raised to k.
         distance = f"(vector::vector({dim}) <=> %s::vector({dim}))"
@@ -257,7 +244,7 @@ class PgStore:
             cur.execute(
                 # `dim` inline, not a parameter: a generic plan (psycopg prepares a statement
                 # run 5 times) cannot prove `dim = $1` implies the HNSW index's `dim = 384`.
-                f"SELECT {_SYMBOL_COLUMNS}, {distance} AS d FROM symbols "
+                f"SELECT {SYMBOL_COLUMNS}, {distance} AS d FROM symbols "
                 f"WHERE dim = {dim} ORDER BY d LIMIT %s",
                 (literal, k),
             )
@@ -265,26 +252,26 @@ class PgStore:
         out = []
         for row in rows:
             d = float(row[-1])
-            out.append((_stored(row[:-1]), 1.0 - d if np.isfinite(d) else 0.0))
+            out.append((stored_symbol(row[:-1]), 1.0 - d if np.isfinite(d) else 0.0))
         return out
 
     def lexical(self, query: str, k: int) -> list[tuple[StoredSymbol, float]]:
         words = lexical.query_words(query)
         if not words or k <= 0:
             return []
-        tsquery = " | ".join(_lexeme(w) for w in words)
+        tsquery = " | ".join(lexeme(w) for w in words)
         with self._errors(), self._read() as cur:
             cur.execute(
-                f"SELECT {_SYMBOL_COLUMNS}, ts_rank(lex, q) AS r "
+                f"SELECT {SYMBOL_COLUMNS}, ts_rank(lex, q) AS r "
                 "FROM symbols, CAST(%s AS tsquery) AS q WHERE lex @@ q "
                 "ORDER BY r DESC, id LIMIT %s",
                 (tsquery, k),
             )
-            return [(_stored(r[:-1]), float(r[-1])) for r in cur.fetchall()]
+            return [(stored_symbol(r[:-1]), float(r[-1])) for r in cur.fetchall()]
 
     def meta(self) -> MemoryMeta:
         with self._errors(), self._read() as cur:
-            raw = _get(cur, "meta")
+            raw = get_value(cur, "meta")
             data: dict[str, Any] = json.loads(raw) if raw else {}
             known = {f.name for f in fields(MemoryMeta)} - set(LIVE_META)
             meta = MemoryMeta(**{k: v for k, v in data.items() if k in known})
@@ -294,7 +281,7 @@ class PgStore:
             )
             meta.symbols, meta.files, meta.edges = (int(x) for x in cur.fetchone() or (0, 0, 0))
             meta.size_bytes = self._size(cur)
-            for note in refused_notes(_refused_counts(cur)):
+            for note in refused_notes(refused_counts(cur)):
                 if note not in meta.limits_reached:
                     meta.limits_reached.append(note)
         return meta
@@ -315,7 +302,7 @@ class PgStore:
         conn = self._conn
         with conn.transaction(), conn.cursor() as cur:
             # One setup at a time on the whole server: CREATE EXTENSION / SCHEMA race otherwise.
-            cur.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key("redline-setup"),))
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key("redline-setup"),))
             try:
                 cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
             except errors.InsufficientPrivilege:
@@ -337,10 +324,10 @@ class PgStore:
                     sql.Identifier(self.schema), sql.Identifier(ext_schema.strip('"'))
                 )
             )
-            cur.execute(_TABLES)
-            version = _get(cur, "schema_version")
+            cur.execute(TABLES)
+            version = get_value(cur, "schema_version")
             if version is None:
-                _put(cur, "schema_version", str(SCHEMA_VERSION))
+                put_value(cur, "schema_version", str(SCHEMA_VERSION))
             elif version != str(SCHEMA_VERSION):
                 raise MemoryStoreError(
                     f"project memory in schema {self.schema} was written by another version "
@@ -380,7 +367,7 @@ class PgStore:
         mem = self._settings
         if count + len(graph.symbols) > mem.max_symbols:
             return symbol_note(mem)
-        if self._size(cur) + _estimate(graph, rows) > mem.max_index_mb * MIB:
+        if self._size(cur) + estimate_bytes(graph, rows) > mem.max_index_mb * MIB:
             return size_note(mem)
         return None
 
@@ -392,172 +379,3 @@ class PgStore:
             (self.schema,),
         )
         return int((cur.fetchone() or (0,))[0])
-
-
-# -- connecting ------------------------------------------------------------------------------
-
-
-def connect(url: str, settings: MemorySettings) -> psycopg.Connection[Any]:
-    """A connection, or MemoryStoreError naming the host (never the password)."""
-    import psycopg
-
-    try:
-        return psycopg.connect(
-            url,
-            connect_timeout=max(1, round(settings.connect_timeout)),
-            application_name="redline-memory",
-            autocommit=True,  # every statement runs in an explicit transaction() block
-        )
-    except psycopg.Error as exc:
-        raise MemoryStoreError(
-            f"cannot connect to the memory database at {host_of(url)}: {scrub(str(exc), url)}",
-            hint="check [memory] url in your user file (or REDLINE_MEMORY_URL)",
-        ) from None
-
-
-def drop_schema(url: str, schema: str, settings: MemorySettings) -> bool:
-    """Drop a repository's schema; whether it existed."""
-    from psycopg import sql
-
-    if not SCHEMA_NAME.fullmatch(schema):
-        raise ValueError(f"not a memory schema name: {schema!r}")
-    conn = connect(url, settings)
-    try:
-        with conn.transaction(), conn.cursor() as cur:
-            cur.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
-            existed = cur.fetchone() is not None
-            cur.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
-        return existed
-    finally:
-        conn.close()
-
-
-def scrub(message: str, url: str) -> str:
-    """A driver's error text, first line, without the URL or its password."""
-    line = message.strip().splitlines()[0] if message.strip() else "unknown error"
-    for secret in (url, password_of(url)):
-        if secret:
-            line = line.replace(secret, "***")
-    return line[:300]
-
-
-# -- helpers -------------------------------------------------------------------------------
-
-
-def _lock_key(text: str) -> int:
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big", signed=True)
-
-
-def _get(cur: psycopg.Cursor[Any], key: str) -> str | None:
-    cur.execute("SELECT value FROM meta WHERE key = %s", (key,))
-    row = cur.fetchone()
-    return None if row is None else str(row[0])
-
-
-def _put(cur: psycopg.Cursor[Any], key: str, value: str) -> None:
-    cur.execute(
-        "INSERT INTO meta(key, value) VALUES (%s, %s) "
-        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-        (key, value),
-    )
-
-
-def _refused_counts(cur: psycopg.Cursor[Any]) -> list[tuple[str, int]]:
-    cur.execute("SELECT reason, count(*) FROM refused GROUP BY reason ORDER BY reason")
-    return [(str(r), int(n)) for r, n in cur.fetchall()]
-
-
-def _symbol_count(cur: psycopg.Cursor[Any]) -> int:
-    """The symbols stored, kept in `meta` by every write (a count(*) per put_file would make
-    a build quadratic)."""
-    kept = _get(cur, "symbol_count")
-    if kept is not None:
-        return int(kept)
-    cur.execute("SELECT count(*) FROM symbols")
-    return int((cur.fetchone() or (0,))[0])
-
-
-def _delete_path(cur: psycopg.Cursor[Any], path: str) -> int:
-    """Delete a file's rows; how many symbols it had."""
-    path = clean_text(path)
-    cur.execute("DELETE FROM symbols WHERE path = %s", (path,))
-    deleted = max(cur.rowcount, 0)
-    cur.execute("DELETE FROM edges WHERE path = %s", (path,))
-    cur.execute("DELETE FROM files WHERE path = %s", (path,))
-    return deleted
-
-
-# The lexical vector: lexemes as lexical.py made them (never PostgreSQL's parser), weighted.
-_LEX: Final = " || ".join(f"setweight(array_to_tsvector(%s::text[]), '{w}')" for w in "ABCD")
-
-
-def _insert(cur: psycopg.Cursor[Any], graph: FileGraph, blob: str, rows: Vectors | None) -> None:
-    c = clean_text
-    path = c(graph.path)
-    cur.execute(
-        "INSERT INTO files(path, blob, language) VALUES (%s, %s, %s)",
-        (path, c(blob), c(graph.language)),
-    )
-    params = []
-    for i, s in enumerate(graph.symbols):
-        qualname, signature, docstring = c(s.qualname), c(s.signature), c(s.docstring)
-        vector = None if rows is None else _vector_literal(rows[i])
-        params.append(
-            (
-                path,
-                qualname,
-                c(s.name),
-                s.kind,
-                s.start,
-                s.end,
-                c(s.language),
-                signature,
-                docstring,
-                c(s.body),
-                None if rows is None else int(rows.shape[1]),
-                vector,
-                lexical.symbol_words(qualname).split(),
-                lexical.identifier_words(qualname),
-                lexical.identifier_words(signature),
-                lexical.identifier_words(docstring),
-            )
-        )
-    if params:
-        cur.executemany(
-            'INSERT INTO symbols(path, qualname, name, kind, start, "end", language, signature, '
-            "docstring, body, dim, vector, lex) VALUES "
-            f"(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::vector, {_LEX})",
-            params,
-        )
-    if graph.edges:
-        cur.executemany(
-            "INSERT INTO edges(path, line, kind, source, target, text) "
-            "VALUES (%s, %s, %s, %s, %s, %s)",
-            [(path, e.line, e.kind, c(e.source), c(e.target), c(e.text)) for e in graph.edges],
-        )
-
-
-def _vector_literal(row: Vectors) -> str:
-    values = np.nan_to_num(np.asarray(row, dtype=np.float32), nan=0.0, posinf=0.0, neginf=0.0)
-    return "[" + ",".join(map(str, values.tolist())) + "]"
-
-
-def _lexeme(word: str) -> str:
-    """A tsquery operand for one word, quoted: the word is only ever a lexeme."""
-    return "'" + word.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def _estimate(graph: FileGraph, rows: Vectors | None) -> int:
-    texts = sum(
-        len(s.body) + 2 * (len(s.signature) + len(s.docstring) + len(s.qualname)) + 96
-        for s in graph.symbols
-    )
-    edges = sum(len(e.text) + len(e.source) + len(e.target) + 48 for e in graph.edges)
-    return texts + edges + (0 if rows is None else rows.nbytes)
-
-
-def _stored(row: Sequence[Any]) -> StoredSymbol:
-    sid, path, qualname, kind, start, end, language, signature, docstring, body = row
-    return StoredSymbol(
-        int(sid), Symbol(path, qualname, kind, start, end, language, signature, docstring, body)
-    )

@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
-import stat
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, fields
@@ -32,7 +30,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from redline.files import FILE_MODE
 from redline.memory import lexical
 from redline.memory.model import (
     Edge,
@@ -40,8 +37,20 @@ from redline.memory.model import (
     FileGraph,
     MemoryMeta,
     StoredSymbol,
-    Symbol,
     Vectors,
+)
+from redline.memory.sqlite_rows import (
+    SCHEMA,
+    SYMBOL_COLUMNS,
+    create_private,
+    delete_path,
+    estimate_bytes,
+    get_value,
+    insert_file,
+    put_value,
+    stored_symbol,
+    symbol_count,
+    transaction,
 )
 from redline.memory.store import (
     MIB,
@@ -64,39 +73,6 @@ MAX_EDGES_RETURNED: Final = 10_000  # edges_to of a name used everywhere ("get")
 BM25_WEIGHTS: Final = (4.0, 2.0, 1.0, 1.0)
 LIVE_META: Final = ("symbols", "files", "edges", "size_bytes")
 
-_SCHEMA: Final = """
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY, blob TEXT NOT NULL, language TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS symbols (
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL, qualname TEXT NOT NULL, name TEXT NOT NULL,
-    kind TEXT NOT NULL, start INTEGER NOT NULL, "end" INTEGER NOT NULL, language TEXT NOT NULL,
-    signature TEXT NOT NULL, docstring TEXT NOT NULL, body TEXT NOT NULL
-);
--- Vectors apart from the texts: reading the matrix reads these pages only, not every body.
-CREATE TABLE IF NOT EXISTS vectors (
-    id INTEGER PRIMARY KEY, dim INTEGER NOT NULL, vector BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS vectors_dim ON vectors(dim, id);
-CREATE INDEX IF NOT EXISTS symbols_path ON symbols(path);
-CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name);
-CREATE TABLE IF NOT EXISTS edges (
-    path TEXT NOT NULL, line INTEGER NOT NULL, kind TEXT NOT NULL, source TEXT NOT NULL,
-    target TEXT NOT NULL, text TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS edges_target ON edges(target, kind);
-CREATE INDEX IF NOT EXISTS edges_path ON edges(path);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS refused (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(
-    words, qualname, signature, docstring, tokenize = 'unicode61 remove_diacritics 2'
-);
-"""
-
-_SYMBOL_COLUMNS: Final = (
-    'id, path, qualname, kind, start, "end", language, signature, docstring, body'
-)
-
 
 class SqliteStore:
     """A MemoryStore in one SQLite file. Safe to share between threads (one lock)."""
@@ -113,7 +89,7 @@ class SqliteStore:
 
     @classmethod
     def open(cls, path: Path, settings: MemorySettings) -> SqliteStore:
-        _create_private(path)
+        create_private(path)
         try:
             conn = sqlite3.connect(
                 path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
@@ -126,12 +102,12 @@ class SqliteStore:
             conn.execute(
                 "PRAGMA synchronous = NORMAL"
             )  # WAL: durable at checkpoints, never corrupt
-            conn.executescript(_SCHEMA)  # IF NOT EXISTS: a second process opening it races safely
-            with _transaction(conn):
+            conn.executescript(SCHEMA)  # IF NOT EXISTS: a second process opening it races safely
+            with transaction(conn):
                 conn.execute("BEGIN IMMEDIATE")
-                version = _get(conn, "schema_version")
+                version = get_value(conn, "schema_version")
                 if version is None:
-                    _put(conn, "schema_version", str(SCHEMA_VERSION))
+                    put_value(conn, "schema_version", str(SCHEMA_VERSION))
                 elif version != str(SCHEMA_VERSION):
                     raise MemoryStoreError(
                         f"project memory {path} was written by another Redline version",
@@ -151,7 +127,7 @@ class SqliteStore:
         rows = check_vectors(graph, vectors)
         path = clean_text(graph.path)
         with self._lock, self._write() as conn:
-            count = _symbol_count(conn) - _delete_path(conn, path)
+            count = symbol_count(conn) - delete_path(conn, path)
             reason = self._refusal(conn, graph, rows, count)
             if reason is not None:
                 conn.execute(
@@ -159,19 +135,19 @@ class SqliteStore:
                 )
             else:
                 conn.execute("DELETE FROM refused WHERE path = ?", (path,))
-                _insert(conn, graph, blob, rows)
+                insert_file(conn, graph, blob, rows)
                 count += len(graph.symbols)
-            _put(conn, "symbol_count", str(count))
+            put_value(conn, "symbol_count", str(count))
         if reason is not None:
             raise MemoryFullError(reason, graph.path)
 
     def remove_files(self, paths: Sequence[str]) -> None:
         with self._lock, self._write() as conn:
-            count = _symbol_count(conn)
+            count = symbol_count(conn)
             for path in map(clean_text, paths):
-                count -= _delete_path(conn, path)
+                count -= delete_path(conn, path)
                 conn.execute("DELETE FROM refused WHERE path = ?", (path,))
-            _put(conn, "symbol_count", str(count))
+            put_value(conn, "symbol_count", str(count))
 
     def set_meta(self, meta: MemoryMeta) -> None:
         data = asdict(meta)
@@ -181,7 +157,7 @@ class SqliteStore:
         own = set(refused_notes(self._refused_counts()))
         data["limits_reached"] = [n for n in meta.limits_reached if n not in own]
         with self._lock, self._write(bump=False) as conn:
-            _put(conn, "meta", json.dumps(data))
+            put_value(conn, "meta", json.dumps(data))
 
     def clear(self) -> None:
         with self._lock:
@@ -210,12 +186,12 @@ class SqliteStore:
         if name is not None:
             where.append("name = ?")
             args.append(clean_text(name))
-        sql = f"SELECT {_SYMBOL_COLUMNS} FROM symbols"
+        sql = f"SELECT {SYMBOL_COLUMNS} FROM symbols"
         if where:
             sql += " WHERE " + " AND ".join(where)
         with self._lock:
             rows = self._conn.execute(sql + " ORDER BY path, start, id", args).fetchall()
-        return [_stored(r) for r in rows]
+        return [stored_symbol(r) for r in rows]
 
     def edges_to(self, name: str, *, kinds: Sequence[EdgeKind] = ("call",)) -> list[Edge]:
         if not kinds:
@@ -272,7 +248,7 @@ class SqliteStore:
 
     def meta(self) -> MemoryMeta:
         with self._lock:
-            raw = _get(self._conn, "meta")
+            raw = get_value(self._conn, "meta")
             data: dict[str, Any] = json.loads(raw) if raw else {}
             known = {f.name for f in fields(MemoryMeta)} - set(LIVE_META)
             meta = MemoryMeta(**{k: v for k, v in data.items() if k in known})
@@ -290,12 +266,12 @@ class SqliteStore:
 
     @contextlib.contextmanager
     def _write(self, *, bump: bool = True) -> Iterator[sqlite3.Connection]:
-        with _transaction(self._conn):
+        with transaction(self._conn):
             self._conn.execute("BEGIN IMMEDIATE")
             yield self._conn
             if bump:
-                gen = int(_get(self._conn, "generation") or 0) + 1
-                _put(self._conn, "generation", str(gen))
+                gen = int(get_value(self._conn, "generation") or 0) + 1
+                put_value(self._conn, "generation", str(gen))
 
     def _refusal(
         self, conn: sqlite3.Connection, graph: FileGraph, rows: Vectors | None, count: int
@@ -305,7 +281,7 @@ class SqliteStore:
         mem = self._settings
         if count + len(graph.symbols) > mem.max_symbols:
             return symbol_note(mem)
-        if self._size() + _estimate(graph, rows) > mem.max_index_mb * MIB:
+        if self._size() + estimate_bytes(graph, rows) > mem.max_index_mb * MIB:
             return size_note(mem)
         return None
 
@@ -320,7 +296,7 @@ class SqliteStore:
             return [(r, int(n)) for r, n in self._conn.execute(sql)]
 
     def _vectors(self, dim: int) -> tuple[Vectors, np.ndarray[Any, np.dtype[np.int64]]]:
-        generation = int(_get(self._conn, "generation") or 0)
+        generation = int(get_value(self._conn, "generation") or 0)
         if (
             self._matrix is None
             or self._ids is None
@@ -345,129 +321,5 @@ class SqliteStore:
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
-        sql = f"SELECT {_SYMBOL_COLUMNS} FROM symbols WHERE id IN ({marks})"
-        return {r[0]: _stored(r) for r in self._conn.execute(sql, list(ids))}
-
-
-# -- helpers -------------------------------------------------------------------------------
-
-
-def _create_private(path: Path) -> None:
-    """Create the database file 0600 if absent; refuse one that is a link or not ours."""
-    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags, FILE_MODE)
-    except OSError as exc:
-        raise MemoryStoreError(
-            f"cannot open project memory {path}: {exc.strerror or exc}",
-            hint="it must be a regular file (not a symbolic link) in Redline's cache",
-        ) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
-            raise MemoryStoreError(f"project memory {path} is not a regular file of this user")
-        if stat.S_IMODE(st.st_mode) != FILE_MODE:
-            os.fchmod(fd, FILE_MODE)  # an older or copied file: ours again
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """Commit what the block did, or roll it back on any error."""
-    try:
-        yield
-        if conn.in_transaction:
-            conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
-def _get(conn: sqlite3.Connection, key: str) -> str | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def _put(conn: sqlite3.Connection, key: str, value: str) -> None:
-    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
-
-
-def _symbol_count(conn: sqlite3.Connection) -> int:
-    """The symbols stored, kept in `meta` by every write (a count(*) per put_file would make
-    a build quadratic)."""
-    kept = _get(conn, "symbol_count")
-    if kept is not None:
-        return int(kept)
-    return int(conn.execute("SELECT count(*) FROM symbols").fetchone()[0])
-
-
-def _delete_path(conn: sqlite3.Connection, path: str) -> int:
-    """Delete a file's rows; how many symbols it had."""
-    for table, key in (("lexical", "rowid"), ("vectors", "id")):
-        conn.execute(
-            f"DELETE FROM {table} WHERE {key} IN (SELECT id FROM symbols WHERE path = ?)",
-            (path,),
-        )
-    deleted = conn.execute("DELETE FROM symbols WHERE path = ?", (path,)).rowcount
-    conn.execute("DELETE FROM edges WHERE path = ?", (path,))
-    conn.execute("DELETE FROM files WHERE path = ?", (path,))
-    return max(deleted, 0)
-
-
-def _insert(conn: sqlite3.Connection, graph: FileGraph, blob: str, rows: Vectors | None) -> None:
-    c = clean_text
-    conn.execute(
-        "INSERT INTO files(path, blob, language) VALUES (?, ?, ?)",
-        (c(graph.path), c(blob), c(graph.language)),
-    )
-    for i, s in enumerate(graph.symbols):
-        qualname, signature, docstring = c(s.qualname), c(s.signature), c(s.docstring)
-        cur = conn.execute(
-            'INSERT INTO symbols(path, qualname, name, kind, start, "end", language, '
-            "signature, docstring, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                c(graph.path),
-                qualname,
-                c(s.name),
-                s.kind,
-                s.start,
-                s.end,
-                c(s.language),
-                signature,
-                docstring,
-                c(s.body),
-            ),
-        )
-        if rows is not None:
-            conn.execute(
-                "INSERT INTO vectors(id, dim, vector) VALUES (?, ?, ?)",
-                (cur.lastrowid, rows.shape[1], np.asarray(rows[i], dtype="<f4").tobytes()),
-            )
-        conn.execute(
-            "INSERT INTO lexical(rowid, words, qualname, signature, docstring) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (cur.lastrowid, lexical.symbol_words(qualname), qualname, signature, docstring),
-        )
-    conn.executemany(
-        "INSERT INTO edges(path, line, kind, source, target, text) VALUES (?, ?, ?, ?, ?, ?)",
-        [(c(graph.path), e.line, e.kind, c(e.source), c(e.target), c(e.text)) for e in graph.edges],
-    )
-
-
-def _estimate(graph: FileGraph, rows: Vectors | None) -> int:
-    """Roughly the bytes a file adds: its texts (stored, and indexed by FTS) and vectors."""
-    texts = sum(
-        len(s.body) + 2 * (len(s.signature) + len(s.docstring) + len(s.qualname)) + 64
-        for s in graph.symbols
-    )
-    edges = sum(len(e.text) + len(e.source) + len(e.target) + 32 for e in graph.edges)
-    return texts + edges + (0 if rows is None else rows.nbytes)
-
-
-def _stored(row: Sequence[Any]) -> StoredSymbol:
-    sid, path, qualname, kind, start, end, language, signature, docstring, body = row
-    return StoredSymbol(
-        sid, Symbol(path, qualname, kind, start, end, language, signature, docstring, body)
-    )
+        sql = f"SELECT {SYMBOL_COLUMNS} FROM symbols WHERE id IN ({marks})"
+        return {r[0]: stored_symbol(r) for r in self._conn.execute(sql, list(ids))}

@@ -92,7 +92,7 @@ def forget_store(repo_root: Path, settings: MemorySettings | Settings) -> bool:
     """Delete the repository's store entirely (the file, or the schema); whether one existed."""
     mem = memory_settings(settings)
     if mem.url:
-        from redline.memory.pg_store import drop_schema
+        from redline.memory.pg_rows import drop_schema
 
         return drop_schema(mem.url, pg_schema(repo_root), mem)
     path = store_path(repo_root, create_dir=False)
