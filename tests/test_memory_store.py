@@ -170,8 +170,11 @@ def test_nearest_is_sorted_by_cosine_and_respects_k(store: MemoryStore) -> None:
     assert scores == pytest.approx([1.0, 2**-0.5, 3**-0.5], abs=1e-5)
     assert names(store.nearest(unit(0), 10)) == ["f0", "f1", "f2", "f3", "f4"]
     assert store.nearest(unit(0), 0) == []
-    # A query vector need not be unit length.
+    # A query vector need not be unit length, nor a stored one.
     assert names(store.nearest(5 * unit(3), 1)) == ["f3"]
+    store.put_file(graph("b.py", [sym("b.py", "big")]), "b2", np.stack([7 * unit(5)]))
+    ((found_big, score),) = store.nearest(unit(5), 1)
+    assert found_big.symbol.qualname == "big" and score == pytest.approx(1.0, abs=1e-5)
 
 
 @each_store
