@@ -33,6 +33,7 @@ from redline.memory.lock import build_lock
 from redline.memory.model import Edge, FileGraph, MemoryStore, Symbol
 from redline.memory.settings import excludes_of, memory_settings
 from redline.memory.tree import TreeReader, blob_id, content_refusal, tracked_files
+from redline.plural import plural
 from redline.progress import Progress, ProgressEvent, Stage
 
 if TYPE_CHECKING:
@@ -279,7 +280,7 @@ class _Builder:
         self._check_size()
         limits = [] if whole else [x for x in previous_limits if x != self.stopped]
         if self.stopped is not None:
-            limits.append(f"{self.stopped}: {self.not_added:,} files not indexed")
+            limits.append(f"{self.stopped}: {plural(self.not_added, 'file')} not indexed")
         meta = self.store.meta()
         head = self.runner.run_git(self.root, "rev-parse", "--verify", "-q", "HEAD")
         meta = replace(
