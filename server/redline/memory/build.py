@@ -19,7 +19,7 @@ local numpy.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -74,16 +74,13 @@ class BuildReport:
         return text
 
 
-ProgressSink = Progress | Callable[[str], None]
-
-
 def build_memory(
     repo_root: Path,
     settings: Settings | MemorySettings,
     *,
     paths: Sequence[str] | None = None,
     embedder: Embedder | None = None,
-    progress: ProgressSink | None = None,
+    progress: Progress | None = None,
     lock_timeout: float | None = None,
     runner: GitRunner | None = None,
 ) -> BuildReport:
@@ -115,7 +112,7 @@ def build_memory(
 class _Say:
     """Progress lines, at most one per _PROGRESS_EVERY seconds (a build reports per file)."""
 
-    def __init__(self, sink: ProgressSink | None) -> None:
+    def __init__(self, sink: Progress | None) -> None:
         self.sink = sink
         self.last = 0.0
 
@@ -123,10 +120,7 @@ class _Say:
         if self.sink is None:
             return
         self.last = time.monotonic()
-        if callable(self.sink) and not hasattr(self.sink, "report"):
-            self.sink(text)
-        else:
-            self.sink.report(ProgressEvent(Stage.COLLECTING, text, done, total))  # type: ignore[union-attr]
+        self.sink.report(ProgressEvent(Stage.COLLECTING, text, done, total))
 
     def maybe(self, text: str, done: int, total: int) -> None:
         if self.sink is not None and time.monotonic() - self.last >= _PROGRESS_EVERY:

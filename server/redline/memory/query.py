@@ -232,7 +232,7 @@ def _enclosing(symbols: list[StoredSymbol], qualname: str, line: int) -> StoredS
     """The symbol named qualname (the one around `line` when the name is defined twice)."""
     named = [s for s in symbols if s.symbol.qualname == qualname]
     around = [s for s in named if s.symbol.start <= line <= s.symbol.end]
-    return (around or named or [None])[0]
+    return next(iter(around or named), None)
 
 
 def _same(a: Symbol, b: Symbol) -> bool:
