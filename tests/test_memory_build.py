@@ -290,3 +290,35 @@ def test_another_model_rebuilds_everything(project: GitRepo) -> None:
         # Vectors of another model are never compared: no similar code, lexical search only.
         assert memory.similar("retry backoff") == []
         assert memory.search("backoff")[0].stored.symbol.qualname == "send_with_retry"
+
+
+def test_callees_follow_what_the_spelling_allows(repo: GitRepo) -> None:
+    repo.write(
+        "cache.py",
+        "class Cache:\n"
+        "    def get(self, key):\n"
+        "        return self.lookup(key)\n\n"
+        "    def lookup(self, key):\n"
+        "        return key\n",
+    )
+    repo.write(
+        "app.py",
+        "import cache\n\n\n"
+        "def handle(options):\n"
+        "    timeout = options.get('timeout')\n"  # some dict's get: not Cache.get
+        "    store = cache.Cache()\n"  # module.Class(): the class
+        "    return helper(timeout, store)\n\n\n"
+        "def helper(a, b):\n"
+        "    return a, b\n",
+    )
+    repo.commit("calls")
+    embedder = HashEmbedder()
+    _build(repo, embedder)
+    with _open(repo, embedder) as memory:
+        [handle] = memory.definitions("handle")
+        assert sorted(h.stored.symbol.qualname for h in memory.callees(handle.symbol)) == [
+            "Cache",
+            "helper",
+        ]
+        [get] = memory.definitions("Cache.get")
+        assert [h.stored.symbol.qualname for h in memory.callees(get.symbol)] == ["Cache.lookup"]
