@@ -322,3 +322,26 @@ def test_callees_follow_what_the_spelling_allows(repo: GitRepo) -> None:
         ]
         [get] = memory.definitions("Cache.get")
         assert [h.stored.symbol.qualname for h in memory.callees(get.symbol)] == ["Cache.lookup"]
+
+
+def test_a_review_never_waits_for_a_slow_store(
+    project: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    from redline.memory import probe, query
+
+    assert probe.MemoryProbe(project.root, _settings()).state(wait=0) == "not built"
+    _build(project, HashEmbedder())
+    release = threading.Event()
+
+    def slow(repo_root: Path, settings: Settings) -> str:
+        release.wait(10)
+        return "memory: 5 symbols, built just now"
+
+    monkeypatch.setattr(query, "memory_status_line", slow)
+    started = time.monotonic()
+    assert probe.MemoryProbe(project.root, _settings()).state(wait=0.2) == probe.NO_ANSWER
+    assert time.monotonic() - started < 2
+    release.set()
