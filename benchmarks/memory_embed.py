@@ -81,13 +81,14 @@ def child(config: str, texts_file: str) -> None:
     """One configuration, in its own process: print one JSON line of figures."""
     import redline.memory.embed as embed
 
-    max_tokens, batch_tokens, _threads = (int(x) for x in config.split(","))
+    max_tokens, batch_tokens, threads = (int(x) for x in config.split(","))
     texts = json.loads(Path(texts_file).read_text("utf-8"))
     started = time.perf_counter()
     embedder = embed.load_embedder(max_tokens=max_tokens)
     load = time.perf_counter() - started
     assert isinstance(embedder, embed.MiniLMEmbedder)
-    embed.BATCH_TOKENS = batch_tokens
+    embedder.batch_tokens = batch_tokens
+    embedder.threads = threads
     tokens = [embedder.token_count(t) for t in texts]
     embedder.embed(texts[:4])  # first-call costs (allocator, BLAS threads) out of the figure
     wall, cpu = time.perf_counter(), time.process_time()
@@ -112,17 +113,17 @@ def child(config: str, texts_file: str) -> None:
 def responsiveness_child(texts_file: str, threads: int) -> None:
     """Latency of a small main-thread task every 20 ms while a thread embeds (threads=0: no
     embedding, the baseline)."""
-    from redline.memory.blas import set_blas_threads
-    from redline.memory.embed import load_embedder
+    from redline.memory.embed import MiniLMEmbedder, load_embedder
 
     texts = json.loads(Path(texts_file).read_text("utf-8"))
     embedder = load_embedder()
+    assert isinstance(embedder, MiniLMEmbedder)
+    embedder.threads = max(threads, 1)
     embedder.embed(texts[:4])
     done = threading.Event()
 
     def work() -> None:
         if threads:
-            set_blas_threads(threads)
             while not done.is_set():
                 embedder.embed(texts[:64])
 
@@ -212,8 +213,8 @@ def main() -> None:
                 best_128 = projected_idle
             print(
                 f"{max_tokens:>6} {batch:>6} {threads:>3} | {r['load']:>6.2f} {r['tokens']:>8.1f} "
-                f"{rate:>6.1f} {cpu_rate:>9.1f} | {projected_wall:>14.0f} s {projected_idle:>9.0f} s"
-                f" | {r['peak_mb']:>7.0f} {r['load_avg']:>5.1f}",
+                f"{rate:>6.1f} {cpu_rate:>9.1f} | {projected_wall:>14.0f} s "
+                f"{projected_idle:>9.0f} s | {r['peak_mb']:>7.0f} {r['load_avg']:>5.1f}",
                 flush=True,
             )
         if not args.quick:
