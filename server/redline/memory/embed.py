@@ -34,17 +34,24 @@ from redline.memory.model import Symbol, Vectors
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 # Tokens per text (with [CLS] and [SEP]). The model was trained with 256 (its
-# sentence_bert_config.json); at 128 the encoder costs less than half as much per symbol and the
-# head of a definition (its name, signature, docstring and first lines) is what identifies it.
-# benchmarks/memory_embed.py measures both.
+# sentence_bert_config.json), but the head of a definition (its name, signature, docstring and
+# first lines) is what identifies it. Measured on this repository's functions as symbol_text
+# gives them (benchmarks/memory_embed.py, CPU time; quality: code_text's docstring test):
+#   cap 256: 91 tokens a symbol on average, 30 symbols per CPU-second, MRR@10 0.573 (as code)
+#   cap 128: 77 tokens, 35 a CPU-second, MRR@10 0.570;  cap 64: 54 tokens, 53, MRR@10 0.545.
+# 100,000 lines of this repository are ~5,600 functions: 80 s of an idle 2-core machine at 128,
+# 53 s at 64. 128 is the default for quality; `load_embedder(max_tokens=64)` is the lever if a
+# build must fit 60 s.
 DEFAULT_MAX_TOKENS = 128
 # Texts are cut to this many characters per allowed token before tokenizing, so a huge text
-# costs no more than a long one (WordPiece reads at most 100 characters into one token).
+# costs no more than a long one (WordPiece reads at most 100 characters into one token; only a
+# text mostly of whitespace or dropped characters could lose tokens to this cut).
 CHARS_PER_TOKEN_CAP = 100
 # Sequences of one batch are padded to its longest; texts are sorted by length first so that
-# padding is small, and a batch holds at most this many tokens (bounds the attention scores,
-# batch x 12 x seq x seq floats, and the 1536-wide intermediate).
-BATCH_TOKENS = 4096
+# padding is small, and a batch holds at most this many tokens: 1024 ran ~10% faster than 4096
+# and peaked 40 MB lower (its attention scores and intermediates stay in the CPU's caches),
+# benchmarks/memory_embed.py.
+BATCH_TOKENS = 1024
 # symbol_text's cap: far more than DEFAULT_MAX_TOKENS tokens of code (~4 characters a token),
 # so the cap never changes a vector; it bounds the text held and tokenized per symbol.
 MAX_SYMBOL_CHARS = 4000
@@ -134,7 +141,8 @@ _cache_lock = threading.Lock()
 def load_embedder(
     model_dir: Path | None = None, *, max_tokens: int = DEFAULT_MAX_TOKENS
 ) -> Embedder:
-    """The embedder, loaded once per process (per directory and token cap) and then shared.
+    """The embedder, loaded once per process (per directory and token cap) and then shared:
+    treat it as read-only (dataclasses.replace gives a variant with other batch_tokens/threads).
 
     `model_dir` defaults to the packaged weights; a directory that lacks them, or holds broken
     ones, raises EmbeddingModelError with a one-line reason. Loading reads ~90 MB of weights
