@@ -13,7 +13,8 @@ import pytest
 
 from pg_server import running_postgres
 from redline.config_models import MemorySettings
-from redline.memory.model import FileGraph, Symbol
+from redline.memory import pg_store
+from redline.memory.model import FileGraph, MemoryMeta, Symbol
 from redline.memory.pg_store import PgStore
 from redline.memory.store import (
     MemoryStoreError,
@@ -124,5 +125,29 @@ def test_the_hnsw_index_answers_like_the_exact_scan(tmp_path: Path, pg_url: str)
     assert [(s.symbol.path, s.symbol.qualname) for s, _ in approx][:5] == exact[:5]
     scores = [score for _, score in approx]
     assert scores == sorted(scores, reverse=True)
+    store.clear()
+    store.close()
+
+
+def test_a_build_that_grows_the_store_past_the_threshold_gets_an_hnsw_index(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pg_store, "HNSW_MIN_SYMBOLS", 40)
+    store = open_store(tmp_path, MemorySettings(url=pg_url))
+    assert isinstance(store, PgStore)
+    vectors = np.random.default_rng(3).normal(size=(60, 8)).astype(np.float32)
+
+    def indexes() -> list[str]:
+        with store._read() as cur:
+            cur.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s", (store.schema,))
+            return sorted(r[0] for r in cur.fetchall() if "hnsw" in r[0])
+
+    put(store, "a.py", vectors[:30])
+    store.set_meta(MemoryMeta(built_at=1.0))
+    assert indexes() == []  # 30 symbols: an exact scan
+    put(store, "b.py", vectors[30:])
+    store.set_meta(MemoryMeta(built_at=2.0))
+    assert indexes() == ["symbols_hnsw_8"]
+    assert len(store.nearest(vectors[0], 5)) == 5
     store.clear()
     store.close()

@@ -6,9 +6,9 @@ and CI (`memory.url` in the user's settings; store.py derives the schema).
   dropped whole (`DROP SCHEMA … CASCADE`), its size is the sum of its own relations (the
   `max_index_mb` cap), an index (GIN, HNSW) covers one repository's rows only, and no query can
   read another repository's symbols by a missing `WHERE`.
-- Vectors: a `vector` column (pgvector), searched by `<=>` (cosine distance) ordering; exact by
-  default. An HNSW index is created by `ensure_hnsw` — benchmarks/memory_store.py measures
-  when it pays (its build costs minutes at 100,000 symbols; an exact scan costs milliseconds).
+- Vectors: a `vector` column (pgvector), searched by `<=>` (cosine distance) ordering: an exact
+  scan while the store is small, an HNSW index once it holds HNSW_MIN_SYMBOLS (made by
+  set_meta, at the end of a build; benchmarks/memory_store.py measured when it pays).
 - Lexical: a tsvector of the same identifier words as SQLite's FTS5 (lexical.py), built from
   lexemes directly (`array_to_tsvector`, weights A identifier words, B qualname, C signature,
   D docstring), queried with a tsquery made of quoted lexemes — never parsed from the user's
@@ -78,6 +78,11 @@ SCHEMA_VERSION: Final = 1
 MAX_EDGES_RETURNED: Final = 10_000
 LIVE_META: Final = ("symbols", "files", "edges", "size_bytes")
 MAX_EF_SEARCH: Final = 1000  # pgvector's upper bound for hnsw.ef_search
+EF_SEARCH: Final = 100
+# From this many symbols on, set_meta (the end of a build) indexes the vectors with HNSW:
+# benchmarks/memory_store.py measured the exact scan at 10,000 symbols ~35× slower than the
+# index, whose recall@10 on code-like queries was 1.0, built in seconds.
+HNSW_MIN_SYMBOLS: Final = 10_000
 
 
 class PgStore:
@@ -93,7 +98,10 @@ class PgStore:
         self._settings = settings
         self._lock_key = lock_key(schema)
         self._lock = threading.RLock()  # one transaction at a time on the one connection
-        self._ef_search = 40  # pgvector's default
+        self._ef_search = 40  # the session's (pgvector's default)
+        # The HNSW candidate list searched; more is slower and closer to exact
+        # (benchmarks/memory_store.py: recall@10 at 100,000 symbols, 40 vs 100).
+        self.ef_search = EF_SEARCH
 
     @classmethod
     def open(cls, url: str, schema: str, settings: MemorySettings) -> PgStore:
@@ -163,6 +171,15 @@ class PgStore:
             own = set(refused_notes(refused_counts(cur)))
             data["limits_reached"] = [n for n in meta.limits_reached if n not in own]
             put_value(cur, "meta", json.dumps(data))
+            # A build or refresh ends here: the moment to index a store grown large enough.
+            if symbol_count(cur) >= HNSW_MIN_SYMBOLS:
+                cur.execute(
+                    "SELECT dim FROM symbols WHERE dim IS NOT NULL "
+                    "GROUP BY dim ORDER BY count(*) DESC LIMIT 1"
+                )
+                row = cur.fetchone()
+                if row is not None:
+                    _create_hnsw(cur, int(row[0]))
 
     def clear(self) -> None:
         with self._errors(), self._write() as cur:
@@ -174,14 +191,10 @@ class PgStore:
             self._conn.close()
 
     def ensure_hnsw(self, dim: int) -> None:
-        """An HNSW index (cosine) over the vectors of dimension `dim`: approximate, faster
-        search at large sizes, slower writes (benchmarks/memory_store.py)."""
-        name = f"symbols_hnsw_{int(dim)}"
+        """An HNSW index (cosine) over the vectors of dimension `dim` now (set_meta makes one
+        once the store holds HNSW_MIN_SYMBOLS)."""
         with self._errors(), self._write() as cur:
-            cur.execute(
-                f"CREATE INDEX IF NOT EXISTS {name} ON symbols USING hnsw "
-                f"((vector::vector({int(dim)})) vector_cosine_ops) WHERE dim = {int(dim)}"
-            )
+            _create_hnsw(cur, dim)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -236,7 +249,7 @@ class PgStore:
         # The cast matches the HNSW index's expression (ensure_hnsw), which is then used; the
         # index returns at most ef_search rows, so that is raised to k.
         distance = f"(vector::vector({dim}) <=> %s::vector({dim}))"
-        ef = max(40, min(k, MAX_EF_SEARCH))
+        ef = min(max(self.ef_search, k), MAX_EF_SEARCH)
         with self._errors(), self._read() as cur:
             if ef != self._ef_search:
                 cur.execute(f"SET hnsw.ef_search = {ef}")  # for the session: set once
@@ -379,3 +392,15 @@ class PgStore:
             (self.schema,),
         )
         return int((cur.fetchone() or (0,))[0])
+
+
+def _create_hnsw(cur: psycopg.Cursor[Any], dim: int) -> None:
+    """The HNSW index over vectors of `dim` (a partial index on an expression: the column
+    has no fixed dimension, and vectors of another model are never compared)."""
+    dim = int(dim)
+    # The graph of 100,000 × 384 takes ~200 MB; pgvector's build slows badly when it spills.
+    cur.execute("SET LOCAL maintenance_work_mem = '256MB'")
+    cur.execute(
+        f"CREATE INDEX IF NOT EXISTS symbols_hnsw_{dim} ON symbols USING hnsw "
+        f"((vector::vector({dim})) vector_cosine_ops) WHERE dim = {dim}"
+    )
