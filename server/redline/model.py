@@ -214,6 +214,9 @@ class Coverage(BaseModel):
     instructions_read: list[str] = Field(default_factory=list)
     instructions_truncated: list[str] = Field(default_factory=list)
     learnings: list[LearningUse] = Field(default_factory=list)  # the learnings it applied
+    # Project memory's state as the review found it ("1,234 symbols, built 3 min ago", "not
+    # built"); None where memory was not looked at (ask, debate, an empty change).
+    memory: str | None = None
 
 
 class DiffStats(BaseModel):

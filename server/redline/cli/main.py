@@ -43,6 +43,7 @@ from redline.cli.debate import add_debate_parser
 from redline.cli.eval import add_eval_parser
 from redline.cli.history import add_history_parser, cmd_history
 from redline.cli.learn import add_learn_parser
+from redline.cli.memory import add_memory_parser
 from redline.cli.post import add_post_flags, check_post_flags, post_if_asked
 from redline.errors import ConfigError, RedlineError, UsageError
 from redline.requests import AskRequest
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the language server over stdio; an editor starts this, not a person.",
     )
     add_history_parser(sub)
+    add_memory_parser(sub)
     add_config_parser(sub)
     add_learn_parser(sub)
     return parser
@@ -389,6 +391,10 @@ def _run_command(args: argparse.Namespace) -> int:
             from redline.cli.learn import cmd_learn
 
             return cmd_learn(args)
+        if args.command == "memory":
+            from redline.cli.memory import cmd_memory
+
+            return cmd_memory(args)
         return cmd_config(args)
     except ConfigError as exc:
         sys.stderr.write(f"redline: configuration error: {redact(str(exc))}\n")
