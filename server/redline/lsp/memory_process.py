@@ -57,14 +57,17 @@ if sys.platform == "linux":
     if os.getppid() != {parent}:  # the server died before the death signal was set
         os._exit(1)
 sys.argv[0] = "redline"
-from redline.entry import main
+from {entry} import main
 sys.exit(main())
 """
 
 
-def bootstrap_argv(cli_args: Sequence[str]) -> list[str]:
-    """The child's argv: this interpreter running the CLI with `cli_args`, at low priority."""
-    code = _BOOTSTRAP.format(ioprio=repr(_IOPRIO_SET), parent=os.getpid())
+def bootstrap_argv(cli_args: Sequence[str], entry: str = "redline.entry") -> list[str]:
+    """The child's argv: this interpreter running the CLI with `cli_args`, at low priority.
+    (`entry`, the module whose `main` runs, is the console script's; tests give their own.)"""
+    if not entry.replace(".", "").replace("_", "").isalnum():
+        raise ValueError(f"not a module name: {entry!r}")
+    code = _BOOTSTRAP.format(ioprio=repr(_IOPRIO_SET), parent=os.getpid(), entry=entry)
     return [sys.executable, "-P", "-c", code, *cli_args]
 
 
