@@ -69,8 +69,8 @@ class Bed:
             SimpleNamespace(folders={uri(folder): SimpleNamespace(uri=uri(folder))}, root_uri=None),
         )
 
-        def argv_for(paths: Sequence[str] | None) -> list[str]:
-            args = memory_process.build_args(paths)
+        def argv_for(root: Path, paths: Sequence[str] | None) -> list[str]:
+            args = memory_process.build_args(root, paths)
             return memory_process.bootstrap_argv(args, entry="fake_memory_build")
 
         self.refresher = MemoryRefresher(self.server, argv_for)  # type: ignore[arg-type]
@@ -117,12 +117,13 @@ async def test_idle_builds_the_tree_then_saves_refresh_their_files_coalesced(
     bed.refresher.start()
     # Idle: the session's whole-tree build.
     await bed.until(lambda: len(bed.records()) == 1)
-    assert bed.built() == [["memory", "build"]]
+    whole = ["memory", "build", "--quiet", "--repo", str(git_folder)]
+    assert bed.built() == [whole]
     # Saved while it runs (twice the same file, one twice): one refresh of both, after it.
     for name in ("b.py", "a.py", "b.py"):
         bed.refresher.saved(uri(git_folder / name))
     await bed.settled(2)
-    assert bed.built() == [["memory", "build"], ["memory", "build", "--", "a.py", "b.py"]]
+    assert bed.built() == [whole, [*whole, "--", "a.py", "b.py"]]
     starts, ends = bed.records(), bed.records("end")
     assert starts[1]["start"] >= ends[0]["end"], "two builds ran at once"
 
@@ -146,7 +147,7 @@ async def test_idle_builds_the_tree_then_saves_refresh_their_files_coalesced(
     bed.refresher.saved(uri(git_folder / ".git" / "config"))
     bed.refresher.saved(uri(tmp_path / "elsewhere.py"))
     await bed.settled(3)
-    assert bed.built()[-1] == ["memory", "build", "--", "a.py"]
+    assert bed.built()[-1] == [*whole, "--", "a.py"]
 
 
 async def test_no_save_refresh_before_the_tree_was_built_once(
@@ -159,7 +160,7 @@ async def test_no_save_refresh_before_the_tree_was_built_once(
     await asyncio.sleep(0.7)  # past the save debounce, before the idle delay
     assert bed.built() == []
     await bed.settled(1)
-    assert bed.built() == [["memory", "build"]]
+    assert bed.built() == [["memory", "build", "--quiet", "--repo", str(git_folder)]]
 
 
 async def test_typing_keeps_postponing_the_idle_build(

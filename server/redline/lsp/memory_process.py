@@ -71,11 +71,13 @@ def bootstrap_argv(cli_args: Sequence[str], entry: str = "redline.entry") -> lis
     return [sys.executable, "-P", "-c", code, *cli_args]
 
 
-def build_args(paths: Sequence[str] | None) -> list[str]:
-    """`redline memory build` of the whole tree (None) or of these repository paths."""
+def build_args(root: Path, paths: Sequence[str] | None) -> list[str]:
+    """`redline memory build` of the whole tree (None) or of these repository paths, quiet
+    (no progress lines: nobody reads them; the summary and an error still come)."""
+    args = ["memory", "build", "--quiet", "--repo", str(root)]
     if paths is None:
-        return ["memory", "build"]
-    return ["memory", "build", "--", *paths]  # `--`: a file named `-x.py` is no option
+        return args
+    return [*args, "--", *paths]  # `--`: a file named `-x.py` is no option
 
 
 @dataclass(frozen=True)

@@ -46,11 +46,11 @@ SAVE_DEBOUNCE = 0.5  # seconds after a save before its refresh starts ("save all
 MAX_PENDING = 500  # files changed on disk past this: one whole-tree build instead
 FAIL_LIMIT = 3  # failures in a row before the user is told and the folder left alone
 
-ArgvFor = Callable[[Sequence[str] | None], list[str]]
+ArgvFor = Callable[[Path, Sequence[str] | None], list[str]]
 
 
-def default_argv(paths: Sequence[str] | None) -> list[str]:
-    return memory_process.bootstrap_argv(memory_process.build_args(paths))
+def default_argv(root: Path, paths: Sequence[str] | None) -> list[str]:
+    return memory_process.bootstrap_argv(memory_process.build_args(root, paths))
 
 
 @dataclass
@@ -277,7 +277,9 @@ class MemoryRefresher:
         started: asyncio.Future[int] = self._loop().create_future()
         started.add_done_callback(lambda f: self._started(folder, f))
         try:
-            run = await memory_process.run_build(self.argv_for(paths), folder.root, started)
+            run = await memory_process.run_build(
+                self.argv_for(folder.root, paths), folder.root, started
+            )
         except asyncio.CancelledError:
             folder.pending |= taken
             raise
