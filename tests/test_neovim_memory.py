@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 import test_neovim
 from test_neovim import run_neovim
 
