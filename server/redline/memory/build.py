@@ -30,11 +30,13 @@ from redline.errors import RedlineError
 from redline.git.process import decode
 from redline.git.runner import GitRunner
 from redline.memory.lock import build_lock
-from redline.memory.model import Edge, FileGraph, MemoryStore, Symbol
-from redline.memory.settings import excludes_of, memory_settings
+from redline.memory.model import Edge, FileGraph, MemoryStore, Symbol, Vectors
+from redline.memory.settings import excludes_of
+from redline.memory.store import MemoryFullError, memory_settings
 from redline.memory.tree import TreeReader, blob_id, content_refusal, tracked_files
 from redline.plural import plural
 from redline.progress import Progress, ProgressEvent, Stage
+from redline.tools.sandbox import make_visible
 
 if TYPE_CHECKING:
     from redline.config_models import MemorySettings, Settings
@@ -44,7 +46,8 @@ if TYPE_CHECKING:
 # progress line moves and little is lost when a cap stops the build.
 _EMBED_BATCH: Final = 64
 _PROGRESS_EVERY: Final = 0.5  # seconds between progress lines
-_SIZE_CHECK_EVERY: Final = 32  # files written between two looks at the index's size
+_NO_VECTORS: Final = np.zeros((0, 0), dtype=np.float32)
+_UNTRIED: Final = "index full"
 
 
 @dataclass
@@ -94,17 +97,22 @@ def build_memory(
 
     started = time.monotonic()
     root = Path(repo_root).resolve()
-    runner = runner or GitRunner()
+    own_runner = runner is None
+    git = runner or GitRunner()
     say = _Say(progress)
-    with build_lock(
-        root, timeout=lock_timeout, waiting=lambda: say.now("waiting for another memory build")
-    ):
-        store = open_store(root, memory_settings(settings))
-        try:
-            builder = _Builder(root, settings, store, runner, embedder, say)
-            report = builder.run(None if paths is None else list(paths))
-        finally:
-            store.close()
+    try:
+        with build_lock(
+            root, timeout=lock_timeout, waiting=lambda: say.now("waiting for another memory build")
+        ):
+            store = open_store(root, memory_settings(settings))
+            try:
+                builder = _Builder(root, settings, store, git, embedder, say)
+                report = builder.run(None if paths is None else list(paths))
+            finally:
+                store.close()
+    finally:
+        if own_runner:
+            git.close()  # its private repository view
     report.seconds = time.monotonic() - started
     return report
 
@@ -148,9 +156,11 @@ class _Builder:
         self.cleaner = _Cleaner(root)
         self.pending: list[tuple[FileGraph, str]] = []
         self.pending_symbols = 0
-        self.written = 0
         self.total_symbols = 0
-        self.stopped: str | None = None  # the cap that stopped adding
+        self.indexed: dict[str, str] = {}
+        self._counted: dict[str, int] = {}
+        self._replaced: set[str] = set()
+        self.full: str | None = None  # the index size cap, once the store refused a file for it
         self.not_added = 0
 
     def run(self, paths: list[str] | None) -> BuildReport:
@@ -159,14 +169,14 @@ class _Builder:
         if meta.model and self.embedder is not None and meta.model != self.embedder.name:
             self.store.clear()  # vectors of another model are not comparable: start again
             paths, previous_limits = None, []
-        indexed = self.store.indexed_files()
-        listing = tracked_files(self.root, self.runner, self.excludes)
+        indexed = self.indexed = self.store.indexed_files()
+        asked = None if paths is None else list(dict.fromkeys(_plain(p) for p in paths))
+        listing = tracked_files(self.root, self.runner, self.excludes, asked)
         wanted = set(listing.paths)
-        if paths is None:
+        if asked is None:
             targets = listing.paths
             gone = [p for p in indexed if p not in wanted]
         else:
-            asked = list(dict.fromkeys(_plain(p) for p in paths))
             targets = [p for p in asked if p in wanted]
             gone = [p for p in asked if p not in wanted and p in indexed]
             for p in asked:
@@ -181,7 +191,6 @@ class _Builder:
                 indexed.pop(p, None)
         self.total_symbols = self.store.meta().symbols
         self._index(targets, indexed)
-        self._flush()
         return self._finish(paths is None, previous_limits)
 
     def _index(self, targets: list[str], indexed: dict[str, str]) -> None:
@@ -201,27 +210,62 @@ class _Builder:
             if indexed.get(path) == blob:
                 self.report.reused += 1
                 continue
-            if self.stopped is not None:
-                self.not_added += 1
+            if self.full is not None:
+                self.not_added += 1  # the index is full: not read, parsed or embedded
                 continue
             refused = content_refusal(path, data)
             graph = None if refused else _extract(path, data)
             if graph is None:
                 self._leave_out(path, refused or "no symbols to index", indexed)
                 continue
-            # A changed file's old symbols leave with its new version (put_file replaces them).
-            old = len(self.store.symbols(path=path)) if path in indexed else 0
-            after = self.total_symbols - old + self.pending_symbols + len(graph.symbols)
-            if after > self.limits.max_symbols:
-                # Its indexed version (if any) stays: older, but better than none.
-                self.stopped = f"symbol cap {self.limits.max_symbols:,} reached"
-                self.not_added += 1
-                continue
-            self.total_symbols -= old
-            self.pending.append((self.cleaner.graph(graph), blob))
+            graph = self.cleaner.graph(graph, data)
+            if self._over_symbol_cap(graph, indexed):
+                self._flush()  # the store's count exact before it judges
+                if self._over_symbol_cap(graph, indexed):
+                    # Not embedded: given without vectors, the store refuses it and records
+                    # why (meta().limits_reached counts the files it refused).
+                    self._replacing(path, indexed)
+                    self._put(graph, blob, _NO_VECTORS, indexed)
+                    continue
+            self._replacing(path, indexed)
+            self.pending.append((graph, blob))
             self.pending_symbols += len(graph.symbols)
             if self.pending_symbols >= _EMBED_BATCH:
                 self._flush()
+        self._flush()
+
+    def _over_symbol_cap(self, graph: FileGraph, indexed: dict[str, str]) -> bool:
+        # A changed file's old symbols leave with its new version (put_file replaces them).
+        old = self._old_symbols(graph.path, indexed)
+        after = self.total_symbols - old + self.pending_symbols + len(graph.symbols)
+        return after > self.limits.max_symbols
+
+    def _old_symbols(self, path: str, indexed: dict[str, str]) -> int:
+        if path not in indexed or path in self._replaced:
+            return 0
+        if path not in self._counted:
+            self._counted[path] = len(self.store.symbols(path=path))
+        return self._counted[path]
+
+    def _replacing(self, path: str, indexed: dict[str, str]) -> None:
+        """The old version's symbols no longer count: put_file removes them, whatever it does."""
+        self.total_symbols -= self._old_symbols(path, indexed)
+        self._replaced.add(path)
+
+    def _put(self, graph: FileGraph, blob: str, vectors: Vectors, indexed: dict[str, str]) -> bool:
+        """put_file; False when the store refused the file (a cap: its old version is gone)."""
+        try:
+            self.store.put_file(graph, blob, vectors)
+        except MemoryFullError as exc:
+            self.report.skipped[graph.path] = exc.note
+            if indexed.pop(graph.path, None) is not None:
+                self.report.removed += 1
+            if exc.note.startswith("index size"):
+                self.full = exc.note
+            return False
+        self.report.parsed += 1
+        self.total_symbols += len(graph.symbols)
+        return True
 
     def _leave_out(self, path: str, why: str, indexed: dict[str, str]) -> None:
         self.report.skipped[path] = why
@@ -234,23 +278,16 @@ class _Builder:
         if not self.pending:
             return
         texts = [_symbol_text(s) for graph, _ in self.pending for s in graph.symbols]
-        vectors = self._embed(texts)
+        vectors = self._embedder().embed(texts) if texts else _NO_VECTORS
         row = 0
         for graph, blob in self.pending:
             n = len(graph.symbols)
-            self.store.put_file(graph, blob, vectors[row : row + n])
+            if self.full is None:
+                self._put(graph, blob, vectors[row : row + n] if n else _NO_VECTORS, self.indexed)
+            else:
+                self.not_added += 1
             row += n
-            self.report.parsed += 1
-            self.total_symbols += n
-            self.written += 1
-            if self.written % _SIZE_CHECK_EVERY == 0:
-                self._check_size()
         self.pending, self.pending_symbols = [], 0
-
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self._embedder().dim), dtype=np.float32)
-        return self._embedder().embed(texts)
 
     def _embedder(self) -> Embedder:
         if self.embedder is None:
@@ -260,21 +297,17 @@ class _Builder:
             self.embedder = load_embedder()
         return self.embedder
 
-    def _check_size(self) -> None:
-        cap = self.limits.max_index_mb * 1024 * 1024
-        if self.stopped is None and self.store.meta().size_bytes >= cap:
-            self.stopped = f"index size cap {self.limits.max_index_mb:,} MB reached"
-
     def _max_file_bytes(self) -> int:
         from redline.memory.extract import MAX_FILE_BYTES
 
         return MAX_FILE_BYTES
 
     def _finish(self, whole: bool, previous_limits: list[str]) -> BuildReport:
-        self._check_size()
-        limits = [] if whole else [x for x in previous_limits if x != self.stopped]
-        if self.stopped is not None:
-            limits.append(f"{self.stopped}: {plural(self.not_added, 'file')} not indexed")
+        # The store says which files it refused (and why) itself; this adds the files not even
+        # tried once the index was full, and keeps an earlier build's line on a refresh.
+        limits = [] if whole else [x for x in previous_limits if not x.startswith(_UNTRIED)]
+        if self.not_added:
+            limits.append(f"{_UNTRIED}: {plural(self.not_added, 'more changed file')} not read")
         meta = self.store.meta()
         head = self.runner.run_git(self.root, "rev-parse", "--verify", "-q", "HEAD")
         meta = replace(
@@ -319,7 +352,23 @@ class _Cleaner:
 
         self._ctx = ToolContext(root)
 
-    def graph(self, graph: FileGraph) -> FileGraph:
+    def graph(self, graph: FileGraph, source: bytes) -> FileGraph:
+        """The graph with every text cleaned. Every text is a piece of the file: when the
+        whole file holds no secret (the common case, one scan of it), no piece does."""
+        if not self._has_secret(decode(source)):
+            return replace(
+                graph,
+                symbols=tuple(
+                    replace(
+                        s,
+                        signature=make_visible(s.signature),
+                        docstring=make_visible(s.docstring),
+                        body=make_visible(s.body),
+                    )
+                    for s in graph.symbols
+                ),
+                edges=tuple(replace(e, text=make_visible(e.text)) for e in graph.edges),
+            )
         texts: list[str] = []
         for s in graph.symbols:
             texts += [s.signature, s.docstring, s.body]
@@ -336,10 +385,17 @@ class _Cleaner:
         )
         return replace(graph, symbols=symbols, edges=edges)
 
+    def _has_secret(self, text: str) -> bool:
+        from redline.redaction import get_redactor
+
+        return bool(get_redactor().find(text)) or any(v in text for v in self._values())
+
+    def _values(self) -> list[str]:
+        return self._ctx.secret_values()
+
     def many(self, texts: list[str]) -> list[str]:
         from redline.agent.redact import MASK
         from redline.redaction import redact_many
-        from redline.tools.sandbox import make_visible
 
         out = redact_many([make_visible(t) for t in texts])
         values = self._ctx.secret_values()
