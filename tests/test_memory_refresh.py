@@ -266,3 +266,23 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def test_idle_is_said_only_once_the_saved_file_is_in(
+    tmp_path: Path, git_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`redline/debugInfo`'s state is what a client waits on ("idle": what was saved is in
+    memory): from a save to the end of its refresh it never says idle — not in the moment
+    between taking the saved paths and the build's process starting."""
+    bed = Bed(tmp_path, git_folder, monkeypatch)
+    bed.refresher.start()
+    await bed.settled(1)
+    # From now on only the save starts a build (not the idle timer).
+    bed.server.settings = replace(bed.server.settings, memory_idle_delay=60.0)
+    bed.refresher.saved(uri(git_folder / "a.py"))
+    seen: list[str] = []
+    while len(bed.records("end")) < 2:
+        seen.append(bed.refresher.describe()["state"])
+        await asyncio.sleep(0)  # every turn of the loop
+    assert "idle" not in seen, sorted(set(seen))
+    await bed.settled(2)

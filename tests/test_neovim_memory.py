@@ -45,7 +45,7 @@ def test_saved_edits_reach_memory_without_a_manual_build(
     assert _names(result["first"])[0] == "frobnicate_the_quokka", result["first"]
     assert "frobnicate_the_quokka" in _names(result["first_by_name"])
     # After the rename and a save: the new name is found, the old one is gone.
-    assert _names(result["second"])[0] == "tally_orchard_wallabies", result["second"]
+    assert _names(result["second"])[0] == "tally_orchard_wallabies", result["refreshes"]
     assert "frobnicate_the_quokka" not in _names(result["second"])
     assert "frobnicate_the_quokka" not in _names(result["second_by_old_name"])
     # The server did it: its refresher says so (a whole-tree build, then file refreshes).

@@ -148,17 +148,16 @@ class MemoryRefresher:
     def describe(self) -> dict[str, Any]:
         """For `redline/debugInfo`: tests and bug reports."""
         running = self.current
-        busy = running is not None or bool(self.ready) or self.save_timer is not None
-        due = any(f.full_due or f.pending for f in self.folders.values() if _buildable(f))
-        state = (
-            "off"
-            if not self.enabled
-            else "running"
-            if running
-            else "due"
-            if busy or due
-            else "idle"
+        # "running" from the moment the worker takes a folder's work (its paths are no longer
+        # pending, its process not yet started) to the end of the build: a client waiting for
+        # "idle" must not see it in between.
+        working = self.worker is not None and not self.worker.done()
+        due = (
+            bool(self.ready)
+            or self.save_timer is not None
+            or any(f.full_due or f.pending for f in self.folders.values() if _buildable(f))
         )
+        state = "off" if not self.enabled else "running" if working else "due" if due else "idle"
         return {
             "enabled": self.enabled,
             "state": state,
