@@ -66,6 +66,7 @@ class FolderMemory:
     failures: int = 0  # in a row
     paused: bool = False  # FAIL_LIMIT reached: left alone until the server restarts
     runs: int = 0  # builds that succeeded
+    last_seconds: float | None = None  # the last successful build's wall time (start-up too)
     last_error: str | None = None
 
 
@@ -171,6 +172,7 @@ class MemoryRefresher:
                     "fullDue": f.full_due,
                     "pending": sorted(str(p) for p in f.pending),
                     "runs": f.runs,
+                    "lastSeconds": f.last_seconds,
                     "failures": f.failures,
                     "paused": f.paused,
                     "lastError": f.last_error,
@@ -292,6 +294,7 @@ class MemoryRefresher:
             folder.full_due = False if full else folder.full_due
             folder.failures, folder.last_error = 0, None
             folder.runs += 1
+            folder.last_seconds = run.seconds
             self.ls.log_message(
                 f"Redline: project memory refreshed ({what}) in {run.seconds:.1f} s",
                 types.MessageType.Log,
