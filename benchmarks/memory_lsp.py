@@ -244,20 +244,16 @@ def parts(args: argparse.Namespace, tmp: Path) -> Parts:
     for variant in range(args.saves + 1, 2 * args.saves + 1):
         target.write_text(module_text(0, args.functions, variant))
         t0 = time.perf_counter()
-        subprocess.run(
-            [
-                str(redline),
-                "memory",
-                "build",
-                "-q",
-                "--repo",
-                str(repo.root),
-                "--",
-                "ledger/part_0.py",
-            ],
-            check=True,
+        command = [str(redline), "memory", "build", "-q", "--repo", str(repo.root)]
+        done = subprocess.run(
+            [*command, "--", "ledger/part_0.py"],
+            cwd=repo.root,
             capture_output=True,
+            text=True,
+            check=False,
         )
+        if done.returncode != 0:
+            raise RuntimeError(f"redline memory build failed: {done.stderr}")
         out.cli_ms.append((time.perf_counter() - t0) * 1000)
     return out
 

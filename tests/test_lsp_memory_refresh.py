@@ -12,7 +12,9 @@ tests/test_neovim_memory.py the whole edit → save → search loop in Neovim).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -166,6 +168,27 @@ async def test_shutdown_while_a_build_runs_leaves_no_process(refreshing: Session
 
     await asyncio.wait_for(gone(), 10)
     assert not _logged(session, "project memory refreshed")  # it did not get to finish
+
+
+async def test_a_server_killed_outright_takes_its_build_along(refreshing: Session) -> None:
+    """No `shutdown`, no `exit`: the server is SIGKILLed mid-build (an editor crash, the OOM
+    killer). The build must not run on as an orphan: the kernel kills it (its death signal)."""
+    session = refreshing
+    server_pid = int((await session.debug_info())["pid"])
+    pid = await _build_running(session)
+    # The child sets its death signal first thing and its CPU priority last: once it is nice,
+    # it will die with the server.
+    await session.until(lambda: os.getpriority(os.PRIO_PROCESS, pid) == 19, 10, "nice 19")
+    os.kill(server_pid, signal.SIGKILL)
+
+    async def gone() -> None:
+        while _alive(pid) or _group(pid):
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(gone(), 10)
+    session.stopped = True  # type: ignore[attr-defined]
+    with contextlib.suppress(Exception):
+        await session.client.stop()
 
 
 async def test_the_setting_off_means_no_build(project: GitRepo, tmp_path: Path) -> None:

@@ -36,26 +36,26 @@ MAX_CAPTURE = 16 * 1024  # bytes kept of each of the child's streams (the end: i
 # Linux's ioprio_set syscall number by machine (the generic table's 30 on the newer ports).
 _IOPRIO_SET = {"x86_64": 251, "i386": 289, "i686": 289, "aarch64": 30, "arm64": 30, "riscv64": 30}
 
-# Run by the child before anything else: lower its own priority, die with its parent, then run
-# the CLI with `sys.argv[1:]` as its arguments. {parent} is the server's pid (an int).
+# Run by the child before anything else: die with its parent, lower its I/O and CPU priority,
+# then run the CLI with `sys.argv[1:]` as its arguments. {parent} is the server's pid (an int).
 _BOOTSTRAP = """\
 import os, sys
-try:
-    os.setpriority(os.PRIO_PROCESS, 0, 19)
-except (AttributeError, OSError):
-    pass
 if sys.platform == "linux":
     try:
         import ctypes, platform
         libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
         number = {ioprio}.get(platform.machine())
         if number is not None:
             libc.syscall(number, 1, 0, 3 << 13)  # IOPRIO_WHO_PROCESS, self, IOPRIO_CLASS_IDLE
-        libc.prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
     except Exception:
         pass
     if os.getppid() != {parent}:  # the server died before the death signal was set
         os._exit(1)
+try:
+    os.setpriority(os.PRIO_PROCESS, 0, 19)  # last: a nice child is the sign the rest is done
+except (AttributeError, OSError):
+    pass
 sys.argv[0] = "redline"
 from {entry} import main
 sys.exit(main())
