@@ -228,6 +228,9 @@ def test_a_hostile_tree_cannot_make_memory_read_outside_or_keep_a_secret(
     assert "regular file" in report.skipped["pkg/swapped.py"]
     assert report.skipped["tools/id_rsa_helper.py"].startswith("a secret file")
     assert "over" in report.skipped["pkg/huge.py"]
+    # The per-file cap is said where caps are said.
+    [cut] = [x for x in report.limits_reached if x.startswith("per-file caps reached: 1 file")]
+    assert cut.endswith("e.g. pkg/huge.py")
     with _open(project, embedder) as memory:
         for name in ("stolen_outside_function", "from_linked_dir", "private_key_material", "huge"):
             assert memory.definitions(name) == [], name
