@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from redline.config_models import Settings
+from redline.memory import build
 from redline.memory.build import BuildReport, build_memory
 from redline.memory.lock import MemoryBusyError, build_lock
 from redline.memory.model import Vectors
@@ -45,6 +46,12 @@ class HashEmbedder:
             norm = float(np.linalg.norm(out[i]))
             out[i] = out[i] / norm if norm else out[i]
         return out
+
+
+@pytest.fixture(autouse=True)
+def _no_vectors_from_other_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build's in-process vector cache starts empty: what is embedded is this test's."""
+    monkeypatch.setattr(build, "_VECTORS", build._VectorCache(build._CACHED_VECTORS))
 
 
 NET = '''\
@@ -147,8 +154,15 @@ def test_only_changed_files_are_parsed_and_removed_ones_leave(project: GitRepo) 
     assert embedder.calls == 1  # the second build embedded nothing
 
     project.write("pkg/net.py", NET.replace("gave up", "gave up waiting"))  # not committed
+    project.write("pkg/api.py", API + "\n\ndef one_more():\n    return 1\n")
+    texts = embedder.texts
     changed = _build(project, embedder)
-    assert (changed.parsed, changed.reused, changed.removed) == (1, 2, 0)
+    assert (changed.parsed, changed.reused, changed.removed) == (2, 1, 0)
+    # Only what changed was embedded: send_with_retry, the new function (and no other of
+    # pkg/api.py's symbols, unchanged in a changed file).
+    assert embedder.texts - texts == 2
+    project.git("checkout", "pkg/api.py")
+    assert _build(project, embedder).parsed == 1
 
     project.git("rm", "-q", "pkg/api.py")
     project.commit("drop the client")

@@ -18,8 +18,11 @@ local numpy.
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import time
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -291,7 +294,7 @@ class _Builder:
         if not self.pending:
             return
         texts = [_symbol_text(s) for graph, _ in self.pending for s in graph.symbols]
-        vectors = self._embedder().embed(texts) if texts else _NO_VECTORS
+        vectors = _VECTORS.embed(self._embedder, self._model_name(), texts)
         row = 0
         for graph, blob in self.pending:
             n = len(graph.symbols)
@@ -345,6 +348,40 @@ class _Builder:
         self.report.limits_reached = list(meta.limits_reached)
         self.report.model = meta.model
         return self.report
+
+
+class _VectorCache:
+    """Vectors of texts embedded lately in this process, by model and text digest: a file
+    saved again in the editor changes one function, and only that one is embedded again (the
+    language server's refresh; a one-shot CLI build gains nothing and loses little). Bounded:
+    _CACHED_VECTORS rows of 384 floats (~12 MB), the oldest forgotten first."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._rows: OrderedDict[tuple[str, bytes], Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(self, embedder: Callable[[], Embedder], model: str, texts: list[str]) -> Vectors:
+        if not texts:
+            return _NO_VECTORS
+        keys = [(model, hashlib.sha1(t.encode("utf-8", "surrogatepass")).digest()) for t in texts]
+        with self._lock:
+            found = {k: self._rows[k] for k in keys if k in self._rows}
+            for k in found:
+                self._rows.move_to_end(k)
+        wanted = {k: i for i, k in enumerate(keys) if k not in found}  # each text once
+        if wanted:
+            fresh = embedder().embed([texts[i] for i in wanted.values()])
+            with self._lock:
+                for row, key in zip(fresh, wanted, strict=True):
+                    found[key] = self._rows[key] = row
+                while len(self._rows) > self._size:
+                    self._rows.popitem(last=False)
+        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+
+
+_CACHED_VECTORS: Final = 8192
+_VECTORS = _VectorCache(_CACHED_VECTORS)
 
 
 def _plain(path: str) -> str:

@@ -13,13 +13,22 @@ two are combined (reciprocal-rank fusion), kept small so the benchmark can tune 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from redline.memory.model import Edge, Hit, MemoryMeta, MemoryStore, StoredSymbol, Symbol
+from redline.memory.model import (
+    Edge,
+    Hit,
+    MemoryMeta,
+    MemoryStore,
+    StoredSymbol,
+    Symbol,
+    Vectors,
+)
 from redline.memory.status import NOT_BUILT, status_line
 
 if TYPE_CHECKING:
@@ -32,6 +41,11 @@ RRF_K: Final = 60  # reciprocal-rank fusion's damping constant (Cormack et al. u
 GRAPH_TOP: Final = 3  # the best hits whose graph neighbours join the results
 GRAPH_WEIGHT: Final = 0.5  # a neighbour's score: this share of the hit it was reached from
 _WORD: Final = re.compile(r"[A-Za-z][a-z0-9]*|[A-Z]+(?![a-z])|\d+")
+
+
+_QUERY_CACHE: Final = 256
+_QUERY_VECTORS: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
+_QUERY_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -173,7 +187,7 @@ class ProjectMemory:
         embedder = self._usable_embedder()
         if embedder is None or not text.strip():
             return []
-        found = self.store.nearest(embedder.embed([text]), limit + 1)
+        found = self.store.nearest(self._vector(embedder, text), limit + 1)
         hits = [
             Hit(stored, score, f"similar code ({score:.2f})")
             for stored, score in found
@@ -191,7 +205,7 @@ class ProjectMemory:
         }
         embedder = self._usable_embedder()
         if embedder is not None:
-            rankings["semantic"] = self.store.nearest(embedder.embed([query]), POOL)
+            rankings["semantic"] = self.store.nearest(self._vector(embedder, query), POOL)
         fused = fuse(rankings)
         scores = {f.stored.id: f.score for f in fused}
         reasons = {f.stored.id: _reason(f, query) for f in fused}
@@ -208,6 +222,26 @@ class ProjectMemory:
                     symbols[hit.stored.id] = hit.stored
         order = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
         return [Hit(symbols[i], scores[i], reasons[i]) for i in order]
+
+    @staticmethod
+    def _vector(embedder: Embedder, text: str) -> Vectors:
+        """The query's embedding, written as symbols are (identifiers split into words: the
+        two sides alike), from a small in-process cache: a review, its agent and the editor
+        ask about the same changed functions more than once."""
+        from redline.memory.embed import code_text
+
+        key = (embedder.name, code_text(text))
+        with _QUERY_LOCK:
+            hit = _QUERY_VECTORS.get(key)
+            if hit is not None:
+                _QUERY_VECTORS.move_to_end(key)
+                return hit
+        vector = embedder.embed([key[1]])
+        with _QUERY_LOCK:
+            _QUERY_VECTORS[key] = vector
+            while len(_QUERY_VECTORS) > _QUERY_CACHE:
+                _QUERY_VECTORS.popitem(last=False)
+        return vector
 
     def _usable_embedder(self) -> Embedder | None:
         if self._embedder is None and not self._embedder_failed:
