@@ -23,6 +23,7 @@ BENCHMARKS = (
     "incremental.py",
     "review_cost.py",
     "lsp_responsiveness.py",
+    "memory_lsp.py",
     "redaction.py",
     "anchoring.py",
     "debate.py",

@@ -170,6 +170,18 @@ def _fix_code_action_parsing(client: LanguageClient) -> None:
     converter.register_structure_hook(types.Command | types.CodeAction, hook)  # type: ignore[arg-type]
 
 
+def without_memory_refresh(options: dict[str, Any] | None) -> dict[str, Any]:
+    """The client's initializationOptions with the background memory refresh off unless the
+    test sets it: a test that does not need project memory must not spend a CI minute building
+    it when its session idles (tests/test_lsp_memory_refresh.py turns it on)."""
+    options = dict(options or {})
+    inner = options.get("redline")
+    section = inner if isinstance(inner, dict) else options
+    if not any(str(k).lower().startswith("memory") for k in section):
+        section["memoryRefresh"] = False
+    return options
+
+
 async def start_session(
     root: Path,
     profile: str,
@@ -179,6 +191,7 @@ async def start_session(
     configuration: dict[str, Any] | None = None,
 ) -> Session:
     config = ClientServerConfig(server_command=SERVER, server_env=env)
+    init_options = without_memory_refresh(init_options)
     client = await config.start()
     assert isinstance(client, LanguageClient)
     _fix_code_action_parsing(client)

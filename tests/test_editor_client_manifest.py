@@ -70,13 +70,7 @@ def test_the_settings_the_server_reads_are_the_ones_the_extension_offers(
         if name in client_only:
             continue
         # A value other than the default, as VS Code sends the section: the server takes it.
-        choices = (
-            spec.get("enum")
-            or {
-                "boolean": [not spec["default"]],
-                "string": ["develop"],
-            }[spec["type"]]
-        )
+        choices = spec.get("enum") or _other_values(spec)
         value = next(c for c in choices if c != spec["default"])
         merged = merge_settings(LspSettings(), {"redline": {name.split(".", 1)[1]: value}})
         assert merged != LspSettings(), f"the server ignores {name}"
@@ -84,6 +78,15 @@ def test_the_settings_the_server_reads_are_the_ones_the_extension_offers(
     # No setting names a model, an API base or a key (the workspace controls these settings).
     for name in props:
         assert not any(word in name.lower() for word in ("model", "apibase", "key", "token"))
+
+
+def _other_values(spec: dict[str, Any]) -> list[Any]:
+    default = spec["default"]
+    if spec["type"] == "boolean":
+        return [not default]
+    if spec["type"] == "number":
+        return [default + 1]
+    return ["develop"]
 
 
 def test_restricted_mode_is_supported_without_the_workspace_choosing_the_server(

@@ -42,6 +42,7 @@ def on_open(ls: RedlineServer, params: types.DidOpenTextDocumentParams) -> None:
 @HANDLERS.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def on_change(ls: RedlineServer, params: types.DidChangeTextDocumentParams) -> None:
     uri = ls.uris.seen(params.text_document.uri)
+    ls.memory.activity()  # the user is typing: not idle
     if ls.tracker.document(uri) is None:
         return
     changed = False
@@ -71,6 +72,7 @@ def on_close(ls: RedlineServer, params: types.DidCloseTextDocumentParams) -> Non
 @HANDLERS.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def on_save(ls: RedlineServer, params: types.DidSaveTextDocumentParams) -> None:
     uri = ls.uris.seen(params.text_document.uri)
+    ls.memory.saved(uri)
     if not ls.is_open(uri):
         _refresh_from_disk(ls, uri)
     if ls.settings.auto_review_on_save:
@@ -81,6 +83,7 @@ def on_save(ls: RedlineServer, params: types.DidSaveTextDocumentParams) -> None:
 def on_watched(ls: RedlineServer, params: types.DidChangeWatchedFilesParams) -> None:
     for change in params.changes:
         uri = uris.key(change.uri)
+        ls.memory.changed_on_disk(change.uri)
         if not ls.is_open(uri):  # an open buffer is the truth until it is closed
             _refresh_from_disk(ls, uri)
 

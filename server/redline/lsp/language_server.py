@@ -24,6 +24,7 @@ from pygls.workspace import TextDocument
 from redline.errors import UsageError
 from redline.lsp import publish, uris
 from redline.lsp.folders import Folder
+from redline.lsp.memory_refresh import MemoryRefresher
 from redline.lsp.protocol import RedlineProtocol
 from redline.lsp.reviews import ReviewRegistry
 from redline.lsp.settings import LspSettings
@@ -82,6 +83,7 @@ class RedlineServer(LanguageServer):
         # The client left a `window/workDoneProgress/create` unanswered (jobs.py): reviews
         # run without progress instead of waiting for it again, until it answers.
         self.progress_create_unanswered = False
+        self.memory = MemoryRefresher(self)  # project memory refreshed in the background
 
     # -- folders and documents -----------------------------------------------------------
 

@@ -38,7 +38,17 @@ from typing import Any, BinaryIO
 
 from lsprotocol import types
 
-from redline.lsp import actions, commands, debates, diagnostics, documents, engine, jobs, queries
+from redline.lsp import (
+    actions,
+    commands,
+    debates,
+    diagnostics,
+    documents,
+    engine,
+    jobs,
+    memory_process,
+    queries,
+)
 from redline.lsp.handlers import Handlers, QuietCommandErrors
 from redline.lsp.language_server import RedlineServer, __version__
 from redline.lsp.protocol import RoutineAtInfo
@@ -74,6 +84,7 @@ async def on_initialized(ls: RedlineServer, params: types.InitializedParams) -> 
     for warning in ls.settings.warnings:
         ls.log_message(f"Redline: {warning}", types.MessageType.Warning)
     await _pull_configuration(ls)
+    ls.memory.start()  # after the settings: they may turn it off
     await _watch_files(ls)
 
 
@@ -98,6 +109,7 @@ async def _pull_configuration(ls: RedlineServer) -> None:
         ls.log_message(f"Redline: {warning}", types.MessageType.Warning)
     if ls.settings != before:
         diagnostics.republish_all(ls)
+        ls.memory.settings_changed()
 
 
 async def _watch_files(ls: RedlineServer) -> None:
@@ -131,6 +143,7 @@ def on_shutdown(ls: RedlineServer, params: None) -> None:
     for folder in ls.folders.values():
         if folder.save_timer is not None:
             folder.save_timer.cancel()
+    ls.memory.stop()  # a memory build running is killed, with what it started
 
 
 @HANDLERS.feature(types.EXIT)
@@ -143,6 +156,7 @@ def on_exit(ls: RedlineServer, params: None) -> None:
     analyzers = sys.modules.get("redline.analyzers.base")  # loaded once a review ran
     if analyzers is not None:
         analyzers.kill_running()
+    memory_process.kill_running()
     log.info("exit (code %d)", code)
     logging.shutdown()
     sys.stderr.flush()
@@ -156,6 +170,7 @@ async def on_configuration(ls: RedlineServer, params: types.DidChangeConfigurati
         ls.settings = merge_settings(ls.settings, params.settings)
         if ls.settings != before:
             diagnostics.republish_all(ls)
+            ls.memory.settings_changed()
     else:
         await _pull_configuration(ls)
 
@@ -184,6 +199,7 @@ def debug_info(ls: RedlineServer, params: Any) -> dict[str, Any]:
             "staleDisplay": ls.settings.stale_display,
             "autoReviewOnSave": ls.settings.auto_review_on_save,
         },
+        "memoryRefresh": ls.memory.describe(),
     }
 
 
@@ -257,5 +273,8 @@ def main() -> int:
     sys.setswitchinterval(0.001)
     log.info("redline %s language server starting (pid %d)", __version__, os.getpid())
     server = build_server()
-    server.start_io(rpc_in, rpc_out)
+    try:
+        server.start_io(rpc_in, rpc_out)
+    finally:  # the client closed the stream without `exit`: no memory build outlives us
+        memory_process.kill_running()
     return server.exit_code

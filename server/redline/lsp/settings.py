@@ -37,6 +37,10 @@ _ALIASES = {
     "hover_beside_diagnostic": "hover_beside_diagnostic",
     "clientshowsoutcome": "client_shows_outcome",
     "client_shows_outcome": "client_shows_outcome",
+    "memoryrefresh": "memory_refresh",
+    "memory_refresh": "memory_refresh",
+    "memoryidledelay": "memory_idle_delay",
+    "memory_idle_delay": "memory_idle_delay",
 }
 
 
@@ -54,6 +58,10 @@ class LspSettings:
     # The client shows how each review ended itself (the VS Code extension: its status bar and
     # sidebar say "no findings"); other clients are told an empty review's outcome in a message.
     client_shows_outcome: bool = False
+    # Project memory refreshed in the background (memory_refresh.py): on save, and a whole-tree
+    # build once the user has been idle this many seconds (no edit, no save).
+    memory_refresh: bool = True
+    memory_idle_delay: float = 60.0
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def engine_flags(self) -> dict[str, Any]:
@@ -112,7 +120,12 @@ def _convert(target: str, value: Any) -> Any:
     if target == "base_branch":
         text = str(value).strip()
         return text or None
-    if target in ("auto_review_on_save", "hover_beside_diagnostic", "client_shows_outcome"):
+    if target in (
+        "auto_review_on_save",
+        "hover_beside_diagnostic",
+        "client_shows_outcome",
+        "memory_refresh",
+    ):
         return _as_bool(value)
     if target == "stale_display":
         text = str(value).strip().lower()
@@ -130,5 +143,10 @@ def _convert(target: str, value: Any) -> Any:
         seconds = float(value)
         if not 0 <= seconds <= 60:
             raise ValueError("expected seconds from 0 to 60")
+        return seconds
+    if target == "memory_idle_delay":
+        seconds = float(value)
+        if not 0.1 <= seconds <= 86400:
+            raise ValueError("expected seconds from 0.1 to 86400")
         return seconds
     raise ValueError(f"unknown setting {target}")
