@@ -136,11 +136,16 @@ def original_source(mutant: Mutant) -> str:
 
 
 def build_case_repo(mutant: Mutant, root: Path) -> str:
-    """A repository at `root` with the original file on `main` and the mutant on the branch
-    `mutant`; returns the range to review."""
+    """A repository at `root` with the original file (and the mutant's context files) on
+    `main` and the mutant on the branch `mutant`; returns the range to review."""
     path = root / mutant.bug.file
     path.parent.mkdir(parents=True, exist_ok=True)
     _git(root, "init", "-q", "-b", "main")
+    for other, text in mutant.context:  # the callers' files of a contract change, unchanged
+        if other.startswith("/") or ".." in other.split("/"):
+            raise ValueError(f"bad context path {other!r}")
+        (root / other).parent.mkdir(parents=True, exist_ok=True)
+        (root / other).write_text(text, encoding="utf-8")
     path.write_text(original_source(mutant), encoding="utf-8")
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "original")
