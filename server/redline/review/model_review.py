@@ -68,6 +68,7 @@ async def run_model_review(
         runner=scope.runner,
         old_rev=scope.old_rev,
         limits=ToolLimits.from_settings(settings),
+        settings=settings,
     )
     provider = ContextProvider(
         scope, tool_ctx=tool_ctx, token_budget=settings.review.context_tokens

@@ -1,0 +1,202 @@
+"""Project memory in a context bundle: the callers of each changed function, and the most
+similar functions elsewhere, so a reviewer sees how the change is used and how the codebase
+handles the same thing.
+
+Memory (redline/memory/query.py `ProjectMemory`) is opened once per review by the provider's
+ToolContext (tools/memory_tools.project_memory) and never built by a review: without it these
+candidates are simply not proposed, and the bundle is what it was. With it, the candidates
+come after the enclosing functions and the model's own requests; what does not fit the budget
+is named in `omitted`, as any other candidate.
+
+Memory only says WHERE to look. The lines shown are read from the change's new side through
+the provider's RepoReader (hardened reads, secret files never read) and pass through the
+provider's clean() (redaction) like every section. The index may be a little stale: a caller
+is located by path + qualified name in the file as it is now, and kept only when it still
+calls the function; one that is gone is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from redline.context.assembly import Candidate, Lines, Source
+from redline.context.budget import Range, clamp, merge_ranges
+from redline.context.locate import innermost, new_anchors
+from redline.context.repo_reader import RepoReader, is_secret
+from redline.diff.file_diff import FileDiff
+from redline.diff.functions import FunctionSpan, language_for
+from redline.model import ReviewUnit
+
+if TYPE_CHECKING:
+    from redline.memory.model import Hit, Symbol, SymbolKind
+    from redline.memory.query import ProjectMemory
+
+MAX_FUNCTIONS: Final = 3  # changed functions of one unit looked up
+MAX_CALLERS: Final = 3  # callers shown per changed function
+MAX_SIMILAR: Final = 2  # similar functions shown per changed function
+# Asked of memory beyond what is shown: some answers are left out (the function itself, a
+# function of this diff, a caller gone from the current version).
+_OVERFETCH: Final = 4
+CALL_MARGIN: Final = 3  # lines around a call when the whole caller does not fit
+MIN_SIMILARITY: Final = 0.35  # below this a "similar" function is noise
+MAX_QUERY_CHARS: Final = 4000  # of a changed function's text, to find similar code
+
+
+@dataclass
+class MemoryReads:
+    """Time spent reading memory, per review unit (milliseconds): the benchmarks report it."""
+
+    per_unit: list[float] = field(default_factory=list)
+
+
+class MemoryContext:
+    """Candidates from project memory for the units of one review (cached per function name:
+    the units of one file share them)."""
+
+    def __init__(
+        self,
+        memory: ProjectMemory,
+        reader: RepoReader,
+        *,
+        diff_text: str = "",
+        hunk_margin: int = 10,
+    ) -> None:
+        self.memory = memory
+        self.reader = reader
+        self.diff_text = diff_text
+        self.hunk_margin = hunk_margin
+        self.reads = MemoryReads()
+        self._callers: dict[str, list[Hit]] = {}
+        self._similar: dict[tuple[str, str], list[Hit]] = {}
+        self._changed: dict[str, list[Range]] | None = None
+
+    # -- candidates -------------------------------------------------------------------------
+
+    def candidates(self, unit: ReviewUnit, fd: FileDiff | None) -> Iterator[Candidate]:
+        if is_secret(unit.file_path):
+            return
+        src = self.reader.source("new", unit.file_path)
+        if isinstance(src, str):
+            return
+        spans = self.reader.function_spans(src)
+        changed = list(
+            dict.fromkeys(s for s in (innermost(spans, n) for n in new_anchors(unit, fd)) if s)
+        )[:MAX_FUNCTIONS]
+        if not changed:
+            return
+        started = time.perf_counter()
+        callers = {span: self._callers_of(span) for span in changed}
+        similar = {span: self._similar_to(src, span) for span in changed}
+        self.reads.per_unit.append((time.perf_counter() - started) * 1000)
+        for span in changed:
+            yield from self._caller_lines(src, span, callers[span])
+        for span in changed:
+            yield from self._similar_lines(src, span, similar[span])
+
+    def _callers_of(self, span: FunctionSpan) -> list[Hit]:
+        name = span.name.rsplit(".", 1)[-1]
+        if name not in self._callers:
+            self._callers[name] = self.memory.callers(name, limit=MAX_CALLERS + _OVERFETCH)
+        return self._callers[name]
+
+    def _similar_to(self, src: Source, span: FunctionSpan) -> list[Hit]:
+        key = (src.path, span.name)
+        if key not in self._similar:
+            from redline.memory.model import Symbol
+
+            text = "\n".join(src.lines[span.start - 1 : span.end])[:MAX_QUERY_CHARS]
+            kind: SymbolKind = "method" if "." in span.name else "function"
+            me = Symbol(src.path, span.name, kind, span.start, span.end, _language(src.path))
+            self._similar[key] = self.memory.similar(
+                text, limit=MAX_SIMILAR + _OVERFETCH, exclude=me
+            )
+        return self._similar[key]
+
+    # -- locating what memory named in the current version ------------------------------------
+
+    def _caller_lines(
+        self, src: Source, span: FunctionSpan, hits: Sequence[Hit]
+    ) -> Iterator[Candidate]:
+        name = span.name.rsplit(".", 1)[-1]
+        calls = re.compile(rf"(?<![\w$]){re.escape(name)}\s*\(")
+        shown = 0
+        for hit in hits:
+            if shown >= MAX_CALLERS:
+                return
+            sym = hit.stored.symbol
+            if sym.path == src.path and sym.qualname == span.name:
+                continue  # recursion: the function itself
+            found = self._locate(sym)
+            if found is None:
+                continue
+            caller_src, caller = found
+            lines = [
+                n
+                for n in range(caller.start, caller.end + 1)
+                if calls.search(caller_src.lines[n - 1])
+            ]
+            if not lines:
+                continue  # the current version no longer calls it (the index is stale)
+            label = f"caller of {name} (project memory)"
+            windows = merge_ranges((n - CALL_MARGIN, n + CALL_MARGIN) for n in lines)
+            near = clamp(windows, caller.end)
+            near = [(max(s, caller.start), e) for s, e in near]
+            fallback = Lines("new", caller_src.path, tuple(near[:2]), label, "callers")
+            yield Lines(
+                "new", caller_src.path, ((caller.start, caller.end),), label, "callers", fallback
+            )
+            shown += 1
+
+    def _similar_lines(
+        self, src: Source, span: FunctionSpan, hits: Sequence[Hit]
+    ) -> Iterator[Candidate]:
+        shown = 0
+        for hit in hits:
+            if shown >= MAX_SIMILAR or hit.score < MIN_SIMILARITY:
+                return
+            sym = hit.stored.symbol
+            if sym.path == src.path and sym.qualname == span.name:
+                continue  # itself
+            found = self._locate(sym)
+            if found is None:
+                continue
+            other_src, other = found
+            if self._in_diff(other_src.path, other):
+                continue  # changed by this diff: reviewed in its own right, not an example
+            label = f"similar to {span.name} (project memory, similarity {hit.score:.2f})"
+            yield Lines("new", other_src.path, ((other.start, other.end),), label, "similar")
+            shown += 1
+
+    def _locate(self, sym: Symbol) -> tuple[Source, FunctionSpan] | None:
+        """The symbol's function in the current version of its file, by qualified name; None
+        when the file or the function is gone (or cannot be shown)."""
+        if is_secret(sym.path):
+            return None
+        src = self.reader.source("new", sym.path)
+        if isinstance(src, str):
+            return None
+        for span in self.reader.function_spans(src):
+            if span.name == sym.qualname:
+                return src, span
+        return None
+
+    def _in_diff(self, path: str, span: FunctionSpan) -> bool:
+        if self._changed is None:
+            from redline.diff.parse import parse_git_diff
+
+            self._changed = {}
+            for fd in parse_git_diff(self.diff_text):
+                ranges = [h.new_range for h in fd.hunks if h.new_count > 0]
+                self._changed.setdefault(fd.path, []).extend(ranges)
+        return any(s <= span.end and e >= span.start for s, e in self._changed.get(path, []))
+
+
+def _language(path: str) -> str:
+    return language_for(path) or ""
+
+
+__all__ = ["MAX_CALLERS", "MAX_SIMILAR", "MemoryContext", "MemoryReads"]
