@@ -31,6 +31,7 @@ from redline.review.planner import UnitPlan
 from redline.review.reviewer import FileReview
 from redline.review.supervisor import ModelUnavailable, StageInputs, run_model_stage
 from redline.store import ReviewCache
+from redline.tools.memory_tools import close_memory
 from redline.tools.sandbox import ToolContext, ToolLimits
 
 
@@ -109,6 +110,8 @@ async def run_model_review(
         )
         fill_usage(client, coverage)
         return ModelOutcome(findings=analyzer_findings, model_error=line)
+    finally:
+        close_memory(tool_ctx)  # the review's project memory, opened by its first bundle
     coverage.notes.extend(stage.notes)
     coverage.skipped.extend(stage.planner_skipped)
     # With the model's stages run, "reviewed" means a valid reviewer answer (fresh or cached)

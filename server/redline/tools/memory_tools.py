@@ -50,6 +50,18 @@ def project_memory(ctx: ToolContext) -> ProjectMemory | None:
     return cast("ProjectMemory | None", found)
 
 
+def close_memory(ctx: ToolContext) -> None:
+    """Close the run's project memory, if it was opened (the end of a review or agent run)."""
+    with ctx._lock:
+        opened = ctx.memory_slot[0] if ctx.memory_slot else None
+        ctx.memory_slot[:] = [None]
+    if opened is not None:
+        try:
+            cast("ProjectMemory", opened).close()
+        except Exception as exc:  # closing must not fail a finished review
+            log.info("project memory: close failed (%s)", type(exc).__name__)
+
+
 def _open(ctx: ToolContext) -> ProjectMemory | None:
     try:
         from redline.config_models import Settings
@@ -188,6 +200,7 @@ __all__ = [
     "MAX_HITS",
     "NOT_BUILT",
     "callers",
+    "close_memory",
     "format_hit",
     "project_memory",
     "search_memory",
