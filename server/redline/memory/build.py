@@ -96,17 +96,22 @@ def build_memory(
 
     started = time.monotonic()
     root = Path(repo_root).resolve()
-    runner = runner or GitRunner()
+    own_runner = runner is None
+    git = runner or GitRunner()
     say = _Say(progress)
-    with build_lock(
-        root, timeout=lock_timeout, waiting=lambda: say.now("waiting for another memory build")
-    ):
-        store = open_store(root, memory_settings(settings))
-        try:
-            builder = _Builder(root, settings, store, runner, embedder, say)
-            report = builder.run(None if paths is None else list(paths))
-        finally:
-            store.close()
+    try:
+        with build_lock(
+            root, timeout=lock_timeout, waiting=lambda: say.now("waiting for another memory build")
+        ):
+            store = open_store(root, memory_settings(settings))
+            try:
+                builder = _Builder(root, settings, store, git, embedder, say)
+                report = builder.run(None if paths is None else list(paths))
+            finally:
+                store.close()
+    finally:
+        if own_runner:
+            git.close()  # its private repository view
     report.seconds = time.monotonic() - started
     return report
 
