@@ -26,7 +26,7 @@ import subprocess
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,10 +174,14 @@ def on_bug(f: Finding, bug: PlantedBug) -> bool:
     return any(start - 1 <= n <= end + 1 for n in bug.lines)
 
 
-def _run_case(case: str, mutant: Mutant, settings: Settings) -> tuple[Review, list[Finding]]:
+def _run_case(
+    case: str, mutant: Mutant, settings: Settings, prepare: Callable[[Path], None] | None = None
+) -> tuple[Review, list[Finding]]:
     root = Path(tempfile.mkdtemp(prefix="redline-oracle-"))
     try:
         scope = build_case_repo(mutant, root)
+        if prepare is not None:
+            prepare(root)
         anchored: list[Finding] = []
 
         def on_file(review: FileReview) -> None:
@@ -229,9 +233,16 @@ def _detail(stage: str, review: Review, anchored: list[Finding]) -> str:
 
 
 def measure_pipeline_loss(
-    mutants: Sequence[Mutant], *, seed: int = 0, noise: Noise | None = None, workers: int = 1
+    mutants: Sequence[Mutant],
+    *,
+    seed: int = 0,
+    noise: Noise | None = None,
+    workers: int = 1,
+    prepare: Callable[[Path], None] | None = None,
 ) -> LossReport:
     """Each mutant through the real pipeline against the oracle (see the module docstring).
+    `prepare(root)` runs on each case's repository before its review (a benchmark builds
+    project memory there).
 
     One case at a time by default: cases in threads each run their own event loop, which
     litellm's process-wide logging worker does not survive cleanly, and CPython 3.11's `ast`
@@ -245,7 +256,7 @@ def measure_pipeline_loss(
         settings = oracle_settings(server.base_url)
         cases = list(oracle.cases.items())
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            futures = [pool.submit(_run_case, c, m, settings) for c, m in cases]
+            futures = [pool.submit(_run_case, c, m, settings, prepare) for c, m in cases]
             outcomes: list[tuple[str, Mutant, tuple[Review, list[Finding]] | None, str]] = []
             for (case, mutant), future in zip(cases, futures, strict=True):
                 try:
