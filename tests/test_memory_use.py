@@ -163,6 +163,19 @@ def test_bundle_has_the_changed_functions_caller_and_similar_code(client_repo: G
     assert provider.memory is not None and len(provider.memory.reads.per_unit) == 1
 
 
+def test_warmed_up_answers_give_the_same_bundle(client_repo: GitRepo) -> None:
+    built(client_repo)
+    change_send(client_repo)
+    scope = scope_of(client_repo)
+    unit = unit_of(scope, "lib/client.py")
+    cold = ContextProvider(scope).bundle(unit, ContextLevel.FUNCTION)
+    provider = ContextProvider(scope)
+    provider.warm_memory([unit])
+    warm = provider.bundle(unit, ContextLevel.FUNCTION)
+    assert warm.render() == cold.render()
+    assert provider.memory is not None and provider.memory.reads.warm_ms > 0
+
+
 def test_a_caller_gone_since_the_build_is_skipped(client_repo: GitRepo) -> None:
     built(client_repo)
     change_send(client_repo, drop_cron=True)

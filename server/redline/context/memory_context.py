@@ -8,6 +8,11 @@ candidates are simply not proposed, and the bundle is what it was. With it, the 
 come after the enclosing functions and the model's own requests; what does not fit the budget
 is named in `omitted`, as any other candidate.
 
+Finding similar code embeds the changed function's text (the local model: tens of
+milliseconds a function on a busy machine), so a review warms the answers up beside its first
+model call (`warm`, in a daemon thread, started by review/model_review.py before the planner):
+a unit's bundle then reads them from the cache, and waits only for what is not ready yet.
+
 Memory only says WHERE to look. The lines shown are read from the change's new side through
 the provider's RepoReader (hardened reads, secret files never read) and pass through the
 provider's clean() (redaction) like every section. The index may be a little stale: a caller
@@ -18,6 +23,7 @@ calls the function; one that is gone is skipped.
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -46,11 +52,16 @@ MIN_SIMILARITY: Final = 0.35  # below this a "similar" function is noise
 MAX_QUERY_CHARS: Final = 4000  # of a changed function's text, to find similar code
 
 
+WARM_WAIT: Final = 30.0  # seconds a bundle waits for the warm-up before asking memory itself
+
+
 @dataclass
 class MemoryReads:
-    """Time spent reading memory, per review unit (milliseconds): the benchmarks report it."""
+    """Time spent reading memory (milliseconds): per review unit, in the bundle's path (what a
+    review waits for), and the warm-up's total beside it. The benchmarks report both."""
 
     per_unit: list[float] = field(default_factory=list)
+    warm_ms: float = 0.0
 
 
 class MemoryContext:
@@ -73,22 +84,48 @@ class MemoryContext:
         self._callers: dict[str, list[Hit]] = {}
         self._similar: dict[tuple[str, str], list[Hit]] = {}
         self._changed: dict[str, list[Range]] | None = None
+        # One reader of memory at a time (the store's connection), the caches beside it.
+        self._lock = threading.Lock()
+        self._warm: threading.Thread | None = None
+
+    # -- warming up beside the first model call ---------------------------------------------
+
+    def warm(self, units: Sequence[ReviewUnit]) -> None:
+        """Ask memory about every unit's changed functions in a daemon thread, so the bundles
+        built later find the answers ready. Best effort: a failure leaves the caches empty and
+        the bundle asks again."""
+        if self._warm is not None:
+            return
+        thread = threading.Thread(
+            target=self._warm_up, args=(list(units),), name="redline-memory-warm", daemon=True
+        )
+        self._warm = thread
+        thread.start()
+
+    def _warm_up(self, units: list[ReviewUnit]) -> None:
+        started = time.perf_counter()
+        try:
+            for unit in units:
+                found = self._changed_functions(unit, None)
+                if found is not None:
+                    src, spans = found
+                    for span in spans:
+                        self._callers_of(span)
+                        self._similar_to(src, span)
+        except Exception:  # the bundle asks again; a review never fails for its memory
+            pass
+        self.reads.warm_ms = (time.perf_counter() - started) * 1000
 
     # -- candidates -------------------------------------------------------------------------
 
     def candidates(self, unit: ReviewUnit, fd: FileDiff | None) -> Iterator[Candidate]:
-        if is_secret(unit.file_path):
+        found = self._changed_functions(unit, fd)
+        if found is None:
             return
-        src = self.reader.source("new", unit.file_path)
-        if isinstance(src, str):
-            return
-        spans = self.reader.function_spans(src)
-        changed = list(
-            dict.fromkeys(s for s in (innermost(spans, n) for n in new_anchors(unit, fd)) if s)
-        )[:MAX_FUNCTIONS]
-        if not changed:
-            return
+        src, changed = found
         started = time.perf_counter()
+        if self._warm is not None:
+            self._warm.join(WARM_WAIT)
         callers = {span: self._callers_of(span) for span in changed}
         similar = {span: self._similar_to(src, span) for span in changed}
         self.reads.per_unit.append((time.perf_counter() - started) * 1000)
@@ -97,15 +134,36 @@ class MemoryContext:
         for span in changed:
             yield from self._similar_lines(src, span, similar[span])
 
+    def _changed_functions(
+        self, unit: ReviewUnit, fd: FileDiff | None
+    ) -> tuple[Source, list[FunctionSpan]] | None:
+        if is_secret(unit.file_path):
+            return None
+        src = self.reader.source("new", unit.file_path)
+        if isinstance(src, str):
+            return None
+        spans = self.reader.function_spans(src)
+        if fd is None:
+            from redline.context.format import format_patch
+
+            fd = format_patch(unit.patch)[1]
+        changed = list(
+            dict.fromkeys(s for s in (innermost(spans, n) for n in new_anchors(unit, fd)) if s)
+        )[:MAX_FUNCTIONS]
+        return (src, changed) if changed else None
+
     def _callers_of(self, span: FunctionSpan) -> list[Hit]:
         name = span.name.rsplit(".", 1)[-1]
-        if name not in self._callers:
-            self._callers[name] = self.memory.callers(name, limit=MAX_CALLERS + _OVERFETCH)
-        return self._callers[name]
+        with self._lock:
+            if name not in self._callers:
+                self._callers[name] = self.memory.callers(name, limit=MAX_CALLERS + _OVERFETCH)
+            return self._callers[name]
 
     def _similar_to(self, src: Source, span: FunctionSpan) -> list[Hit]:
         key = (src.path, span.name)
-        if key not in self._similar:
+        with self._lock:
+            if key in self._similar:
+                return self._similar[key]
             from redline.memory.model import Symbol
 
             text = "\n".join(src.lines[span.start - 1 : span.end])[:MAX_QUERY_CHARS]
@@ -114,7 +172,7 @@ class MemoryContext:
             self._similar[key] = self.memory.similar(
                 text, limit=MAX_SIMILAR + _OVERFETCH, exclude=me
             )
-        return self._similar[key]
+            return self._similar[key]
 
     # -- locating what memory named in the current version ------------------------------------
 

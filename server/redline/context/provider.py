@@ -96,6 +96,12 @@ class ContextProvider:
 
     # -- public ---------------------------------------------------------------------------------
 
+    def warm_memory(self, units: Sequence[ReviewUnit]) -> None:
+        """Start asking project memory about these units' changed functions in the background
+        (memory_context.MemoryContext.warm), so their bundles do not wait for it."""
+        if self.memory is not None:
+            self.memory.warm(units)
+
     def bundle(
         self,
         unit: ReviewUnit,

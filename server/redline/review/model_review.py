@@ -97,6 +97,8 @@ async def run_model_review(
         cancel=cancel,
     )
     plans = [UnitPlan(unit=u, level=u.rule_context_level) for u in plan.reviewable]
+    # Project memory's answers (callers, similar code) are read beside the planner's call.
+    provider.warm_memory(plan.reviewable)
     try:
         with cancel.attached(asyncio.get_running_loop()):
             stage = await run_model_stage(plans, analyzer_findings, inputs)
