@@ -57,10 +57,14 @@ WARM_WAIT: Final = 30.0  # seconds a bundle waits for the warm-up before asking 
 
 @dataclass
 class MemoryReads:
-    """Time spent reading memory (milliseconds): per review unit, in the bundle's path (what a
-    review waits for), and the warm-up's total beside it. The benchmarks report both."""
+    """Time spent reading memory (milliseconds): per review unit in the bundle's path (what a
+    bundle waits for, warm-up included when it is not done), per question asked of memory
+    (the graph's callers; similar code: the embedding of the function and the nearest
+    vectors), and the warm-up's total. The benchmarks report them."""
 
     per_unit: list[float] = field(default_factory=list)
+    callers: list[float] = field(default_factory=list)
+    similar: list[float] = field(default_factory=list)
     warm_ms: float = 0.0
 
 
@@ -156,7 +160,9 @@ class MemoryContext:
         name = span.name.rsplit(".", 1)[-1]
         with self._lock:
             if name not in self._callers:
+                started = time.perf_counter()
                 self._callers[name] = self.memory.callers(name, limit=MAX_CALLERS + _OVERFETCH)
+                self.reads.callers.append((time.perf_counter() - started) * 1000)
             return self._callers[name]
 
     def _similar_to(self, src: Source, span: FunctionSpan) -> list[Hit]:
@@ -164,14 +170,20 @@ class MemoryContext:
         with self._lock:
             if key in self._similar:
                 return self._similar[key]
+            from redline.memory.embed import code_text
             from redline.memory.model import Symbol
 
-            text = "\n".join(src.lines[span.start - 1 : span.end])[:MAX_QUERY_CHARS]
+            # As the index embedded each symbol (memory/embed.symbol_text): the qualified name
+            # first, then the code, identifiers split into words.
+            body = "\n".join(src.lines[span.start - 1 : span.end])[:MAX_QUERY_CHARS]
+            text = code_text(f"{span.name}\n{body}")
             kind: SymbolKind = "method" if "." in span.name else "function"
             me = Symbol(src.path, span.name, kind, span.start, span.end, _language(src.path))
+            started = time.perf_counter()
             self._similar[key] = self.memory.similar(
                 text, limit=MAX_SIMILAR + _OVERFETCH, exclude=me
             )
+            self.reads.similar.append((time.perf_counter() - started) * 1000)
             return self._similar[key]
 
     # -- locating what memory named in the current version ------------------------------------

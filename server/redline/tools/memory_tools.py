@@ -149,7 +149,9 @@ def similar_code(
             raise ToolError("with path, name is the function's name (e.g. send or Client.send)")
         text, exclude = _function_text(ctx, str(path), name.strip())
         what = f"{shown(name.strip())} in {shown(str(path))}"
-    hits = memory.similar(text, limit=k, exclude=exclude)[:k]
+    from redline.memory.embed import code_text
+
+    hits = memory.similar(code_text(text), limit=k, exclude=exclude)[:k]
     if not hits:
         return ctx.clean(f"nothing in project memory is similar to {what}")
     return _answer(ctx, f"{len(hits)} functions similar to {what} (project memory):", hits)
@@ -178,7 +180,7 @@ def _function_text(ctx: ToolContext, path: str, name: str) -> tuple[str, Symbol]
         "",
         body=body,
     )
-    return body[:MAX_CODE_CHARS], symbol
+    return f"{found.name}\n{body[:MAX_CODE_CHARS]}", symbol
 
 
 def search_memory(ctx: ToolContext, query: str, limit: int | None = None) -> str:
