@@ -166,7 +166,7 @@ class _Builder:
     def run(self, paths: list[str] | None) -> BuildReport:
         meta = self.store.meta()
         previous_limits = list(meta.limits_reached)
-        if meta.model and self.embedder is not None and meta.model != self.embedder.name:
+        if meta.model and meta.model != self._model_name():
             self.store.clear()  # vectors of another model are not comparable: start again
             paths, previous_limits = None, []
         indexed = self.indexed = self.store.indexed_files()
@@ -288,6 +288,14 @@ class _Builder:
                 self.not_added += 1
             row += n
         self.pending, self.pending_symbols = [], 0
+
+    def _model_name(self) -> str:
+        """The name of the model this build embeds with (without loading it)."""
+        if self.embedder is not None:
+            return self.embedder.name
+        from redline.memory.embed import MODEL_NAME
+
+        return MODEL_NAME
 
     def _embedder(self) -> Embedder:
         if self.embedder is None:
