@@ -151,10 +151,17 @@ def similar_code(
         what = f"{shown(name.strip())} in {shown(str(path))}"
     from redline.memory.embed import code_text
 
-    hits = memory.similar(code_text(text), limit=k, exclude=exclude)[:k]
+    hits = memory.similar(code_text(text), limit=k + 3, exclude=exclude)
+    if exclude is not None:  # nor what contains it or is inside it (its class, its helpers)
+        hits = [h for h in hits if not _overlaps(h.stored.symbol, exclude)]
+    hits = hits[:k]
     if not hits:
         return ctx.clean(f"nothing in project memory is similar to {what}")
     return _answer(ctx, f"{len(hits)} functions similar to {what} (project memory):", hits)
+
+
+def _overlaps(a: Symbol, b: Symbol) -> bool:
+    return a.path == b.path and a.start <= b.end and b.start <= a.end
 
 
 def _function_text(ctx: ToolContext, path: str, name: str) -> tuple[str, Symbol]:
