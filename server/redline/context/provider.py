@@ -28,6 +28,7 @@ made visible). What a model asked for is turned into candidates by requested.py.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Final
 
@@ -78,21 +79,23 @@ class ContextProvider:
         self.use_memory = use_memory
         self._memory: MemoryContext | None = None
         self._memory_opened = False
+        self._memory_lock = threading.Lock()
 
     @property
     def memory(self) -> MemoryContext | None:
         """Callers and similar code from project memory; None when it is not built."""
-        if not self._memory_opened and self.use_memory:
-            from redline.tools.memory_tools import project_memory
+        with self._memory_lock:  # bundles may be built from several threads
+            if not self._memory_opened and self.use_memory:
+                from redline.tools.memory_tools import project_memory
 
-            opened = project_memory(self.ctx)
-            if opened is not None:
-                diff = self.scope.diff_text
-                self._memory = MemoryContext(
-                    opened, self.reader, diff_text=diff, hunk_margin=self.hunk_margin
-                )
-            self._memory_opened = True
-        return self._memory
+                opened = project_memory(self.ctx)
+                if opened is not None:
+                    diff = self.scope.diff_text
+                    self._memory = MemoryContext(
+                        opened, self.reader, diff_text=diff, hunk_margin=self.hunk_margin
+                    )
+                self._memory_opened = True
+            return self._memory
 
     # -- public ---------------------------------------------------------------------------------
 
