@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from redline.config_models import Settings
+from redline.memory import build
 from redline.memory.build import BuildReport, build_memory
 from redline.memory.lock import MemoryBusyError, build_lock
 from redline.memory.model import Vectors
@@ -45,6 +46,12 @@ class HashEmbedder:
             norm = float(np.linalg.norm(out[i]))
             out[i] = out[i] / norm if norm else out[i]
         return out
+
+
+@pytest.fixture(autouse=True)
+def _no_vectors_from_other_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build's in-process vector cache starts empty: what is embedded is this test's."""
+    monkeypatch.setattr(build, "_VECTORS", build._VectorCache(build._CACHED_VECTORS))
 
 
 NET = '''\
@@ -147,8 +154,15 @@ def test_only_changed_files_are_parsed_and_removed_ones_leave(project: GitRepo) 
     assert embedder.calls == 1  # the second build embedded nothing
 
     project.write("pkg/net.py", NET.replace("gave up", "gave up waiting"))  # not committed
+    project.write("pkg/api.py", API + "\n\ndef one_more():\n    return 1\n")
+    texts = embedder.texts
     changed = _build(project, embedder)
-    assert (changed.parsed, changed.reused, changed.removed) == (1, 2, 0)
+    assert (changed.parsed, changed.reused, changed.removed) == (2, 1, 0)
+    # Only what changed was embedded: send_with_retry, the new function (and no other of
+    # pkg/api.py's symbols, unchanged in a changed file).
+    assert embedder.texts - texts == 2
+    project.git("checkout", "pkg/api.py")
+    assert _build(project, embedder).parsed == 1
 
     project.git("rm", "-q", "pkg/api.py")
     project.commit("drop the client")
@@ -228,6 +242,9 @@ def test_a_hostile_tree_cannot_make_memory_read_outside_or_keep_a_secret(
     assert "regular file" in report.skipped["pkg/swapped.py"]
     assert report.skipped["tools/id_rsa_helper.py"].startswith("a secret file")
     assert "over" in report.skipped["pkg/huge.py"]
+    # The per-file cap is said where caps are said.
+    [cut] = [x for x in report.limits_reached if x.startswith("per-file caps reached: 1 file")]
+    assert cut.endswith("e.g. pkg/huge.py")
     with _open(project, embedder) as memory:
         for name in ("stolen_outside_function", "from_linked_dir", "private_key_material", "huge"):
             assert memory.definitions(name) == [], name
@@ -273,3 +290,58 @@ def test_another_model_rebuilds_everything(project: GitRepo) -> None:
         # Vectors of another model are never compared: no similar code, lexical search only.
         assert memory.similar("retry backoff") == []
         assert memory.search("backoff")[0].stored.symbol.qualname == "send_with_retry"
+
+
+def test_callees_follow_what_the_spelling_allows(repo: GitRepo) -> None:
+    repo.write(
+        "cache.py",
+        "class Cache:\n"
+        "    def get(self, key):\n"
+        "        return self.lookup(key)\n\n"
+        "    def lookup(self, key):\n"
+        "        return key\n",
+    )
+    repo.write(
+        "app.py",
+        "import cache\n\n\n"
+        "def handle(options):\n"
+        "    timeout = options.get('timeout')\n"  # some dict's get: not Cache.get
+        "    store = cache.Cache()\n"  # module.Class(): the class
+        "    return helper(timeout, store)\n\n\n"
+        "def helper(a, b):\n"
+        "    return a, b\n",
+    )
+    repo.commit("calls")
+    embedder = HashEmbedder()
+    _build(repo, embedder)
+    with _open(repo, embedder) as memory:
+        [handle] = memory.definitions("handle")
+        assert sorted(h.stored.symbol.qualname for h in memory.callees(handle.symbol)) == [
+            "Cache",
+            "helper",
+        ]
+        [get] = memory.definitions("Cache.get")
+        assert [h.stored.symbol.qualname for h in memory.callees(get.symbol)] == ["Cache.lookup"]
+
+
+def test_a_review_never_waits_for_a_slow_store(
+    project: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    from redline.memory import probe, query
+
+    assert probe.MemoryProbe(project.root, _settings()).state(wait=0) == "not built"
+    _build(project, HashEmbedder())
+    release = threading.Event()
+
+    def slow(repo_root: Path, settings: Settings) -> str:
+        release.wait(10)
+        return "memory: 5 symbols, built just now"
+
+    monkeypatch.setattr(query, "memory_status_line", slow)
+    started = time.monotonic()
+    assert probe.MemoryProbe(project.root, _settings()).state(wait=0.2) == probe.NO_ANSWER
+    assert time.monotonic() - started < 2
+    release.set()

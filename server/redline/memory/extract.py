@@ -30,7 +30,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from tree_sitter import Node, Parser, QueryCursor
+from tree_sitter import Node, Parser
 
 from redline.diff.functions import (
     Grammar,
@@ -38,6 +38,7 @@ from redline.diff.functions import (
     grammar_for,
     language_for,
     qualified_name,
+    query_cursor,
 )
 from redline.memory.extract_docs import capped, docstring, head_start, signature
 from redline.memory.extract_edges import uses
@@ -87,7 +88,7 @@ def extract(path: str, data: bytes) -> FileGraph | None:
     rules = RULES[language]
     try:
         tree = Parser(grammar.language).parse(data)
-        captures = QueryCursor(query).captures(tree.root_node)
+        captures = query_cursor(query).captures(tree.root_node)
     except Exception:  # tree-sitter refusing an input costs this file's graph, nothing more
         return FileGraph(path, language, truncated=True)
     definitions = _definitions(captures, grammar, rules)
@@ -220,12 +221,16 @@ def _edges(
     found.sort(key=lambda use: use[:3])
     edges: list[Edge] = []
     seen_refs: set[tuple[str, str]] = set()
+    calls: set[tuple[str, str, int]] = set()
     for offset, _, _, line, kind, target, text in found:
         source = enclosing.name_at(offset)
-        if kind == "reference":
-            # One reference per (user, name), its first: "which code uses this class" needs
-            # no more, and a class named on every line must not fill the edge budget.
-            if (source, target) in seen_refs:
+        if kind == "call":
+            calls.add((source, target, line))
+        elif kind == "reference":
+            # One reference per (user, name), its first, and none beside a call of the name
+            # (`errors.BadRequest()`): "which code uses this class" needs no more, and a class
+            # named on every line must not fill the edge budget.
+            if (source, target) in seen_refs or (source, target, line) in calls:
                 continue
             seen_refs.add((source, target))
         if len(edges) == MAX_EDGES_PER_FILE:

@@ -119,6 +119,10 @@ def path_refusal(path: str, excludes: Sequence[str]) -> str | None:
     return None
 
 
+class TooLargeError(RedlineError):
+    """A file over the per-file cap: not read."""
+
+
 class TreeReader:
     """Reads tracked files' bytes from the work tree at root without following any link."""
 
@@ -139,7 +143,7 @@ class TreeReader:
                 if not stat.S_ISREG(st.st_mode):
                     raise RedlineError(f"{shown} is not a regular file in the work tree")
                 if st.st_size > self.max_bytes:
-                    raise RedlineError(f"{shown} is {st.st_size:,} bytes, over {self.max_bytes:,}")
+                    raise TooLargeError(f"{shown} is {st.st_size:,} bytes, over {self.max_bytes:,}")
                 flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
                 fd = os.open(parts[-1], flags, dir_fd=dir_fd)
         except (FileNotFoundError, NotADirectoryError):
@@ -158,7 +162,7 @@ class TreeReader:
                 raise RedlineError(f"{shown} is a hard link to a file with a name outside the tree")
             data = fh.read(self.max_bytes + 1)
         if len(data) > self.max_bytes:
-            raise RedlineError(f"{shown} is over {self.max_bytes:,} bytes")
+            raise TooLargeError(f"{shown} is over {self.max_bytes:,} bytes")
         return data
 
 
@@ -183,6 +187,7 @@ def content_refusal(path: str, data: bytes) -> str | None:
 
 __all__ = [
     "Listing",
+    "TooLargeError",
     "TreeReader",
     "blob_id",
     "content_refusal",
