@@ -8,8 +8,8 @@ so memory is trusted only for files whose indexed blob is the new side's: every 
 file (one changed since the build or by this change, one memory does not index such as a
 pyproject.toml entry point or the docs, one over memory's caps) is read and scanned too, as
 the grep would. What memory's graph does not record in a file it indexed is not seen (a name
-only inside a string literal there), nor a file over the review's size cap (the grep reads it). Without a usable new tree or a listing, the caller falls
-back to the grep.
+only inside a string literal there), nor a file over the review's size cap (the grep reads
+it). Without a usable new tree or a listing, the caller falls back to the grep.
 """
 
 from __future__ import annotations
