@@ -170,13 +170,12 @@ class MemoryContext:
         with self._lock:
             if key in self._similar:
                 return self._similar[key]
-            from redline.memory.embed import code_text
             from redline.memory.model import Symbol
 
             # As the index embedded each symbol (memory/embed.symbol_text): the qualified name
-            # first, then the code, identifiers split into words.
+            # first, then the code (similar() writes it as symbols are).
             body = "\n".join(src.lines[span.start - 1 : span.end])[:MAX_QUERY_CHARS]
-            text = code_text(f"{span.name}\n{body}")
+            text = f"{span.name}\n{body}"
             kind: SymbolKind = "method" if "." in span.name else "function"
             me = Symbol(src.path, span.name, kind, span.start, span.end, _language(src.path))
             started = time.perf_counter()

@@ -149,9 +149,7 @@ def similar_code(
             raise ToolError("with path, name is the function's name (e.g. send or Client.send)")
         text, exclude = _function_text(ctx, str(path), name.strip())
         what = f"{shown(name.strip())} in {shown(str(path))}"
-    from redline.memory.embed import code_text
-
-    hits = memory.similar(code_text(text), limit=k + 3, exclude=exclude)
+    hits = memory.similar(text, limit=k + 3, exclude=exclude)
     if exclude is not None:  # nor what contains it or is inside it (its class, its helpers)
         hits = [h for h in hits if not _overlaps(h.stored.symbol, exclude)]
     hits = hits[:k]
