@@ -6,6 +6,8 @@ the real builder and the real embedding model."""
 from __future__ import annotations
 
 import re
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ import pytest
 from redline.agent.toolkit import ToolExecutor
 from redline.config_models import Settings
 from redline.context import ContextProvider
+from redline.context.memory_context import SIMILAR_WAIT
 from redline.diff import build_units
 from redline.git.runner import GitRunner
 from redline.git.scopes import ScopeDiff, ScopeRequest, resolve_scope
@@ -174,6 +177,35 @@ def test_warmed_up_answers_give_the_same_bundle(client_repo: GitRepo) -> None:
     warm = provider.bundle(unit, ContextLevel.FUNCTION)
     assert warm.render() == cold.render()
     assert provider.memory is not None and provider.memory.reads.warm_ms > 0
+
+
+def test_a_bundle_does_not_wait_for_slow_similar_code(client_repo: GitRepo) -> None:
+    built(client_repo)
+    change_send(client_repo)
+    scope = scope_of(client_repo)
+    unit = unit_of(scope, "lib/client.py")
+    provider = ContextProvider(scope)
+    assert provider.memory is not None
+    memory = provider.memory.memory
+    release = threading.Event()
+
+    def slow_similar(*args: object, **kwargs: object) -> list[object]:
+        release.wait(20)  # the local model on a very busy machine
+        return []
+
+    memory.similar = slow_similar  # type: ignore[method-assign]
+    provider.warm_memory([unit])
+    started = time.monotonic()
+    bundle = provider.bundle(unit, ContextLevel.FUNCTION)
+    waited = time.monotonic() - started
+    release.set()
+    assert waited < SIMILAR_WAIT + 2.0
+    titles = list(sections(bundle.render()))
+    assert any(t.startswith("app/jobs.py ") and "caller of send" in t for t in titles)
+    assert any(
+        o.startswith("similar to Client.send (project memory): not ready after 1 s")
+        for o in bundle.omitted
+    ), bundle.omitted
 
 
 def test_a_caller_gone_since_the_build_is_skipped(client_repo: GitRepo) -> None:

@@ -9,9 +9,12 @@ come after the enclosing functions and the model's own requests; what does not f
 is named in `omitted`, as any other candidate.
 
 Finding similar code embeds the changed function's text (the local model: tens of
-milliseconds a function on a busy machine), so a review warms the answers up beside its first
-model call (`warm`, in a daemon thread, started by review/model_review.py before the planner):
-a unit's bundle then reads them from the cache, and waits only for what is not ready yet.
+milliseconds a function, far more on a busy machine), so a review warms the answers up beside
+its first model call (`warm`, in a daemon thread, started by review/model_review.py before the
+planner): a unit's bundle reads them from the cache, waits at most SIMILAR_WAIT for one not
+ready yet, and otherwise goes without it (named in `omitted`). The graph's answers (callers)
+take a millisecond and are always read. A bundle built without a warm-up (an estimate, a test,
+the editor) asks memory itself.
 
 Memory only says WHERE to look. The lines shown are read from the change's new side through
 the provider's RepoReader (hardened reads, secret files never read) and pass through the
@@ -29,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from redline.context.assembly import Candidate, Lines, Source
+from redline.context.assembly import Candidate, Lines, Missing, Source
 from redline.context.budget import Range, clamp, merge_ranges
 from redline.context.locate import innermost, new_anchors
 from redline.context.repo_reader import RepoReader, is_secret
@@ -52,7 +55,9 @@ MIN_SIMILARITY: Final = 0.35  # below this a "similar" function is noise
 MAX_QUERY_CHARS: Final = 4000  # of a changed function's text, to find similar code
 
 
-WARM_WAIT: Final = 30.0  # seconds a bundle waits for the warm-up before asking memory itself
+# Seconds a bundle waits for the warm-up's similar code for its unit; after that the unit goes
+# without it (and says so): a review never waits for its memory.
+SIMILAR_WAIT: Final = 1.0
 
 
 @dataclass
@@ -88,8 +93,9 @@ class MemoryContext:
         self._callers: dict[str, list[Hit]] = {}
         self._similar: dict[tuple[str, str], list[Hit]] = {}
         self._changed: dict[str, list[Range]] | None = None
-        # One reader of memory at a time (the store's connection), the caches beside it.
-        self._lock = threading.Lock()
+        # Guards the caches (memory is asked outside it: the store has its own lock), and
+        # wakes a bundle waiting for the warm-up.
+        self._cond = threading.Condition()
         self._warm: threading.Thread | None = None
 
     # -- warming up beside the first model call ---------------------------------------------
@@ -109,16 +115,19 @@ class MemoryContext:
     def _warm_up(self, units: list[ReviewUnit]) -> None:
         started = time.perf_counter()
         try:
-            for unit in units:
-                found = self._changed_functions(unit, None)
-                if found is not None:
-                    src, spans = found
-                    for span in spans:
-                        self._callers_of(span)
-                        self._similar_to(src, span)
+            found = [f for f in (self._changed_functions(u, None) for u in units) if f]
+            for _, spans in found:  # the graph first: cheap, and every unit needs it
+                for span in spans:
+                    self._callers_of(span)
+            for src, spans in found:
+                for span in spans:
+                    self._similar_to(src, span)
         except Exception:  # the bundle asks again; a review never fails for its memory
             pass
-        self.reads.warm_ms = (time.perf_counter() - started) * 1000
+        finally:
+            self.reads.warm_ms = (time.perf_counter() - started) * 1000
+            with self._cond:
+                self._cond.notify_all()
 
     # -- candidates -------------------------------------------------------------------------
 
@@ -128,15 +137,37 @@ class MemoryContext:
             return
         src, changed = found
         started = time.perf_counter()
-        if self._warm is not None:
-            self._warm.join(WARM_WAIT)
         callers = {span: self._callers_of(span) for span in changed}
-        similar = {span: self._similar_to(src, span) for span in changed}
+        similar = {span: self._similar_ready(src, span) for span in changed}
         self.reads.per_unit.append((time.perf_counter() - started) * 1000)
         for span in changed:
             yield from self._caller_lines(src, span, callers[span])
         for span in changed:
-            yield from self._similar_lines(src, span, similar[span])
+            hits = similar[span]
+            if hits is None:
+                yield Missing(
+                    f"similar to {span.name} (project memory): not ready after "
+                    f"{SIMILAR_WAIT:g} s (the local model was still embedding); left out so "
+                    "the review does not wait"
+                )
+            else:
+                yield from self._similar_lines(src, span, hits)
+
+    def _similar_ready(self, src: Source, span: FunctionSpan) -> list[Hit] | None:
+        """Similar code for span: from the cache; while the warm-up runs, what it gives within
+        SIMILAR_WAIT (None: not ready); without a warm-up running, asked here."""
+        key = (src.path, span.name)
+        warm = self._warm
+        if warm is not None and warm.is_alive():
+            with self._cond:
+                self._cond.wait_for(
+                    lambda: key in self._similar or not warm.is_alive(), SIMILAR_WAIT
+                )
+                if key in self._similar:
+                    return self._similar[key]
+            if warm.is_alive():
+                return None
+        return self._similar_to(src, span)
 
     def _changed_functions(
         self, unit: ReviewUnit, fd: FileDiff | None
@@ -158,32 +189,37 @@ class MemoryContext:
 
     def _callers_of(self, span: FunctionSpan) -> list[Hit]:
         name = span.name.rsplit(".", 1)[-1]
-        with self._lock:
-            if name not in self._callers:
-                started = time.perf_counter()
-                self._callers[name] = self.memory.callers(name, limit=MAX_CALLERS + _OVERFETCH)
-                self.reads.callers.append((time.perf_counter() - started) * 1000)
-            return self._callers[name]
+        with self._cond:
+            cached = self._callers.get(name)
+        if cached is not None:
+            return cached
+        started = time.perf_counter()
+        hits = self.memory.callers(name, limit=MAX_CALLERS + _OVERFETCH)
+        with self._cond:
+            self.reads.callers.append((time.perf_counter() - started) * 1000)
+            return self._callers.setdefault(name, hits)
 
     def _similar_to(self, src: Source, span: FunctionSpan) -> list[Hit]:
         key = (src.path, span.name)
-        with self._lock:
-            if key in self._similar:
-                return self._similar[key]
-            from redline.memory.model import Symbol
+        with self._cond:
+            cached = self._similar.get(key)
+        if cached is not None:
+            return cached
+        from redline.memory.model import Symbol
 
-            # As the index embedded each symbol (memory/embed.symbol_text): the qualified name
-            # first, then the code (similar() writes it as symbols are).
-            body = "\n".join(src.lines[span.start - 1 : span.end])[:MAX_QUERY_CHARS]
-            text = f"{span.name}\n{body}"
-            kind: SymbolKind = "method" if "." in span.name else "function"
-            me = Symbol(src.path, span.name, kind, span.start, span.end, _language(src.path))
-            started = time.perf_counter()
-            self._similar[key] = self.memory.similar(
-                text, limit=MAX_SIMILAR + _OVERFETCH, exclude=me
-            )
+        # As the index embedded each symbol (memory/embed.symbol_text): the qualified name
+        # first, then the code (similar() writes it as symbols are).
+        body = "\n".join(src.lines[span.start - 1 : span.end])[:MAX_QUERY_CHARS]
+        text = f"{span.name}\n{body}"
+        kind: SymbolKind = "method" if "." in span.name else "function"
+        me = Symbol(src.path, span.name, kind, span.start, span.end, _language(src.path))
+        started = time.perf_counter()
+        hits = self.memory.similar(text, limit=MAX_SIMILAR + _OVERFETCH, exclude=me)
+        with self._cond:
             self.reads.similar.append((time.perf_counter() - started) * 1000)
-            return self._similar[key]
+            found = self._similar.setdefault(key, hits)
+            self._cond.notify_all()
+            return found
 
     # -- locating what memory named in the current version ------------------------------------
 
