@@ -14,9 +14,11 @@ build_memory) just before its review.
 
     python benchmarks/memory_oracle_eval.py [--contract-cases 16] [--per-operator 2]
 
-Memory reads per unit: the time the context provider spends asking memory for one unit's
-callers and similar functions (context/memory_context.MemoryReads), the embedding model loaded
-beforehand (its one-time load is printed apart). Target ≤ 20 ms.
+Memory reads per unit: the time a unit's bundle spends on memory (context/memory_context.
+MemoryReads: the graph's callers, and waiting at most 1 s for the warm-up's similar code), and
+apart, what each question costs (callers: the graph; similar code: one embedding by the local
+model + the nearest vectors). The oracle's planner answers at once, so the warm-up has less
+time to get ahead than behind a real model's planner call. Target ≤ 20 ms per unit.
 """
 
 from __future__ import annotations
