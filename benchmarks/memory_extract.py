@@ -62,8 +62,7 @@ def _archived(git_dir: Path, into: Path) -> list[Path]:
 
 def _files(tree: Path, scratch: Path) -> list[tuple[str, bytes]]:
     if (tree / "HEAD").is_file() and (tree / "objects").is_dir():  # a bare git directory
-        base = scratch / tree.name
-        base.mkdir()
+        base = Path(tempfile.mkdtemp(dir=scratch))
         paths = _archived(tree, base)
         root = base / "tree"
     elif (tree / ".git").exists():

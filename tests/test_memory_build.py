@@ -8,19 +8,21 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from pg_server import running_postgres
 from redline.config_models import Settings
 from redline.memory import build
 from redline.memory.build import BuildReport, build_memory
 from redline.memory.lock import MemoryBusyError, build_lock
 from redline.memory.model import Vectors
 from redline.memory.query import ProjectMemory, memory_status_line
-from redline.memory.store import store_path
+from redline.memory.store import forget_store, store_path
 
 from gitrepo import GitRepo
 
@@ -91,8 +93,40 @@ def parse_config(text):
 SYMBOLS = 5
 
 
+# The PostgreSQL URL while a test runs against PostgreSQL (the `on` fixture), else None.
+_URL: str | None = None
+BACKENDS = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.xdist_group("postgres")),
+]
+
+
 def _settings(**memory: object) -> Settings:
+    if _URL is not None:
+        memory = {"url": _URL, **memory}
     return Settings.model_validate({"memory": memory} if memory else {})
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    with running_postgres(os.environ.get("PYTEST_XDIST_TESTRUNUID")) as url:
+        yield url
+
+
+@pytest.fixture
+def on(request: pytest.FixtureRequest, project: GitRepo) -> Iterator[str]:
+    """The store the test builds into: parametrize with `each_backend`."""
+    global _URL
+    _URL = request.getfixturevalue("pg_url") if request.param == "postgres" else None
+    try:
+        yield request.param
+    finally:
+        if _URL is not None:
+            forget_store(project.root, _settings())  # the schema goes with the test
+        _URL = None
+
+
+each_backend = pytest.mark.parametrize("on", BACKENDS, indirect=True)
 
 
 def _build(
@@ -109,6 +143,8 @@ def _open(repo: GitRepo, embedder: HashEmbedder, settings: Settings | None = Non
 
 @pytest.fixture
 def project(repo: GitRepo) -> GitRepo:
+    # A root commit of its own: PostgreSQL keys a repository's schema by its root commit.
+    repo.write("SEED", uuid.uuid4().hex)
     repo.write("pkg/__init__.py", "")
     repo.write("pkg/net.py", NET)
     repo.write("pkg/api.py", API)
@@ -117,11 +153,13 @@ def project(repo: GitRepo) -> GitRepo:
     return repo
 
 
-def test_build_then_definitions_callers_uses_similar_and_search(project: GitRepo) -> None:
+@each_backend
+def test_build_then_definitions_callers_uses_similar_and_search(on: str, project: GitRepo) -> None:
     embedder = HashEmbedder()
     assert ProjectMemory.open(project.root, _settings(), embedder=embedder) is None
     assert memory_status_line(project.root, _settings()) == "memory: not built"
-    assert not store_path(project.root, create_dir=False).exists()  # open built nothing
+    if on == "sqlite":
+        assert not store_path(project.root, create_dir=False).exists()  # open built nothing
 
     report = _build(project, embedder)
     # pkg/__init__.py too: indexed with no symbols, so it is not read again next time.
@@ -146,7 +184,8 @@ def test_build_then_definitions_callers_uses_similar_and_search(project: GitRepo
         assert "Client.fetch_user" in [h.stored.symbol.qualname for h in top]
 
 
-def test_only_changed_files_are_parsed_and_removed_ones_leave(project: GitRepo) -> None:
+@each_backend
+def test_only_changed_files_are_parsed_and_removed_ones_leave(on: str, project: GitRepo) -> None:
     embedder = HashEmbedder()
     _build(project, embedder)
     again = _build(project, embedder)
@@ -174,7 +213,8 @@ def test_only_changed_files_are_parsed_and_removed_ones_leave(project: GitRepo) 
         assert memory.meta.symbols == 1
 
 
-def test_a_refresh_of_paths_reads_only_those(project: GitRepo) -> None:
+@each_backend
+def test_a_refresh_of_paths_reads_only_those(on: str, project: GitRepo) -> None:
     embedder = HashEmbedder()
     _build(project, embedder)
     project.write("pkg/api.py", API + "\n\ndef added_later():\n    return parse_config('')\n")
@@ -263,7 +303,8 @@ def test_a_hostile_tree_cannot_make_memory_read_outside_or_keep_a_secret(
         assert leaked.encode() not in stored, leaked
 
 
-def test_caps_stop_adding_and_are_said(project: GitRepo) -> None:
+@each_backend
+def test_caps_stop_adding_and_are_said(on: str, project: GitRepo) -> None:
     settings = _settings(max_symbols=3)
     report = build_memory(project.root, settings, embedder=HashEmbedder())
     assert report.symbols <= 3

@@ -612,26 +612,25 @@ _IDENTIFIERS = st.from_regex(r"[a-z_][a-z0-9_]{0,7}", fullmatch=True).filter(
 class _Program:
     lines: list[str] = field(default_factory=list)
     definitions: list[tuple[int, str, str]] = field(default_factory=list)  # line, qualname, kind
-    calls: list[tuple[int, str, str, str]] = field(
-        default_factory=list
-    )  # line, source, target, text
+    # (line, source, target, text) of every call
+    calls: list[tuple[int, str, str, str]] = field(default_factory=list)
+    docs: list[tuple[int, str]] = field(default_factory=list)  # definition's line, docstring
 
 
 def _block(
     draw: st.DrawFn, out: _Program, indent: str, scope: list[str], in_class: bool, depth: int
 ) -> None:
-    """Statements of one block: calls, and (while not too deep) nested functions and classes."""
+    """Statements of one block: calls, and (while not too deep) nested functions and classes,
+    some async, some decorated, some documented."""
     items = draw(st.lists(st.sampled_from(["call", "method_call", "def", "class"]), max_size=4))
     if depth >= 4:
         items = [item for item in items if item in ("call", "method_call")]
-    if not items or (in_class and all(i in ("call", "method_call") for i in items)):
-        items.append("def" if in_class and depth < 4 else "call")
+    if not items:
+        items.append("call")
     for item in items:
         source = ".".join(scope)
         line = len(out.lines) + 1
-        if item in ("call", "method_call") and in_class:
-            out.lines.append(f"{indent}x = 1")  # a class body calls nothing here
-        elif item == "call":
+        if item == "call":
             name = draw(_IDENTIFIERS)
             out.lines.append(f"{indent}{name}(1, k=2)")
             out.calls.append((line, source, name, name))
@@ -641,18 +640,22 @@ def _block(
             out.calls.append((line, source, name, f"{obj}.{attr}.{name}"))
         else:
             name = draw(_IDENTIFIERS)
-            keyword_ = "def" if item == "def" else "class"
-            head = (
-                f"{indent}{keyword_} {name}(self):"
-                if keyword_ == "def"
-                else f"{indent}class {name}:"
-            )
-            out.lines.append(head)
-            kind = "class" if keyword_ == "class" else ("method" if in_class else "function")
-            out.definitions.append((line, ".".join([*scope, name]), kind))
+            qualname = ".".join([*scope, name])
+            if draw(st.booleans()):  # a bare decorator: called with the definition
+                decorator = draw(_IDENTIFIERS)
+                out.lines.append(f"{indent}@{decorator}")
+                out.calls.append((line, qualname, decorator, decorator))
+            if item == "class":
+                out.lines.append(f"{indent}class {name}:")
+            else:
+                prefix = "async def" if draw(st.booleans()) else "def"
+                out.lines.append(f"{indent}{prefix} {name}(self, *args):")
+            kind = "class" if item == "class" else ("method" if in_class else "function")
+            out.definitions.append((line, qualname, kind))
             if draw(st.booleans()):
                 out.lines.append(f'{indent}    """Doc of {name}."""')
-            _block(draw, out, indent + "    ", [*scope, name], keyword_ == "class", depth + 1)
+                out.docs.append((line, f"Doc of {name}."))
+            _block(draw, out, indent + "    ", [*scope, name], item == "class", depth + 1)
 
 
 @st.composite
@@ -671,6 +674,7 @@ def test_generated_python_gives_back_every_function_and_call(program: _Program) 
     graph = extract("gen.py", data)
     assert graph is not None and not graph.truncated
     assert [(s.start, s.qualname, s.kind) for s in graph.symbols] == program.definitions
+    assert [(s.start, s.docstring) for s in graph.symbols if s.docstring] == program.docs
     calls = [(e.line, e.source, e.target, e.text) for e in graph.edges if e.kind == "call"]
     assert calls == program.calls
     assert [e.target for e in graph.edges if e.kind == "import"] == (

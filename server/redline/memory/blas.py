@@ -1,12 +1,14 @@
 """How many threads numpy's BLAS uses for embedding, set while the process runs.
 
 Embedding is float32 matmuls in numpy's bundled OpenBLAS, which starts one thread per core
-and keeps them spinning between calls. A language server that refreshes memory in the
-background should leave a core to the editor's requests: it calls `set_blas_threads(1)` before
-embedding (benchmarks/memory_embed.py measures the cost: the encoder is ~75% matmul, and a
-second thread gained little CPU-for-wall on 2 cores). A command-line build keeps the default
-(all cores). `OPENBLAS_NUM_THREADS` only works before numpy is imported; this works later,
-through OpenBLAS's own entry points (what threadpoolctl does, without the dependency).
+that spin-wait on each other between calls. On a busy machine that is ruinous: 60 short texts
+took 22 s and 4.9 CPU-seconds on 2 threads against 6 s and 0.8 on 1 (load average 18 on 2
+cores, benchmarks/memory_embed.py). So the embedder sets 1 thread before it embeds
+(MiniLMEmbedder.threads): a language server's background refresh then occupies at most one
+core and leaves the other to the editor's requests, and a build that wants every core of an
+idle machine runs one process per core. `OPENBLAS_NUM_THREADS` only works before numpy is
+imported; this works later, through OpenBLAS's own entry points (what threadpoolctl does,
+without the dependency). Process-wide: nothing else in Redline uses numpy.
 
 Best effort: where the library or its entry point cannot be found (another BLAS, another
 platform's wheel layout) nothing is changed and False is returned.

@@ -72,8 +72,9 @@ def tracked_files(
     if only is None:
         out = runner.git(root, "ls-files", "-s", "-z", max_output=_LISTING_MAX)
     else:
-        # The runner's prefix has --literal-pathspecs: a path is a path, never a glob.
-        plain = [p for p in only if p and not p.startswith("-")]
+        # After `--`, and with the runner's --literal-pathspecs: a path is a path, never an
+        # option or a glob.
+        plain = [p for p in only if p]
         out = b"".join(
             runner.git(root, "ls-files", "-s", "-z", "--", *plain[i : i + 500])
             for i in range(0, len(plain), 500)
