@@ -7,8 +7,10 @@ context by priority until the budget is spent:
    request without a target); changes outside any function get ±hunk_margin lines instead;
 2. what the planner or reviewer asked for, in the order asked: a named function, callers of a
    symbol, the previous version, another file, a text search;
-3. the file's header (imports) and ±40 lines around each hunk (level `file_context` and up);
-4. the whole new file (level `full_file`).
+3. with project memory built (context/memory_context.py), the callers of each changed function
+   and the most similar functions elsewhere (level `function` and up);
+4. the file's header (imports) and ±40 lines around each hunk (level `file_context` and up);
+5. the whole new file (level `full_file`).
 
 Everything shown from a file is tracked as line ranges per (side, path), so the same lines
 never appear twice: a function already inside a window is not repeated, overlapping windows are
@@ -26,6 +28,7 @@ made visible). What a model asked for is turned into candidates by requested.py.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from typing import Final
 
@@ -34,6 +37,7 @@ from redline.context.budget import around, clamp, estimate_tokens
 from redline.context.bundle import ContextBundle, ContextSection
 from redline.context.format import format_patch, module_header_end
 from redline.context.locate import innermost, new_anchors
+from redline.context.memory_context import MemoryContext
 from redline.context.repo_reader import RepoReader, is_secret
 from redline.context.request import ContextRequest
 from redline.context.requested import RequestedContext
@@ -59,6 +63,7 @@ class ContextProvider:
         tool_ctx: ToolContext | None = None,
         token_budget: int = 6000,
         hunk_margin: int = 10,
+        use_memory: bool = True,
     ) -> None:
         self.scope = scope
         self.ctx = tool_ctx or ToolContext(
@@ -70,8 +75,35 @@ class ContextProvider:
         self.requested = RequestedContext(
             self.reader, token_budget=token_budget, hunk_margin=hunk_margin
         )
+        # Project memory, opened on the first bundle (once per review, never built here).
+        self.use_memory = use_memory
+        self._memory: MemoryContext | None = None
+        self._memory_opened = False
+        self._memory_lock = threading.Lock()
+
+    @property
+    def memory(self) -> MemoryContext | None:
+        """Callers and similar code from project memory; None when it is not built."""
+        with self._memory_lock:  # bundles may be built from several threads
+            if not self._memory_opened and self.use_memory:
+                from redline.tools.memory_tools import project_memory
+
+                opened = project_memory(self.ctx)
+                if opened is not None:
+                    diff = self.scope.diff_text
+                    self._memory = MemoryContext(
+                        opened, self.reader, diff_text=diff, hunk_margin=self.hunk_margin
+                    )
+                self._memory_opened = True
+            return self._memory
 
     # -- public ---------------------------------------------------------------------------------
+
+    def warm_memory(self, units: Sequence[ReviewUnit]) -> None:
+        """Start asking project memory about these units' changed functions in the background
+        (memory_context.MemoryContext.warm), so their bundles do not wait for it."""
+        if self.memory is not None:
+            self.memory.warm(units)
 
     def bundle(
         self,
@@ -126,6 +158,8 @@ class ContextProvider:
             yield from self._enclosing(unit, fd)
         for request in wanted:
             yield from self.requested.candidates(unit, fd, request)
+        if level.depth >= ContextLevel.FUNCTION.depth and self.memory is not None:
+            yield from self.memory.candidates(unit, fd)
         if level.depth >= ContextLevel.FILE_CONTEXT.depth:
             yield from self._file_context(unit)
         if level.depth >= ContextLevel.FULL_FILE.depth:

@@ -42,6 +42,7 @@ from redline.review.assemble import (
 from redline.review.estimate import request_cap
 from redline.review.pipeline import new_task_id, plan_review
 from redline.store import TaskStore
+from redline.tools.memory_tools import close_memory
 from redline.tools.sandbox import ToolContext
 
 STOP_TEXT = {
@@ -137,13 +138,16 @@ async def run_debate(
         rounds,
     )
     loop = asyncio.get_running_loop()
-    with recorded_run(record), cancel.attached(loop):
-        if plan.empty:
-            debate.stop_reason = "empty"
-            debate.notes.append(f"nothing to debate: {plan.scope.label}")
-        else:
-            await debate.hold()
-        return await _finish(debate, plan, label, task_id, rng or random.Random())
+    try:
+        with recorded_run(record), cancel.attached(loop):
+            if plan.empty:
+                debate.stop_reason = "empty"
+                debate.notes.append(f"nothing to debate: {plan.scope.label}")
+            else:
+                await debate.hold()
+            return await _finish(debate, plan, label, task_id, rng or random.Random())
+    finally:
+        close_memory(ctx)  # the memory tools' project memory, if a debater opened it
 
 
 def _recording_positions(debate: Debate) -> OnEvent:

@@ -26,7 +26,7 @@ import subprocess
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,11 +136,16 @@ def original_source(mutant: Mutant) -> str:
 
 
 def build_case_repo(mutant: Mutant, root: Path) -> str:
-    """A repository at `root` with the original file on `main` and the mutant on the branch
-    `mutant`; returns the range to review."""
+    """A repository at `root` with the original file (and the mutant's context files) on
+    `main` and the mutant on the branch `mutant`; returns the range to review."""
     path = root / mutant.bug.file
     path.parent.mkdir(parents=True, exist_ok=True)
     _git(root, "init", "-q", "-b", "main")
+    for other, text in mutant.context:  # the callers' files of a contract change, unchanged
+        if other.startswith("/") or ".." in other.split("/"):
+            raise ValueError(f"bad context path {other!r}")
+        (root / other).parent.mkdir(parents=True, exist_ok=True)
+        (root / other).write_text(text, encoding="utf-8")
     path.write_text(original_source(mutant), encoding="utf-8")
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "-m", "original")
@@ -169,10 +174,14 @@ def on_bug(f: Finding, bug: PlantedBug) -> bool:
     return any(start - 1 <= n <= end + 1 for n in bug.lines)
 
 
-def _run_case(case: str, mutant: Mutant, settings: Settings) -> tuple[Review, list[Finding]]:
+def _run_case(
+    case: str, mutant: Mutant, settings: Settings, prepare: Callable[[Path], None] | None = None
+) -> tuple[Review, list[Finding]]:
     root = Path(tempfile.mkdtemp(prefix="redline-oracle-"))
     try:
         scope = build_case_repo(mutant, root)
+        if prepare is not None:
+            prepare(root)
         anchored: list[Finding] = []
 
         def on_file(review: FileReview) -> None:
@@ -224,9 +233,16 @@ def _detail(stage: str, review: Review, anchored: list[Finding]) -> str:
 
 
 def measure_pipeline_loss(
-    mutants: Sequence[Mutant], *, seed: int = 0, noise: Noise | None = None, workers: int = 1
+    mutants: Sequence[Mutant],
+    *,
+    seed: int = 0,
+    noise: Noise | None = None,
+    workers: int = 1,
+    prepare: Callable[[Path], None] | None = None,
 ) -> LossReport:
     """Each mutant through the real pipeline against the oracle (see the module docstring).
+    `prepare(root)` runs on each case's repository before its review (a benchmark builds
+    project memory there).
 
     One case at a time by default: cases in threads each run their own event loop, which
     litellm's process-wide logging worker does not survive cleanly, and CPython 3.11's `ast`
@@ -240,7 +256,7 @@ def measure_pipeline_loss(
         settings = oracle_settings(server.base_url)
         cases = list(oracle.cases.items())
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            futures = [pool.submit(_run_case, c, m, settings) for c, m in cases]
+            futures = [pool.submit(_run_case, c, m, settings, prepare) for c, m in cases]
             outcomes: list[tuple[str, Mutant, tuple[Review, list[Finding]] | None, str]] = []
             for (case, mutant), future in zip(cases, futures, strict=True):
                 try:

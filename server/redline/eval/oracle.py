@@ -13,6 +13,12 @@ What the oracle said is recorded per case (`Said`), with the noise applied, so t
 recognises the role from the system prompt (prompts/*.md) and the case from what it is shown:
 the file under review, and the planted line's text at its number in the numbered code — so
 many cases of the same file can share one server.
+
+A bug whose operator changed a contract that another file relies on (truth.CONTEXT_OPERATORS:
+`bug.callers`) is found only when the prompt shows one of those calls — a numbered line of a
+section of the caller's file, at its line, with its code: what a model would need to see it.
+The oracle reads the context bundle the real pipeline built, so whether the bug is found is
+what the context gave, not what the oracle knows.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from typing import Any
 
 from redline.eval.noise import Noise, Said, bug_span, format_answer, malformed_answer, say
 from redline.eval.scripted_server import Answer
-from redline.eval.truth import Mutant
+from redline.eval.truth import CallSite, Mutant
 
 _FILE = re.compile(r"^# File under review: `(.+?)`", re.MULTILINE)
 _UNIT_ID = re.compile(r'"unit_id": ?"([^"]+)"')
@@ -149,6 +155,9 @@ class Oracle:
             with self._lock:
                 self.unmatched += 1
             return []
+        callers = self.cases[case].bug.callers
+        if callers and not any(shows_call(text, site) for site in callers):
+            return []  # the change alone does not show the bug: the caller is not in view
         with self._lock:
             said = self.said.get(case)
         if said is None:
@@ -210,3 +219,15 @@ class Oracle:
             if all(window.get(n, lines[n - 1]) == lines[n - 1] for n in range(lo, hi + 1)):
                 return True
         return False
+
+
+def shows_call(text: str, site: CallSite) -> bool:
+    """Whether a prompt shows the call: a section titled with its file (`### path ...`) whose
+    numbered lines hold its line number with its code (the context bundle's format)."""
+    code = re.escape(site.code.strip())
+    line = re.compile(rf"^ *{site.line} [ +]\| \s*{code}\s*$", re.MULTILINE)
+    for section in re.split(r"^### ", text, flags=re.MULTILINE)[1:]:
+        title = section.split("\n", 1)[0]
+        if (title == site.path or title.startswith(site.path + " ")) and line.search(section):
+            return True
+    return False

@@ -27,12 +27,29 @@ OPERATORS: Final = (
     "resource_not_closed",  # with open(...) → f = open(...) without close; defer Close() removed
     "injection",  # a query/shell command built by concatenating a parameter
 )
+# Operators whose bug shows only with another file's code: the mutation changes a function's
+# contract (what it returns, raises or defaults to) where a caller in another file relies on
+# the old one, so a reviewer sees it only when that caller is in its context. Kept apart from
+# OPERATORS (which every language and the bundled single-file corpus have): they need a
+# repository where one file calls another.
+CONTEXT_OPERATORS: Final = ("caller_contract",)
+ALL_OPERATORS: Final = OPERATORS + CONTEXT_OPERATORS
 LANGUAGES: Final = ("python", "javascript", "typescript", "go")
 
 
 @dataclass(frozen=True)
+class CallSite:
+    """A call in another file that relies on the callee's old contract."""
+
+    path: str  # repo-relative
+    line: int  # 1-based
+    code: str  # the line's text, stripped
+    function: str  # the calling function's qualified name ("" at module level)
+
+
+@dataclass(frozen=True)
 class PlantedBug:
-    operator: str  # one of OPERATORS
+    operator: str  # one of ALL_OPERATORS
     language: str  # one of LANGUAGES
     file: str  # repo-relative, forward slashes
     lines: tuple[int, ...]  # new-side lines the mutation changed (1-based, mutated file)
@@ -40,12 +57,18 @@ class PlantedBug:
     description: str  # one line, e.g. "loop bound includes len(items): reads past the end"
     original: str  # the replaced source text
     mutated: str  # the text put in its place
+    # CONTEXT_OPERATORS: the calls in other files that rely on the old contract; the bug can
+    # be seen only where one of them is shown.
+    callers: tuple[CallSite, ...] = ()
 
 
 @dataclass(frozen=True)
 class Mutant:
     bug: PlantedBug
     source: str  # the whole mutated file
+    # Other files the case needs as they are (the callers' files of a CONTEXT_OPERATORS bug):
+    # (repo-relative path, text).
+    context: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass

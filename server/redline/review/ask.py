@@ -63,6 +63,7 @@ from redline.review.submission import (
 )
 from redline.review.verifier import BATCH
 from redline.store import TaskRecord, TaskStore
+from redline.tools.memory_tools import close_memory
 from redline.tools.registry import build_tool_registry
 from redline.tools.sandbox import ToolContext, make_visible
 
@@ -216,11 +217,14 @@ async def run_ask(
         "model": settings.models.for_role(ROLE)[0],
     }
     record = open_record(store, task_id, content)
-    with recorded_run(record), cancel.attached(asyncio.get_running_loop()):
-        return await _ask(
-            request, ctx, label, task_id, settings, client, progress, cancel, record, max_steps,
-            ground,
-        )  # fmt: skip
+    try:
+        with recorded_run(record), cancel.attached(asyncio.get_running_loop()):
+            return await _ask(
+                request, ctx, label, task_id, settings, client, progress, cancel, record,
+                max_steps, ground,
+            )  # fmt: skip
+    finally:
+        close_memory(ctx)  # the memory tools' project memory, if the agent opened it
 
 
 def ask_planned_calls(max_steps: int) -> int:

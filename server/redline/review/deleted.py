@@ -7,7 +7,9 @@ per name did (2,000 names on mypy's tree: over 30 s). Stubs, vendored and genera
 left out (their file's verdict, diff/file_kind.py: a deleted `builtins.pyi` declared `int`, which
 the new tree uses everywhere without needing the stub). The search is bounded in time and in
 the bytes it reads back; when it is cut short, the review's coverage says so.
-A name that the new tree defines again was moved, not removed, and is dropped;
+Where project memory is built, its graph names the files to read instead (deleted_memory.py),
+with the grep's results. A name that the new tree defines again was moved, not removed, and is
+dropped;
 the others' remaining uses go into the unit (`symbol_uses`, and its patch, which a model
 reads), and a unit whose names are no longer used anywhere is skipped. Offline, each still-used
 name becomes a finding at its first use: "X is still used in Y:line".
@@ -18,7 +20,9 @@ from __future__ import annotations
 import logging
 import re
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from redline.diff.file_kind import kind_of
 from redline.diff.tags import comment_line
@@ -36,6 +40,13 @@ from redline.model import (
     finding_id,
 )
 from redline.plural import plural
+
+if TYPE_CHECKING:
+    from redline.memory.query import ProjectMemory
+
+# Opens the repository's project memory (None: not built); called only when a deleted file's
+# names are searched, so a review that deletes nothing never opens it.
+MemoryOpener = Callable[[], "ProjectMemory | None"]
 
 # tools/code_tools.py (and the agent's toolkit it brings) is imported where a deleted file's
 # names are searched: a review that deletes no such file does not load it.
@@ -61,14 +72,21 @@ class _SearchFailed(Exception):
         self.reason = reason
 
 
-def find_uses(units: list[ReviewUnit], scope: ScopeDiff) -> list[ReviewUnit]:
-    """The units, with each reviewable deleted file's remaining uses filled in (or skipped)."""
+def find_uses(
+    units: list[ReviewUnit], scope: ScopeDiff, memory: MemoryOpener | None = None
+) -> list[ReviewUnit]:
+    """The units, with each reviewable deleted file's remaining uses filled in (or skipped).
+    `memory` opens the repository's project memory when a deleted file's names are searched:
+    where it is built, its graph says which files to read (review/deleted_memory.py) instead
+    of a `git grep` of the whole tree; the same uses come out either way."""
     deleted = [u for u in units if _searched(u)]
     if not deleted:
         return units
     words = list(dict.fromkeys(name for u in deleted for name in u.symbols))
     try:
-        found = _grep(scope, words)
+        found = _from_memory(scope, words, memory) if memory is not None else None
+        if found is None:
+            found = _grep(scope, words)
     except _SearchFailed as failed:
         # The deletions are reviewed from their names alone, and the report says why.
         scope.notes.append(
@@ -97,6 +115,28 @@ def _searched(unit: ReviewUnit) -> bool:
     )
 
 
+def _from_memory(scope: ScopeDiff, words: list[str], opener: MemoryOpener) -> _Found | None:
+    """The uses and definitions of `words` read from the files project memory names; None
+    when memory is not built or cannot answer for this scope (then the grep runs)."""
+    from redline.review.deleted_memory import MemoryUnusable, files_to_scan, scan
+
+    try:
+        memory = opener()
+    except Exception as exc:  # a broken index: the grep still answers
+        logger.info("deleted-file search: project memory not opened (%s)", type(exc).__name__)
+        return None
+    if memory is None:
+        return None
+    try:
+        paths = files_to_scan(scope, memory, words)
+        return _collect(scan(scope, paths), words)
+    except MemoryUnusable as exc:
+        logger.info("deleted-file search: project memory not used (%s)", exc)
+        return None
+    finally:
+        memory.close()
+
+
 @dataclass(frozen=True, slots=True)
 class _Found:
     uses: dict[str, list[SymbolUse]]  # name → its uses in code, in git grep's order
@@ -106,7 +146,7 @@ class _Found:
 def _grep(scope: ScopeDiff, words: list[str]) -> _Found | None:
     """The uses and the definitions of `words` in the new tree; None when there is no tree to
     search. Raises _SearchFailed when git fails, times out or writes more than GREP_MAX_OUTPUT."""
-    from redline.tools.code_tools import defines, git_grep_any_word, grep_hits
+    from redline.tools.code_tools import git_grep_any_word, grep_hits
 
     rev = scope.new_rev
     if rev == UNAVAILABLE_REV:
@@ -128,9 +168,16 @@ def _grep(scope: ScopeDiff, words: list[str]) -> _Found | None:
         raise _SearchFailed(exc.message) from None
     if result.returncode not in (0, 1):
         raise _SearchFailed(f"git grep exited with status {result.returncode}")
+    return _collect(grep_hits(result, tree), words)
+
+
+def _collect(hits: Iterable[tuple[str, str, str]], words: list[str]) -> _Found:
+    """The uses and definitions among (path, line number, line) hits, in their order."""
+    from redline.tools.code_tools import defines
+
     found = _Found(defaultdict(list), set())
     wanted = set(words)
-    for path, lineno, text in grep_hits(result, tree):
+    for path, lineno, text in hits:
         names = _words_in(text, wanted)
         if not names:
             continue

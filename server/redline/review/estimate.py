@@ -145,7 +145,11 @@ def estimate_model(plan: Plan, settings: Settings) -> ModelEstimate | None:
         return None
     scope = plan.scope
     sizing = _SizingContext(scope.repo_root, runner=scope.runner, old_rev=scope.old_rev)
-    provider = ContextProvider(scope, tool_ctx=sizing, token_budget=settings.review.context_tokens)
+    # Without project memory: an estimate does not load the embedding model (memory adds
+    # context within the same token budget).
+    provider = ContextProvider(
+        scope, tool_ctx=sizing, token_budget=settings.review.context_tokens, use_memory=False
+    )
     by_file: dict[str, list[ReviewUnit]] = {}
     for unit in plan.reviewable:
         by_file.setdefault(unit.file_path, []).append(unit)

@@ -31,6 +31,7 @@ from redline.review.planner import UnitPlan
 from redline.review.reviewer import FileReview
 from redline.review.supervisor import ModelUnavailable, StageInputs, run_model_stage
 from redline.store import ReviewCache
+from redline.tools.memory_tools import close_memory
 from redline.tools.sandbox import ToolContext, ToolLimits
 
 
@@ -68,6 +69,7 @@ async def run_model_review(
         runner=scope.runner,
         old_rev=scope.old_rev,
         limits=ToolLimits.from_settings(settings),
+        settings=settings,
     )
     provider = ContextProvider(
         scope, tool_ctx=tool_ctx, token_budget=settings.review.context_tokens
@@ -96,6 +98,8 @@ async def run_model_review(
         cancel=cancel,
     )
     plans = [UnitPlan(unit=u, level=u.rule_context_level) for u in plan.reviewable]
+    # Project memory's answers (callers, similar code) are read beside the planner's call.
+    provider.warm_memory(plan.reviewable)
     try:
         with cancel.attached(asyncio.get_running_loop()):
             stage = await run_model_stage(plans, analyzer_findings, inputs)
@@ -109,6 +113,8 @@ async def run_model_review(
         )
         fill_usage(client, coverage)
         return ModelOutcome(findings=analyzer_findings, model_error=line)
+    finally:
+        close_memory(tool_ctx)  # the review's project memory, opened by its first bundle
     coverage.notes.extend(stage.notes)
     coverage.skipped.extend(stage.planner_skipped)
     # With the model's stages run, "reviewed" means a valid reviewer answer (fresh or cached)

@@ -126,7 +126,8 @@ def plan_review(
         )
         units = builder.finish(scope.diff_text, scope.read_new, prefetch=scope.prefetch_new)
         units = apply_rules(units, loaded.settings.review)
-        units = find_uses(units, scope)  # deleted files: the uses of their definitions left
+        # deleted files: the uses of their definitions left (from project memory where built)
+        units = find_uses(units, scope, memory=_memory_opener(scope.repo_root, user))
         touched = {u.file_path for u in units} | {u.old_path for u in units if u.old_path}
         findings = settings_findings(scope, ground, touched)
         findings += learnings_findings(scope, ground, touched)
@@ -139,6 +140,17 @@ def plan_review(
         settings_findings=findings,
         learnings=learnings,
     )
+
+
+def _memory_opener(repo_root: Path, settings: Settings) -> Callable[[], Any]:
+    """Opens the repository's project memory when called (None: not built); never builds."""
+
+    def open_memory() -> Any:
+        from redline.memory.query import ProjectMemory
+
+        return ProjectMemory.open(repo_root, settings)
+
+    return open_memory
 
 
 def repository_notes(ground: Ground, loaded: LoadedSettings) -> list[str]:

@@ -18,6 +18,14 @@ from redline.errors import RedlineError
 from redline.tools.code_tools import git_show_previous, read_function, search_callers
 from redline.tools.gh_tool import GH_TOOL_DESCRIPTION, run_gh_tool
 from redline.tools.git_tool import GIT_TOOL_DESCRIPTION, run_git_tool
+from redline.tools.memory_tools import (
+    MAX_CODE_CHARS,
+    MAX_HITS,
+    MAX_QUERY_CHARS,
+    search_memory,
+    similar_code,
+)
+from redline.tools.memory_tools import callers as memory_callers
 from redline.tools.read_file import read_file
 from redline.tools.sandbox import ToolContext
 from redline.tools.write_file import ALLOWED_EXTENSIONS, write_file
@@ -31,6 +39,9 @@ TOOL_NAMES: Final = (
     "git_show_previous",
     "git",
     "gh",
+    "callers",
+    "similar_code",
+    "search_memory",
     "write_file",
 )
 # Tools that never change anything anywhere (write_file writes only reports, but a caller
@@ -39,6 +50,11 @@ READ_ONLY_TOOLS: Final = tuple(n for n in TOOL_NAMES if n != "write_file")
 
 _PATH: Final = {"type": "string", "minLength": 1, "maxLength": 1024}
 _LINE: Final = {"type": "integer", "minimum": 1}
+_SYMBOL_ARG: Final = {"type": "string", "minLength": 1, "maxLength": 200}
+_HITS: Final = {"type": "integer", "minimum": 1, "maximum": MAX_HITS}
+_NOT_BUILT_NOTE: Final = (
+    " From the repository's project memory (`redline memory build`); says so when it is not built."
+)
 
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -127,6 +143,47 @@ def build_tools(ctx: ToolContext) -> list[Tool]:
                 {"command": {"type": "string", "minLength": 1, "maxLength": 2000}}, ["command"]
             ),
             _guard(ctx, "gh", run_gh_tool),
+            timeout=timeout,
+        ),
+        Tool(
+            "callers",
+            "List the functions that call a function or method (by name, e.g. send or "
+            "Client.send), from the project's code graph: file, lines, name and signature of "
+            f"each caller; at most {MAX_HITS} (limit)." + _NOT_BUILT_NOTE,
+            _schema({"symbol": _SYMBOL_ARG, "limit": _HITS}, ["symbol"]),
+            _guard(ctx, "callers", memory_callers),
+            timeout=timeout,
+        ),
+        Tool(
+            "similar_code",
+            "Find the functions most similar to some code, to see how the codebase handles "
+            "the same thing elsewhere: give either code (a snippet) or path and name (a "
+            f"function of the repository). At most {MAX_HITS} (limit)." + _NOT_BUILT_NOTE,
+            _schema(
+                {
+                    "code": {"type": "string", "minLength": 1, "maxLength": MAX_CODE_CHARS},
+                    "path": _PATH,
+                    "name": _SYMBOL_ARG,
+                    "limit": _HITS,
+                },
+                [],
+            ),
+            _guard(ctx, "similar_code", similar_code),
+            timeout=timeout,
+        ),
+        Tool(
+            "search_memory",
+            "Search the project's functions and classes by meaning and by name (\"where are "
+            'retries handled", "parse_config"): the best matches with file, lines and '
+            f"signature; at most {MAX_HITS} (limit)." + _NOT_BUILT_NOTE,
+            _schema(
+                {
+                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS},
+                    "limit": _HITS,
+                },
+                ["query"],
+            ),
+            _guard(ctx, "search_memory", search_memory),
             timeout=timeout,
         ),
         Tool(

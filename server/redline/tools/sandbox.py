@@ -112,7 +112,12 @@ class ToolContext:
     old_rev: str | None = None
     limits: ToolLimits = field(default_factory=ToolLimits)
     extra_secrets: tuple[str, ...] = ()
+    # The user's settings, for what a run opens once (project memory: tools/memory_tools.py);
+    # None: the defaults.
+    settings: Settings | None = None
     writes: WriteLedger = field(default_factory=WriteLedger, init=False, repr=False)
+    # Project memory as tools/memory_tools.project_memory opened it (once per run).
+    memory_slot: list[object] = field(default_factory=list, init=False, repr=False)
     _secret_values: list[str] | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
@@ -141,6 +146,7 @@ class ToolContext:
             runner=GitRunner(),
             extra_secrets=(api_key,) if api_key else (),
             limits=ToolLimits.from_settings(settings),
+            settings=settings,
         )
 
     @property

@@ -10,10 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 from tree_sitter import Node, Parser, Tree
 
 from redline.diff.functions import function_spans, language_for, load_language, names_for_lines
+from redline.eval.truth import CallSite
+
+if TYPE_CHECKING:
+    from redline.eval.mutate.ops_contract import Project
 
 # Stands for the enclosing function's name in a candidate's description (the generator fills it).
 FN = "\x00fn\x00"
@@ -58,6 +63,8 @@ class Candidate:
     description: str  # one line, for PlantedBug.description
     # Shown as PlantedBug.original/mutated; default: the replaced bytes and `new`.
     shown: tuple[str, str] | None = None
+    # A contract change: the calls in other files that rely on the old contract.
+    callers: tuple[CallSite, ...] = ()
 
 
 @cache
@@ -82,6 +89,9 @@ class Source:
         self.tree: Tree = p.parse(self.data)
         self._spans = function_spans(path, self.data)
         self._by_type: dict[str, list[Node]] | None = None
+        # The other files of the corpus, for operators that look across files (set by the
+        # generator when such an operator runs; ops_contract.Project).
+        self.project: Project | None = None
 
     @classmethod
     def load(cls, path: str, text: str) -> Source | None:
@@ -131,8 +141,10 @@ class Source:
         new = f"{code}\n{indent}" if indent is not None else f"{code} "
         return Candidate(node.start_byte, node.start_byte, new, description, ("", code))
 
-    def replace(self, node: Node, new: str, description: str) -> Candidate:
-        return Candidate(node.start_byte, node.end_byte, new, description)
+    def replace(
+        self, node: Node, new: str, description: str, callers: tuple[CallSite, ...] = ()
+    ) -> Candidate:
+        return Candidate(node.start_byte, node.end_byte, new, description, callers=callers)
 
     # -- structure ---------------------------------------------------------------------------
 

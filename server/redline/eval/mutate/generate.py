@@ -20,7 +20,7 @@ from tree_sitter import Node, Point
 
 from redline.eval.mutate.base import FN, Candidate, Source, parser
 from redline.eval.mutate.registry import APPLIES, OPERATOR_FUNCTIONS
-from redline.eval.truth import LANGUAGES, OPERATORS, Mutant, PlantedBug
+from redline.eval.truth import ALL_OPERATORS, CONTEXT_OPERATORS, LANGUAGES, Mutant, PlantedBug
 
 
 @dataclass(frozen=True)
@@ -39,10 +39,15 @@ def candidates(
     ops = _check(operators)
     seen: set[tuple[str, int, int, str]] = set()
     out: list[Pending] = []
-    for path, text in sorted(files):
-        src = Source.load(path, text)
-        if src is None:
-            continue
+    sources = [s for s in (Source.load(p, t) for p, t in sorted(files)) if s is not None]
+    if any(op in CONTEXT_OPERATORS for op in ops):
+        from redline.eval.mutate.ops_contract import Project
+
+        project = Project.of(sources)
+        for src in sources:
+            src.project = project
+    for src in sources:
+        path = src.path
         for op in ops:
             if src.language not in APPLIES[op]:
                 continue
@@ -59,11 +64,11 @@ def candidates(
 
 def _check(operators: Sequence[str] | None) -> list[str]:
     if operators is None:
-        return list(OPERATORS)
-    unknown = [op for op in operators if op not in OPERATORS]
+        return list(ALL_OPERATORS)
+    unknown = [op for op in operators if op not in ALL_OPERATORS]
     if unknown:
         raise ValueError(f"unknown operators: {', '.join(unknown)}")
-    return [op for op in OPERATORS if op in operators]  # OPERATORS order, no repeats
+    return [op for op in ALL_OPERATORS if op in operators]  # ALL_OPERATORS order, no repeats
 
 
 def generate(
@@ -152,8 +157,13 @@ def mutate(pending: Pending) -> Mutant | None:
         description=cand.description.replace(FN, pending.function),
         original=shown[0],
         mutated=shown[1],
+        callers=cand.callers,
     )
-    return Mutant(bug=bug, source=text)
+    context: tuple[tuple[str, str], ...] = ()
+    if cand.callers and src.project is not None:
+        paths = dict.fromkeys(c.path for c in cand.callers if c.path != src.path)
+        context = tuple((p, src.project.texts[p]) for p in paths if p in src.project.texts)
+    return Mutant(bug=bug, source=text, context=context)
 
 
 def _point(data: bytes, offset: int) -> Point:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from redline.eval.mutate.base import Operator
+from redline.eval.mutate.ops_contract import caller_contract
 from redline.eval.mutate.ops_expr import (
     and_or_swap,
     flipped_comparison,
@@ -23,7 +24,7 @@ from redline.eval.mutate.ops_flow import (
 )
 from redline.eval.mutate.ops_names import wrong_variable
 from redline.eval.mutate.ops_security import injection
-from redline.eval.truth import LANGUAGES, OPERATORS
+from redline.eval.truth import ALL_OPERATORS, LANGUAGES, OPERATORS
 
 OPERATOR_FUNCTIONS: Final[dict[str, Operator]] = {
     "off_by_one": off_by_one,
@@ -40,11 +41,16 @@ OPERATOR_FUNCTIONS: Final[dict[str, Operator]] = {
     "swallowed_exception": swallowed_exception,
     "resource_not_closed": resource_not_closed,
     "injection": injection,
+    "caller_contract": caller_contract,
 }
-assert tuple(OPERATOR_FUNCTIONS) == OPERATORS
+assert tuple(OPERATOR_FUNCTIONS) == ALL_OPERATORS
 
-# Every operator applies to every language except `await` removal (Go has no `await`).
+# Every operator applies to every language except `await` removal (Go has no `await`);
+# caller_contract finds callers through Python's imports.
 APPLIES: Final[dict[str, tuple[str, ...]]] = {
-    op: tuple(lang for lang in LANGUAGES if op != "removed_await" or lang != "go")
-    for op in OPERATORS
+    **{
+        op: tuple(lang for lang in LANGUAGES if op != "removed_await" or lang != "go")
+        for op in OPERATORS
+    },
+    "caller_contract": ("python",),
 }
