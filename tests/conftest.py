@@ -8,6 +8,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from gitrepo import GitRepo
+from xdist_groups import pytest_collection_modifyitems  # noqa: F401 (a hook)
 
 # A private HOME, XDG_* dirs and cache for the whole session and its subprocesses, and a final
 # check that the user's own Redline directories were not touched (tests/private_env.py).
