@@ -168,3 +168,24 @@ def test_the_review_coverage_says_memory_state(project: GitRepo, env: dict[str, 
     console = Console(record=True, width=120, file=io.StringIO())
     print_terminal(review, console)
     assert "Memory: 3 symbols, built just now" in console.export_text()
+
+
+def test_a_refresh_in_a_new_process_embeds_only_the_functions_whose_text_changed(
+    project: GitRepo, env: dict[str, str]
+) -> None:
+    """Two processes of the installed CLI (as the language server's refreshes were): the
+    second embeds only what changed since the first stored it — the stored vectors of the
+    unchanged functions are kept, whichever process embedded them."""
+    root = project.root
+    built = redline(env, root, "memory", "build")
+    assert built.returncode == 0, built.stderr
+    assert "3 symbols embedded" in built.stderr, built.stderr
+    # One function of api.py edited, one moved down (its text unchanged: its vector kept).
+    edited = API.replace('"""Load one user record."""', '"""Load one user record by id."""')
+    (root / "pkg" / "api.py").write_text("\n\n" + edited)
+    again = redline(env, root, "memory", "build", "pkg/api.py")
+    assert again.returncode == 0, again.stderr
+    assert "(1 parsed, 0 unchanged, 0 removed, 1 symbol embedded, 1 vector kept)" in again.stderr
+    found = redline(env, root, "memory", "search", "configuration sections", "--format", "json")
+    rows = json.loads(found.stdout)
+    assert rows[0]["qualname"] == "parse_config" and rows[0]["line"] == 11, rows
