@@ -102,13 +102,15 @@ def build_memory(
     progress: Progress | None = None,
     lock_timeout: float | None = None,
     runner: GitRunner | None = None,
+    store: MemoryStore | None = None,
 ) -> BuildReport:
     """Bring the repository's memory up to date with its work tree (see the module docstring).
 
     `paths`: refresh only these repository-relative paths (None: the whole tree). `embedder`:
     a loaded one to reuse (the language server keeps one); otherwise it is loaded when the
     first symbol needs embedding, never for a build that parses nothing. `lock_timeout`: how
-    long to wait for another builder (None: as long as it takes; 0: MemoryBusyError at once)."""
+    long to wait for another builder (None: as long as it takes; 0: MemoryBusyError at once).
+    `runner`, `store`: ones to reuse and leave open (the memory worker keeps both)."""
     from redline.memory.store import open_store
 
     started = time.monotonic()
@@ -120,12 +122,13 @@ def build_memory(
         with build_lock(
             root, timeout=lock_timeout, waiting=lambda: say.now("waiting for another memory build")
         ):
-            store = open_store(root, memory_settings(settings))
+            opened = store or open_store(root, memory_settings(settings))
             try:
-                builder = _Builder(root, settings, store, git, embedder, say)
+                builder = _Builder(root, settings, opened, git, embedder, say)
                 report = builder.run(None if paths is None else list(paths))
             finally:
-                store.close()
+                if store is None:
+                    opened.close()
     finally:
         if own_runner:
             git.close()  # its private repository view
