@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 MAX_REQUEST_BYTES = 1 << 20  # one request line; the server sends paths only
 MAX_PATHS = 10_000
+_TOO_LONG = "redline: error: memory worker: request too long"
 
 
 class Worker:
@@ -128,7 +129,7 @@ def serve(repo: Path, settings: Settings, stdin: IO[bytes], stdout: IO[bytes]) -
                 return 0
             if len(raw) > MAX_REQUEST_BYTES and not raw.endswith(b"\n"):
                 stdin.readline()  # the rest of the oversized line
-                answer: dict[str, Any] = {"ok": False, "error": "memory worker: request too long"}
+                answer: dict[str, Any] = {"ok": False, "error": _TOO_LONG}
             elif not raw.strip():
                 continue
             else:
