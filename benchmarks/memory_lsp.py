@@ -7,11 +7,15 @@ overhead inside the timings):
 
 1. hover / codeAction latency (p50, p99, max) with the refresh off, then while the refresh's
    whole-tree build runs (only answers received while the build's process was alive count);
-2. a one-file save once memory is built: the refresh's wall time as the server ran it (its
-   subprocess, nice 19, idle I/O), the user-visible save → refreshed time (adds SAVE_DEBOUNCE),
-   and what that wall time is made of: the interpreter and the CLI's imports, loading the
-   embedding model, and the refresh itself (`build_memory(paths=[file])` in this process with
-   the model already loaded).
+2. a one-file save once memory is built: the user-visible save → refreshed time (didSave to
+   the server saying so; SAVE_DEBOUNCE included), the first save's apart from the later ones,
+   and the refresh's wall time as the server ran it (a request to its `redline memory worker`,
+   started once for the whole-tree build, nice 19, idle I/O, the model kept loaded);
+3. side by side, the way refreshes ran before the worker: a fresh `redline memory build --
+   FILE` subprocess per refresh through the same bootstrap (nice 19, idle I/O), and what such
+   a process spends its time on: the interpreter and the CLI's imports, loading the embedding
+   model, and the refresh itself (`build_memory(paths=[file])` in this process with the model
+   already loaded).
 
     python benchmarks/memory_lsp.py [--files 40] [--functions 30] [--requests 200] [--saves 5]
 """
@@ -146,7 +150,9 @@ async def sample(client: Client, uri: str, into: Latency, limit: int, pid: int |
         await asyncio.sleep(0.005)
 
 
-async def wait_state(client: Client, check: Any, timeout: float) -> dict[str, Any]:
+async def wait_state(
+    client: Client, check: Any, timeout: float, poll: float = 0.05
+) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while True:
         state = await memory_state(client)
@@ -157,12 +163,13 @@ async def wait_state(client: Client, check: Any, timeout: float) -> dict[str, An
             return state
         if time.monotonic() > deadline:
             raise TimeoutError(f"memory refresh: {state}")
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(poll)
 
 
 @dataclass
 class Saves:
-    wall_s: list[float] = field(default_factory=list)  # the subprocess, as the server ran it
+    wall_s: list[float] = field(default_factory=list)  # the worker's request, as the server ran it
+    whole_s: float = 0.0  # the session's whole-tree build (the worker's start included)
     visible_s: list[float] = field(default_factory=list)  # didSave → the server says refreshed
 
 
@@ -184,6 +191,7 @@ async def run_lsp(args: argparse.Namespace, tmp: Path) -> tuple[Latency, Latency
     pid = int(state["pid"])
     await sample(client, uri, busy, args.requests, pid)
     state = await wait_state(client, lambda s: s["state"] == "idle", 600)
+    saves.whole_s = float(state["folders"][0]["lastSeconds"])
     symbols = args.files * args.functions
 
     for variant in range(1, args.saves + 1):
@@ -192,7 +200,10 @@ async def run_lsp(args: argparse.Namespace, tmp: Path) -> tuple[Latency, Latency
         t0 = time.perf_counter()
         await client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
         state = await wait_state(
-            client, lambda s, r=runs: s["folders"][0]["runs"] > r and s["state"] == "idle", 120
+            client,
+            lambda s, r=runs: s["folders"][0]["runs"] > r and s["state"] == "idle",
+            120,
+            poll=0.005,  # the figure measured is a few hundred ms: poll finely
         )
         saves.visible_s.append(time.perf_counter() - t0)
         saves.wall_s.append(float(state["folders"][0]["lastSeconds"]))
@@ -207,6 +218,7 @@ class Parts:
     model_load_s: float = 0.0  # load_embedder, in this process (first load)
     refresh_ms: list[float] = field(default_factory=list)  # build_memory(paths=[one file]), warm
     cli_ms: list[float] = field(default_factory=list)  # `redline memory build -- file`, nice 0
+    old_ms: list[float] = field(default_factory=list)  # the same, nice 19 (before the worker)
 
 
 def parts(args: argparse.Namespace, tmp: Path) -> Parts:
@@ -255,6 +267,23 @@ def parts(args: argparse.Namespace, tmp: Path) -> Parts:
         if done.returncode != 0:
             raise RuntimeError(f"redline memory build failed: {done.stderr}")
         out.cli_ms.append((time.perf_counter() - t0) * 1000)
+    from redline.lsp import memory_process
+
+    for variant in range(2 * args.saves + 1, 3 * args.saves + 1):
+        target.write_text(module_text(0, args.functions, variant))
+        build = ["memory", "build", "--quiet", "--repo", str(repo.root), "--", "ledger/part_0.py"]
+        t0 = time.perf_counter()
+        done = subprocess.run(
+            memory_process.bootstrap_argv(build),
+            cwd=repo.root,
+            capture_output=True,
+            text=True,
+            check=False,
+            start_new_session=True,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"redline memory build failed: {done.stderr}")
+        out.old_ms.append((time.perf_counter() - t0) * 1000)
     return out
 
 
@@ -289,27 +318,37 @@ def main(argv: list[str] | None = None) -> int:
     print(row("codeAction, during a whole-tree build", busy.code_action_ms))
     print()
     median = statistics.median
-    wall = median(saves.wall_s) * 1000
+    wall = median(saves.wall_s[1:] or saves.wall_s) * 1000
     start = median(split.cli_import_s) * 1000
     interp = median(split.interpreter_s) * 1000
     refresh = median(split.refresh_ms)
     load = split.model_load_s * 1000
-    print("| one-file save (median ms) | |")
+    from redline.lsp.memory_refresh import SAVE_DEBOUNCE
+
+    later = saves.visible_s[1:] or saves.visible_s
+    visible = median(later) * 1000
+    print(f"| one-file save (ms; later saves: median of {len(later)}) | |")
     print("|---|---|")
+    print(f"| whole-tree build, the worker's start included | {saves.whole_s * 1000:.0f} |")
     print(
-        f"| save → refreshed, as the user sees it (+{0.5 * 1000:.0f} ms debounce) "
-        f"| {median(saves.visible_s) * 1000:.0f} |"
+        f"| first save → refreshed, as the user sees it (+{SAVE_DEBOUNCE * 1000:.0f} ms "
+        f"debounce) | {saves.visible_s[0] * 1000:.0f} |"
     )
-    print(f"| the refresh subprocess, wall (nice 19, idle I/O) | {wall:.0f} |")
+    verdict = "meets" if visible <= TARGET_REFRESH_MS else "misses"
+    print(
+        f"| later saves → refreshed, as the user sees it | {visible:.0f} ({verdict} the "
+        f"{TARGET_REFRESH_MS:.0f} ms target) |"
+    )
+    print(f"| of which the worker's request, wall (nice 19, idle I/O) | {wall:.0f} |")
+    print(
+        "| before the worker: a `redline memory build -- FILE` subprocess per refresh "
+        f"(nice 19, idle I/O) | {median(split.old_ms):.0f} |"
+    )
     print(f"| the same CLI command at normal priority | {median(split.cli_ms):.0f} |")
     print(f"| of which: interpreter start | {interp:.0f} |")
     print(f"| of which: the CLI's and memory's imports | {start - interp:.0f} |")
     print(f"| of which: loading the embedding model (once per process) | {load:.0f} |")
-    verdict = "meets" if refresh <= TARGET_REFRESH_MS else "misses"
-    print(
-        f"| the refresh itself, model loaded (build_memory(paths=[file])) | {refresh:.0f} "
-        f"({verdict} the {TARGET_REFRESH_MS:.0f} ms target) |"
-    )
+    print(f"| the refresh itself, model loaded (build_memory(paths=[file])) | {refresh:.0f} |")
     cli = median(split.cli_ms)
     print(f"| start-up share of the normal-priority command | {(cli - refresh) / cli:.0%} |")
     return 0

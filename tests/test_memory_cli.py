@@ -168,3 +168,71 @@ def test_the_review_coverage_says_memory_state(project: GitRepo, env: dict[str, 
     console = Console(record=True, width=120, file=io.StringIO())
     print_terminal(review, console)
     assert "Memory: 3 symbols, built just now" in console.export_text()
+
+
+def test_a_refresh_in_a_new_process_embeds_only_the_functions_whose_text_changed(
+    project: GitRepo, env: dict[str, str]
+) -> None:
+    """Two processes of the installed CLI (as the language server's refreshes were): the
+    second embeds only what changed since the first stored it — the stored vectors of the
+    unchanged functions are kept, whichever process embedded them."""
+    root = project.root
+    built = redline(env, root, "memory", "build")
+    assert built.returncode == 0, built.stderr
+    assert "3 symbols embedded" in built.stderr, built.stderr
+    # One function of api.py edited, one moved down (its text unchanged: its vector kept).
+    edited = API.replace('"""Load one user record."""', '"""Load one user record by id."""')
+    (root / "pkg" / "api.py").write_text("\n\n" + edited)
+    again = redline(env, root, "memory", "build", "pkg/api.py")
+    assert again.returncode == 0, again.stderr
+    assert "(1 parsed, 0 unchanged, 0 removed, 1 symbol embedded, 1 vector kept)" in again.stderr
+    found = redline(env, root, "memory", "search", "configuration sections", "--format", "json")
+    rows = json.loads(found.stdout)
+    assert rows[0]["qualname"] == "parse_config" and rows[0]["line"] == 11, rows
+
+
+def test_the_worker_refreshes_on_request_keeping_its_model(
+    project: GitRepo, env: dict[str, str]
+) -> None:
+    """`redline memory worker` (the language server's builder): one JSON line per request on
+    stdin, one answer per line on stdout, the whole tree then one file; a bad request is an
+    answer saying so (the worker goes on); it exits when stdin closes."""
+    root = project.root
+    worker = subprocess.Popen(
+        [str(REDLINE), "memory", "worker", "--repo", str(root)],
+        env=env,
+        cwd=root.parent,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert worker.stdin is not None and worker.stdout is not None
+
+    def ask(line: str) -> dict[str, object]:
+        assert worker.stdin is not None and worker.stdout is not None
+        worker.stdin.write(line.encode() + b"\n")
+        worker.stdin.flush()
+        answer: dict[str, object] = json.loads(worker.stdout.readline())
+        return answer
+
+    try:
+        whole = ask('{"paths": null}')
+        assert whole["ok"] is True and whole["embedded"] == 3, whole
+        assert str(whole["summary"]).startswith("memory: 3 symbols in 3 files (3 parsed")
+        bad = ask("build everything")
+        assert bad == {"ok": False, "error": "redline: error: memory worker: a request is one "
+                       "JSON object per line"}  # fmt: skip
+        (root / "pkg" / "api.py").write_text(API + "\n\ndef later():\n    return 2\n")
+        one = ask(json.dumps({"paths": ["pkg/api.py"]}))
+        assert one["ok"] is True and one["embedded"] == 1, one
+        assert "(1 parsed, 0 unchanged, 0 removed, 1 symbol embedded, 2 vectors kept)" in str(
+            one["summary"]
+        )
+        worker.stdin.close()
+        assert worker.wait(timeout=60) == 0
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
+    found = redline(env, root, "memory", "search", "later", "--format", "json")
+    assert "later" in [r["qualname"] for r in json.loads(found.stdout)]

@@ -11,7 +11,6 @@ import asyncio
 import json
 import os
 import shutil
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -69,11 +68,12 @@ class Bed:
             SimpleNamespace(folders={uri(folder): SimpleNamespace(uri=uri(folder))}, root_uri=None),
         )
 
-        def argv_for(root: Path, paths: Sequence[str] | None) -> list[str]:
-            args = memory_process.build_args(root, paths)
+        def argv_for(root: Path) -> list[str]:
+            args = memory_process.worker_args(root)
             return memory_process.bootstrap_argv(args, entry="fake_memory_build")
 
         self.refresher = MemoryRefresher(self.server, argv_for)  # type: ignore[arg-type]
+        BEDS.append(self)
 
     def records(self, event: str = "start") -> list[dict[str, Any]]:
         if not self.log.exists():
@@ -98,6 +98,21 @@ class Bed:
                 and self.refresher.describe()["state"] in ("idle", "off")
             )
         )
+
+
+BEDS: list[Bed] = []
+
+
+@pytest.fixture(autouse=True)
+async def _workers_stopped() -> Any:
+    """Each test's workers killed and reaped while its event loop still runs."""
+    yield
+    while BEDS:
+        refresher = BEDS.pop().refresher
+        workers = list(refresher.workers.values())
+        refresher.stop()
+        for worker in workers:
+            await worker.proc.wait()
 
 
 @pytest.fixture
@@ -127,17 +142,20 @@ async def test_idle_builds_the_tree_then_saves_refresh_their_files_coalesced(
     starts, ends = bed.records(), bed.records("end")
     assert starts[1]["start"] >= ends[0]["end"], "two builds ran at once"
 
-    # How each was started: the repository as working directory but not on sys.path (the
-    # repository's modules are never imported), stdin closed, lowest priority, its own group.
+    # How each ran: in one worker process, started once (the model loaded once); the
+    # repository as working directory but not on sys.path (the repository's modules are never
+    # imported), lowest priority, its own group.
+    assert len({record["pid"] for record in starts}) == 1
     for record in starts:
         assert record["cwd"] == str(git_folder)
         assert record["path0"] != "" and Path(record["path0"]).resolve() != git_folder.resolve()
-        assert record["stdin"] == ""
         assert record["nice"] == 19
         assert record["ppid"] == os.getpid()
         assert record["pgid"] == record["pid"]
         if shutil.which("ionice"):
             assert record["io"] == "idle", record["io"]
+    started = [m for kind, m in bed.server.logs if "project memory worker for" in m]
+    assert len(started) == 1 and f"(pid {starts[0]['pid']})" in started[0]
     refreshed = [m for kind, m in bed.server.logs if "project memory refreshed" in m]
     assert len(refreshed) == 2 and "(2 files)" in refreshed[1]
     assert bed.server.shown == []
@@ -286,3 +304,33 @@ async def test_idle_is_said_only_once_the_saved_file_is_in(
         await asyncio.sleep(0)  # every turn of the loop
     assert "idle" not in seen, sorted(set(seen))
     await bed.settled(2)
+
+
+async def test_one_worker_serves_every_refresh_and_a_dead_one_is_replaced(
+    tmp_path: Path, git_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker is started once, when the first build is due, and kept for the saves after
+    it; killed (the OOM killer), the next save's refresh starts another and succeeds."""
+    bed = Bed(tmp_path, git_folder, monkeypatch)
+    bed.refresher.start()
+    await bed.settled(1)
+    bed.refresher.saved(uri(git_folder / "a.py"))
+    await bed.settled(2)
+    first = {r["pid"] for r in bed.records()}
+    assert len(first) == 1
+    (pid,) = first
+    assert _alive(pid), "the worker waits for the next refresh"
+
+    os.kill(pid, 9)  # the save right after: the server may not have seen it die yet
+    bed.refresher.saved(uri(git_folder / "b.py"))
+    await bed.settled(3)
+    last = bed.records()[-1]
+    assert last["pid"] != pid and last["args"][-2:] == ["--", "b.py"]
+    state = bed.refresher.describe()["folders"][0]
+    assert state["runs"] == 3 and state["failures"] == 0, state
+    started = [m for kind, m in bed.server.logs if "project memory worker for" in m]
+    assert len(started) == 2
+
+    bed.refresher.stop()  # shutdown: the idle worker goes too
+    await bed.until(lambda: not _alive(last["pid"]))
+    assert memory_process.running_pids() == []

@@ -433,3 +433,23 @@ def test_the_index_size_cap_refuses_a_file_and_says_so(
     finally:
         store.clear()
         store.close()
+
+
+@each_store
+def test_vectors_gives_each_stored_symbols_vector_back(store: MemoryStore) -> None:
+    """What a refresh reuses (memory/build.py) and a review's similar code starts from
+    (context/memory_context.py): a symbol's stored vector, by its id, as it was stored (unit
+    length); a symbol stored without one, or an unknown id, is not in the answer."""
+    syms = [sym("a.py", "f", 1), sym("a.py", "g", 5)]
+    store.put_file(graph("a.py", syms), "b1", np.stack([unit(0), 3 * unit(1, 2)]))
+    store.put_file(graph("b.py", [sym("b.py", "h")]), "b2", np.zeros((0, DIM), dtype=np.float32))
+    ids = {s.symbol.qualname: s.id for s in store.symbols()}
+    found = store.vectors([ids["f"], ids["g"], ids["h"], 10**9])
+    assert sorted(found) == sorted([ids["f"], ids["g"]])
+    assert found[ids["f"]].dtype == np.float32 and found[ids["f"]].shape == (DIM,)
+    np.testing.assert_allclose(found[ids["f"]], unit(0), atol=1e-6)
+    np.testing.assert_allclose(found[ids["g"]], unit(1, 2), atol=1e-6)
+    assert store.vectors([]) == {}
+    # Replaced: the old ids are gone with their vectors.
+    store.put_file(graph("a.py", [sym("a.py", "f", 1)]), "b3", np.stack([unit(3)]))
+    assert store.vectors([ids["f"], ids["g"]]) == {}

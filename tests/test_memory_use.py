@@ -8,7 +8,9 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -164,6 +166,63 @@ def test_bundle_has_the_changed_functions_caller_and_similar_code(client_repo: G
     assert not any("lib/maths.py" in t for t in shown)  # nothing alike: not shown
     assert bundle.tokens <= 6000 and not bundle.omitted
     assert provider.memory is not None and len(provider.memory.reads.per_unit) == 1
+
+
+class CountingEmbedder:
+    """The real model, counting the texts it is given."""
+
+    def __init__(self) -> None:
+        from redline.memory.embed import load_embedder
+
+        self.real = load_embedder()
+        self.name, self.dim = self.real.name, self.real.dim
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        self.texts += list(texts)
+        return self.real.embed(texts)
+
+
+@pytest.fixture
+def counting(monkeypatch: pytest.MonkeyPatch) -> CountingEmbedder:
+    """Every embedding memory reading asks for, counted (the query cache emptied first)."""
+    from collections import OrderedDict
+
+    from redline.memory import embed, query
+
+    counter = CountingEmbedder()
+    monkeypatch.setattr(embed, "load_embedder", lambda: counter)
+    monkeypatch.setattr(query, "_QUERY_VECTORS", OrderedDict())
+    return counter
+
+
+def test_similar_code_of_a_function_memory_holds_embeds_nothing(
+    client_repo: GitRepo, counting: CountingEmbedder
+) -> None:
+    """A changed function memory indexed: its stored vector finds similar code (the version
+    indexed), no embedding in the review; a function memory does not have is embedded."""
+    built(client_repo)
+    change_send(client_repo)
+    counting.texts.clear()  # the build's
+    scope = scope_of(client_repo)
+    provider = ContextProvider(scope, token_budget=6000)
+    bundle = provider.bundle(unit_of(scope, "lib/client.py"), ContextLevel.FUNCTION)
+    similar = [t for t in sections(bundle.render()) if "similar to Client.send" in t]
+    assert similar and similar[0].startswith("lib/mailer.py lines 8-12: similar to Client.send ")
+    assert counting.texts == []
+
+    # A function added by the change: not in memory, so its text is embedded (once).
+    client_repo.write(
+        "lib/client.py",
+        CLIENT_NEW
+        + '\n\ndef resend(client, payload):\n    """Send the payload again."""\n'
+        + "    return client.send(payload)\n",
+    )
+    client_repo.commit("resend")
+    scope = scope_of(client_repo)
+    provider = ContextProvider(scope, token_budget=6000)
+    provider.bundle(unit_of(scope, "lib/client.py"), ContextLevel.FUNCTION)
+    assert len(counting.texts) == 1 and "resend" in counting.texts[0], counting.texts
 
 
 def test_warmed_up_answers_give_the_same_bundle(client_repo: GitRepo) -> None:

@@ -56,6 +56,16 @@ def add_memory_parser(sub: Any) -> None:
     build.add_argument("--repo", type=Path, default=Path.cwd(), metavar="PATH", help=_REPO_HELP)
     build.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
 
+    worker = mem.add_parser(
+        "worker",
+        help="keep refreshing the index on request (the language server's background builder)",
+        description='Read one JSON line per request on stdin ({"paths": [...]} or '
+        '{"paths": null} for the whole tree), refresh the index in this process (the '
+        "embedding model stays loaded) and answer one JSON line on stdout; exit when stdin "
+        "closes.",
+    )
+    worker.add_argument("--repo", type=Path, default=Path.cwd(), metavar="PATH", help=_REPO_HELP)
+
     status = mem.add_parser("status", help="what the index holds, when it was built, where")
     status.add_argument("--repo", type=Path, default=Path.cwd(), metavar="PATH", help=_REPO_HELP)
     status.add_argument("--format", choices=("text", "json"), default="text", help="output format")
@@ -83,6 +93,10 @@ def cmd_memory(args: argparse.Namespace) -> int:
     settings = config.load_user_settings().settings
     if command == "build":
         return _build(repo, settings, args)
+    if command == "worker":
+        from redline.memory.worker import run_worker
+
+        return run_worker(repo, settings)
     if command == "status":
         return _status(repo, settings, args)
     if command == "search":

@@ -8,8 +8,10 @@ candidates are simply not proposed, and the bundle is what it was. With it, the 
 come after the enclosing functions and the model's own requests; what does not fit the budget
 is named in `omitted`, as any other candidate.
 
-Finding similar code embeds the changed function's text (the local model: tens of
-milliseconds a function, far more on a busy machine), so a review warms the answers up beside
+Finding similar code starts from the changed function's stored vector when memory holds it
+(ProjectMemory.similar(stored_first=True): a millisecond, no model), and embeds its text only
+for a function memory does not have (the local model: tens of milliseconds a function, far
+more on a busy machine), so a review warms the answers up beside
 its first model call (`warm`, in a daemon thread, started by review/model_review.py before the
 planner): a unit's bundle reads them from the cache, waits at most SIMILAR_WAIT for one not
 ready yet, and otherwise goes without it (named in `omitted`). The graph's answers (callers)
@@ -214,7 +216,12 @@ class MemoryContext:
         kind: SymbolKind = "method" if "." in span.name else "function"
         me = Symbol(src.path, span.name, kind, span.start, span.end, _language(src.path))
         started = time.perf_counter()
-        hits = self.memory.similar(text, limit=MAX_SIMILAR + _OVERFETCH, exclude=me)
+        # A function memory holds is searched from its stored vector (stored_first): no model
+        # call in the review. That vector is of the version indexed, not of the new text —
+        # close enough to find similar code; a function memory does not have is embedded.
+        hits = self.memory.similar(
+            text, limit=MAX_SIMILAR + _OVERFETCH, exclude=me, stored_first=True
+        )
         with self._cond:
             self.reads.similar.append((time.perf_counter() - started) * 1000)
             found = self._similar.setdefault(key, hits)

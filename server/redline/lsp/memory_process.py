@@ -1,9 +1,12 @@
-"""One background memory build: `redline memory build` in a subprocess at the lowest priority.
+"""The background memory builder: `redline memory worker` in a subprocess at the lowest priority.
 
 The language server never builds memory in its own process (tree-sitter, the embedding model
 and the store would hold the GIL and the CPU while the user waits for a hover): memory_refresh.py
-starts this module's subprocess, one at a time, and awaits it on the event loop (asyncio's
-subprocess support: no thread, no blocking call).
+starts this module's worker once per repository (when its first refresh is due) and sends it
+one JSON line per refresh, awaiting the answer on the event loop (asyncio's subprocess
+support: no thread, no blocking call). The worker keeps the embedding model loaded, so a
+one-file refresh costs the refresh alone, not ~2 s of start-up (benchmarks/memory_lsp.py). A
+worker that died is replaced at the next refresh.
 
 What the child is:
 - the same interpreter running `redline.entry.main` (the installed CLI), through `-P -c`: with
@@ -11,18 +14,21 @@ What the child is:
   first on sys.path, and a `redline/` or `numpy.py` there would be imported: code of the
   repository run by indexing it. `-P` (Python 3.11) leaves sys.path alone;
 - started in the repository's work tree with the server's own environment (nothing the
-  repository wrote configures it), stdin closed, stdout and stderr captured and bounded;
+  repository wrote configures it), stdin the request channel, stdout the answers (a line
+  each, bounded), stderr captured and bounded (its end is the reason when it dies);
 - at the lowest priority before it imports anything heavy: nice 19, and on Linux the idle I/O
   class (`ioprio_set`, what `ionice -c 3` does) and a death signal, so a server killed outright
   does not leave it running;
 - in a session of its own (a process group), so killing it also kills the git processes it
-  started. `kill_running` (the server's `exit`, and the end of `main`) kills every one left.
+  started. `kill_running` (the server's `shutdown` and `exit`, the setting turned off, and the
+  end of `main`) kills every one left; closing its stdin would also end it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -31,7 +37,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-MAX_CAPTURE = 16 * 1024  # bytes kept of each of the child's streams (the end: its error)
+MAX_CAPTURE = 16 * 1024  # bytes kept of the worker's stderr (the end: its error)
+MAX_ANSWER = 1 << 20  # bytes of one answer line (a summary line: far less)
 
 # Linux's ioprio_set syscall number by machine (the generic table's 30 on the newer ports).
 _IOPRIO_SET = {"x86_64": 251, "i386": 289, "i686": 289, "aarch64": 30, "arm64": 30, "riscv64": 30}
@@ -71,13 +78,10 @@ def bootstrap_argv(cli_args: Sequence[str], entry: str = "redline.entry") -> lis
     return [sys.executable, "-P", "-c", code, *cli_args]
 
 
-def build_args(root: Path, paths: Sequence[str] | None) -> list[str]:
-    """`redline memory build` of the whole tree (None) or of these repository paths, quiet
-    (no progress lines: nobody reads them; the summary and an error still come)."""
-    args = ["memory", "build", "--quiet", "--repo", str(root)]
-    if paths is None:
-        return args
-    return [*args, "--", *paths]  # `--`: a file named `-x.py` is no option
+def worker_args(root: Path) -> list[str]:
+    """`redline memory worker` for the repository at `root`: the refreshes' long-lived builder
+    (memory/worker.py), asked one JSON line per refresh."""
+    return ["memory", "worker", "--repo", str(root)]
 
 
 @dataclass(frozen=True)
@@ -105,12 +109,14 @@ class BuildRun:
         return f"it exited with code {self.code}"
 
 
-_running: set[int] = set()  # process group ids of builds still running
+_running: set[int] = set()  # process group ids of workers still running
 
 
 def kill_running() -> None:
-    """Kill every build still running and what it started (the server is leaving)."""
+    """Kill every worker still running and what it started (the server is leaving, or the
+    setting was turned off)."""
     for pgid in list(_running):
+        _running.discard(pgid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
 
@@ -128,40 +134,93 @@ async def _drain(stream: asyncio.StreamReader | None, keep: bytearray) -> None:
             del keep[: len(keep) - MAX_CAPTURE]
 
 
-async def run_build(
-    argv: Sequence[str], cwd: Path, started: asyncio.Future[int] | None = None
-) -> BuildRun:
-    """Run one build to its end and say how it went. Cancelling the awaiting task kills the
-    build's whole process group before the cancellation goes on."""
-    begin = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
-    _running.add(proc.pid)
-    if started is not None and not started.done():
-        started.set_result(proc.pid)
-    out, err = bytearray(), bytearray()
+class MemoryWorker:
+    """One repository's `redline memory worker`, started once and asked per refresh: the
+    interpreter, the CLI's imports and the embedding model are paid for once, not per save.
+    One request at a time (the refresher runs one refresh at a time)."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self._stderr = bytearray()
+        self.served = 0  # requests answered
+        self._drain = asyncio.ensure_future(_drain(proc.stderr, self._stderr))
+
+    @classmethod
+    async def start(cls, argv: Sequence[str], cwd: Path) -> MemoryWorker:
+        """Start the worker (OSError when the interpreter cannot be started)."""
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            limit=MAX_ANSWER,
+        )
+        _running.add(proc.pid)
+        return cls(proc)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.returncode is None and self.proc.pid in _running
+
+    async def request(self, paths: Sequence[str] | None) -> BuildRun:
+        """One refresh (None: the whole tree), to its end. Cancelling the awaiting task kills
+        the worker's whole process group (its answer would come to no one; the next refresh
+        starts another worker)."""
+        begin = time.monotonic()
+        line = json.dumps({"paths": None if paths is None else list(paths)}) + "\n"
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        assert stdin is not None and stdout is not None
+        raw = b""
+        try:
+            stdin.write(line.encode())
+            await stdin.drain()
+            raw = await stdout.readline()
+        except (ConnectionError, ValueError):  # gone, or an answer over MAX_ANSWER
+            pass
+        except BaseException:
+            self.kill()
+            raise
+        answer = _answer(raw)
+        if answer is None:  # it died (or answered garbage): its exit and stderr say why
+            self.kill()
+            code = await self.proc.wait()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._drain), 5)
+            return BuildRun(
+                pid=self.pid,
+                code=code if code > 0 else None if code < 0 else 1,
+                seconds=time.monotonic() - begin,
+                stdout="",
+                stderr=self._stderr.decode("utf-8", "replace"),
+            )
+        ok = answer.get("ok") is True
+        self.served += 1
+        return BuildRun(
+            pid=self.pid,
+            code=0 if ok else 1,
+            seconds=time.monotonic() - begin,
+            stdout=str(answer.get("summary", "")),
+            stderr="" if ok else str(answer.get("error", "")),
+        )
+
+    def kill(self) -> None:
+        """Kill the worker and what it started (its process group)."""
+        _running.discard(self.pid)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+
+
+def _answer(raw: bytes) -> dict[str, object] | None:
+    if not raw.endswith(b"\n"):
+        return None
     try:
-        await asyncio.gather(_drain(proc.stdout, out), _drain(proc.stderr, err))
-        code = await proc.wait()
-    except BaseException:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        raise
-    finally:
-        _running.discard(proc.pid)
-        # What it started (a git process) may outlive it in its group: not for long.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    return BuildRun(
-        pid=proc.pid,
-        code=code if code >= 0 else None,
-        seconds=time.monotonic() - begin,
-        stdout=out.decode("utf-8", "replace"),
-        stderr=err.decode("utf-8", "replace"),
-    )
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None

@@ -9,10 +9,14 @@ When it builds, per workspace folder:
 - files changed on disk by others (the client's file watcher: a checkout, a formatter) when
   the user is next idle; past `MAX_PENDING` of them, one whole-tree build again.
 
-How it builds: memory_process.py's subprocess (the installed CLI's `redline memory build`, the
-same hardened builder as every build), one at a time for the whole server, at the lowest CPU
-and I/O priority, awaited on the event loop. Saves during a build are coalesced into the next
-one. `shutdown`, `exit`, and the setting turned off kill a running build (no orphan left).
+How it builds: memory_process.py's worker (the installed CLI's `redline memory worker`, the
+same hardened builder as every build), one per repository, started when its first build is
+due and kept: it keeps the embedding model loaded, so a one-file refresh costs the refresh
+alone (and a refresh embeds only the functions whose text changed: build.py keeps the others'
+stored vectors). One build at a time for the whole server, at the lowest CPU and I/O
+priority, awaited on the event loop. Saves during a build are coalesced into the next one. A
+worker that died is started again at the next refresh. `shutdown`, `exit`, and the setting
+turned off kill the workers (a running build with them: no orphan left).
 
 A folder that is not inside a git repository is skipped quietly (memory is per repository). A
 failed build is a warning in the server's log; after `FAIL_LIMIT` failures in a row the user
@@ -28,7 +32,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,15 +46,18 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("redline.lsp")
 
-SAVE_DEBOUNCE = 0.5  # seconds after a save before its refresh starts ("save all": one refresh)
+# Seconds after a save before its refresh starts: an editor's "save all" sends its didSave
+# notifications within milliseconds (one refresh for all); saves during a refresh are
+# coalesced into the next one anyway. Short: it is part of what the user waits for.
+SAVE_DEBOUNCE = 0.05
 MAX_PENDING = 500  # files changed on disk past this: one whole-tree build instead
 FAIL_LIMIT = 3  # failures in a row before the user is told and the folder left alone
 
-ArgvFor = Callable[[Path, Sequence[str] | None], list[str]]
+ArgvFor = Callable[[Path], list[str]]  # the worker's argv for a repository root
 
 
-def default_argv(root: Path, paths: Sequence[str] | None) -> list[str]:
-    return memory_process.bootstrap_argv(memory_process.build_args(root, paths))
+def default_argv(root: Path) -> list[str]:
+    return memory_process.bootstrap_argv(memory_process.worker_args(root))
 
 
 @dataclass
@@ -83,6 +90,7 @@ class MemoryRefresher:
         self.save_timer: asyncio.TimerHandle | None = None
         self.worker: asyncio.Task[None] | None = None
         self.current: tuple[FolderMemory, int] | None = None  # the build running, its pid
+        self.workers: dict[Path, memory_process.MemoryWorker] = {}  # by repository root
         self.stopped = False
 
     # -- settings --------------------------------------------------------------------------
@@ -142,8 +150,11 @@ class MemoryRefresher:
         self.idle_timer = self.save_timer = None
         self.ready.clear()
         if kill and self.worker is not None:
-            self.worker.cancel()  # run_build kills the process group as it unwinds
+            self.worker.cancel()  # a request cancelled kills its worker's process group
         if kill:
+            for worker in self.workers.values():
+                worker.kill()
+            self.workers.clear()
             memory_process.kill_running()
 
     def describe(self) -> dict[str, Any]:
@@ -275,12 +286,18 @@ class MemoryRefresher:
         if paths is not None and not paths:
             return
         what = "the whole tree" if paths is None else _files(len(paths))
-        started: asyncio.Future[int] = self._loop().create_future()
-        started.add_done_callback(lambda f: self._started(folder, f))
+        root = folder.root
         try:
-            run = await memory_process.run_build(
-                self.argv_for(folder.root, paths), folder.root, started
-            )
+            worker = await self._worker(root)
+            self.current = (folder, worker.pid)
+            run = await worker.request(paths)
+            if not run.ok and not worker.alive and worker.served:
+                # A worker that had served died while idle (killed, the OOM killer) or on
+                # this request: once more with a new one, then it counts as a failure.
+                self.workers.pop(root, None)
+                worker = await self._worker(root)
+                self.current = (folder, worker.pid)
+                run = await worker.request(paths)
         except asyncio.CancelledError:
             folder.pending |= taken
             raise
@@ -290,6 +307,8 @@ class MemoryRefresher:
             return
         finally:
             self.current = None
+        if not worker.alive:
+            self.workers.pop(root, None)  # the next refresh starts another
         if run.ok:
             folder.full_due = False if full else folder.full_due
             folder.failures, folder.last_error = 0, None
@@ -303,16 +322,19 @@ class MemoryRefresher:
             folder.pending |= taken
             self._failed(folder, run.reason())
 
-    def _started(self, folder: FolderMemory, pid: asyncio.Future[int]) -> None:
-        if pid.cancelled() or pid.exception() is not None:
-            return
-        if pid.result() not in memory_process.running_pids():  # over already
-            return
-        self.current = (folder, pid.result())
+    async def _worker(self, root: Path) -> memory_process.MemoryWorker:
+        """The repository's worker, started when none runs (the first refresh, or the last
+        one died or was killed)."""
+        worker = self.workers.get(root)
+        if worker is not None and worker.alive:
+            return worker
+        worker = await memory_process.MemoryWorker.start(self.argv_for(root), root)
+        self.workers[root] = worker
         self.ls.log_message(
-            f"Redline: refreshing project memory of {folder.root} (pid {pid.result()})",
+            f"Redline: project memory worker for {root} started (pid {worker.pid})",
             types.MessageType.Log,
         )
+        return worker
 
     def _failed(self, folder: FolderMemory, reason: str) -> None:
         folder.failures += 1

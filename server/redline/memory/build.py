@@ -74,12 +74,17 @@ class BuildReport:
     skipped: dict[str, str] = field(default_factory=dict)  # path → why it is not indexed
     limits_reached: list[str] = field(default_factory=list)
     model: str = ""
+    embedded: int = 0  # symbols whose text was embedded by the model
+    kept: int = 0  # symbols not embedded again: the vector of the same text reused
 
     def summary(self) -> str:
         text = (
             f"memory: {self.symbols:,} symbols in {self.files:,} files "
-            f"({self.parsed:,} parsed, {self.reused:,} unchanged, {self.removed:,} removed"
+            f"({self.parsed:,} parsed, {self.reused:,} unchanged, {self.removed:,} removed, "
+            f"{plural(self.embedded, 'symbol')} embedded"
         )
+        if self.kept:
+            text += f", {plural(self.kept, 'vector')} kept"
         if self.skipped:
             text += f", {len(self.skipped):,} skipped"
         text += f") in {self.seconds:.1f} s"
@@ -97,13 +102,15 @@ def build_memory(
     progress: Progress | None = None,
     lock_timeout: float | None = None,
     runner: GitRunner | None = None,
+    store: MemoryStore | None = None,
 ) -> BuildReport:
     """Bring the repository's memory up to date with its work tree (see the module docstring).
 
     `paths`: refresh only these repository-relative paths (None: the whole tree). `embedder`:
     a loaded one to reuse (the language server keeps one); otherwise it is loaded when the
     first symbol needs embedding, never for a build that parses nothing. `lock_timeout`: how
-    long to wait for another builder (None: as long as it takes; 0: MemoryBusyError at once)."""
+    long to wait for another builder (None: as long as it takes; 0: MemoryBusyError at once).
+    `runner`, `store`: ones to reuse and leave open (the memory worker keeps both)."""
     from redline.memory.store import open_store
 
     started = time.monotonic()
@@ -115,12 +122,13 @@ def build_memory(
         with build_lock(
             root, timeout=lock_timeout, waiting=lambda: say.now("waiting for another memory build")
         ):
-            store = open_store(root, memory_settings(settings))
+            opened = store or open_store(root, memory_settings(settings))
             try:
-                builder = _Builder(root, settings, store, git, embedder, say)
+                builder = _Builder(root, settings, opened, git, embedder, say)
                 report = builder.run(None if paths is None else list(paths))
             finally:
-                store.close()
+                if store is None:
+                    opened.close()
     finally:
         if own_runner:
             git.close()  # its private repository view
@@ -294,7 +302,10 @@ class _Builder:
         if not self.pending:
             return
         texts = [_symbol_text(s) for graph, _ in self.pending for s in graph.symbols]
-        vectors = _VECTORS.embed(self._embedder, self._model_name(), texts)
+        stored = self._stored_vectors(texts)
+        vectors, embedded = _VECTORS.embed(self._embedder, self._model_name(), texts, stored)
+        self.report.embedded += embedded
+        self.report.kept += len(texts) - embedded
         row = 0
         for graph, blob in self.pending:
             n = len(graph.symbols)
@@ -304,6 +315,25 @@ class _Builder:
                 self.not_added += 1
             row += n
         self.pending, self.pending_symbols = [], 0
+
+    def _stored_vectors(self, texts: list[str]) -> dict[bytes, Vectors]:
+        """The vectors the store holds for the old versions of the pending files' symbols, by
+        their text's digest, for the texts about to be embedded: a saved file changes one
+        function, and the others keep their vectors whichever process embedded them (the
+        texts are the redacted ones the store holds, embedded by the same model: a build of
+        another model cleared the store first)."""
+        wanted = {_digest(t) for t in texts}
+        ids: dict[int, bytes] = {}
+        for graph, _ in self.pending:
+            if graph.path not in self.indexed:
+                continue  # a new file: nothing stored
+            for old in self.store.symbols(path=graph.path):
+                digest = _digest(_symbol_text(old.symbol))
+                if digest in wanted:
+                    ids[old.id] = digest
+        if not ids:
+            return {}
+        return {ids[i]: row for i, row in self.store.vectors(list(ids)).items()}
 
     def _model_name(self) -> str:
         """The name of the model this build embeds with (without loading it)."""
@@ -361,12 +391,23 @@ class _VectorCache:
         self._rows: OrderedDict[tuple[str, bytes], Vectors] = OrderedDict()
         self._lock = threading.Lock()
 
-    def embed(self, embedder: Callable[[], Embedder], model: str, texts: list[str]) -> Vectors:
+    def embed(
+        self,
+        embedder: Callable[[], Embedder],
+        model: str,
+        texts: list[str],
+        stored: dict[bytes, Vectors] | None = None,
+    ) -> tuple[Vectors, int]:
+        """The texts' vectors and how many texts the model embedded: a text's `stored`
+        vector (by digest: the store's, of the same model) or the cache's is used as is."""
         if not texts:
-            return _NO_VECTORS
-        keys = [(model, hashlib.sha1(t.encode("utf-8", "surrogatepass")).digest()) for t in texts]
+            return _NO_VECTORS, 0
+        keys = [(model, _digest(t)) for t in texts]
         with self._lock:
             found = {k: self._rows[k] for k in keys if k in self._rows}
+            for k in keys:
+                if k not in found and stored and k[1] in stored:
+                    found[k] = self._rows[k] = stored[k[1]]
             for k in found:
                 self._rows.move_to_end(k)
         wanted = {k: i for i, k in enumerate(keys) if k not in found}  # each text once
@@ -375,13 +416,18 @@ class _VectorCache:
             with self._lock:
                 for row, key in zip(fresh, wanted, strict=True):
                     found[key] = self._rows[key] = row
-                while len(self._rows) > self._size:
-                    self._rows.popitem(last=False)
-        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+        with self._lock:
+            while len(self._rows) > self._size:
+                self._rows.popitem(last=False)
+        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False), len(wanted)
 
 
 _CACHED_VECTORS: Final = 8192
 _VECTORS = _VectorCache(_CACHED_VECTORS)
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def _plain(path: str) -> str:

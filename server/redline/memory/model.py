@@ -131,6 +131,12 @@ class MemoryStore(Protocol):
         """The uses a file makes (its calls, imports, references)."""
         ...
 
+    def vectors(self, ids: Sequence[int]) -> dict[int, Vectors]:
+        """The stored vector (one unit-length float32 row, shape (dim,)) of each of these
+        symbols that has one: what a refresh reuses for a symbol whose text did not change,
+        and what a review's similar code starts from for a function memory holds."""
+        ...
+
     def nearest(self, vector: Vectors, k: int) -> list[tuple[StoredSymbol, float]]:
         """The k symbols whose vectors are closest (cosine) to one query vector."""
         ...

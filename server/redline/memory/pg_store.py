@@ -239,6 +239,19 @@ class PgStore:
             )
             return [Edge(*r) for r in cur.fetchall()]
 
+    def vectors(self, ids: Sequence[int]) -> dict[int, Vectors]:
+        wanted = [int(i) for i in dict.fromkeys(ids)]
+        if not wanted:
+            return {}
+        with self._errors(), self._read() as cur:
+            # The vector's text form ("[0.1,0.2]"): no pgvector adapter needed on this side.
+            cur.execute(
+                "SELECT id, vector::text FROM symbols WHERE id = ANY(%s) AND vector IS NOT NULL",
+                (wanted,),
+            )
+            rows = cur.fetchall()
+        return {int(sid): _parse_vector(str(text)) for sid, text in rows}
+
     def nearest(self, vector: Vectors, k: int) -> list[tuple[StoredSymbol, float]]:
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
         norm = float(np.linalg.norm(query))
@@ -392,6 +405,12 @@ class PgStore:
             (self.schema,),
         )
         return int((cur.fetchone() or (0,))[0])
+
+
+def _parse_vector(text: str) -> Vectors:
+    """pgvector's text form of a vector, "[0.1,-2e-05,...]", as float32."""
+    inner = text.strip().removeprefix("[").removesuffix("]")
+    return np.array(inner.split(",") if inner else [], dtype=np.float32)
 
 
 def _create_hnsw(cur: psycopg.Cursor[Any], dim: int) -> None:

@@ -73,6 +73,7 @@ MAX_EDGES_RETURNED: Final = 10_000  # edges_to of a name used everywhere ("get")
 # bm25 weights of the FTS columns: identifier words, qualname, signature, docstring.
 BM25_WEIGHTS: Final = (4.0, 2.0, 1.0, 1.0)
 LIVE_META: Final = ("symbols", "files", "edges", "size_bytes")
+_ID_CHUNK: Final = 500  # ids per `IN (...)`: below SQLite's parameter limit
 
 
 class SqliteStore:
@@ -215,6 +216,18 @@ class SqliteStore:
         )
         with self._lock:
             return [Edge(*r) for r in self._conn.execute(sql, (clean_text(path),))]
+
+    def vectors(self, ids: Sequence[int]) -> dict[int, Vectors]:
+        out: dict[int, Vectors] = {}
+        wanted = [int(i) for i in dict.fromkeys(ids)]
+        with self._lock:
+            for start in range(0, len(wanted), _ID_CHUNK):  # SQLite's bound on parameters
+                chunk = wanted[start : start + _ID_CHUNK]
+                marks = ",".join("?" * len(chunk))
+                sql = f"SELECT id, vector FROM vectors WHERE id IN ({marks})"
+                for sid, blob in self._conn.execute(sql, chunk):
+                    out[int(sid)] = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+        return out
 
     def nearest(self, vector: Vectors, k: int) -> list[tuple[StoredSymbol, float]]:
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
