@@ -200,6 +200,9 @@ class Coverage(BaseModel):
     model_calls: int = 0
     instructions_read: list[str] = Field(default_factory=list)
     instructions_truncated: list[str] = Field(default_factory=list)
+    # Project memory's state as the review found it ("1,234 symbols, built 3 min ago", "not
+    # built"); None where memory was not looked at (ask, debate, an empty change).
+    memory: str | None = None
 
 
 class DiffStats(BaseModel):

@@ -42,6 +42,7 @@ from redline.cli.config import add_config_parser, add_init_parser, cmd_config, c
 from redline.cli.debate import add_debate_parser
 from redline.cli.eval import add_eval_parser
 from redline.cli.history import add_history_parser, cmd_history
+from redline.cli.memory import add_memory_parser
 from redline.cli.post import add_post_flags, check_post_flags, post_if_asked
 from redline.errors import ConfigError, RedlineError, UsageError
 from redline.requests import AskRequest
@@ -98,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the language server over stdio; an editor starts this, not a person.",
     )
     add_history_parser(sub)
+    add_memory_parser(sub)
     add_config_parser(sub)
     return parser
 
@@ -383,6 +385,10 @@ def _run_command(args: argparse.Namespace) -> int:
             return cmd_init(args)
         if args.command == "history":
             return cmd_history(args)
+        if args.command == "memory":
+            from redline.cli.memory import cmd_memory
+
+            return cmd_memory(args)
         return cmd_config(args)
     except ConfigError as exc:
         sys.stderr.write(f"redline: configuration error: {redact(str(exc))}\n")

@@ -205,6 +205,11 @@ def excluded_by(unit: ReviewUnit, globs: list[str]) -> str | None:
     return None
 
 
+def excluded_path(path: str, globs: list[str]) -> str | None:
+    """The first glob matching a repo-relative path (excluded_by's rules), or None."""
+    return next((glob for glob in globs if _glob_matches(path, glob)), None)
+
+
 def _glob_matches(path: str, glob: str) -> bool:
     pattern = glob + "*" if glob.endswith("/") else glob
     if fnmatchcase(path, pattern):

@@ -265,6 +265,8 @@ def coverage_section(review: Review, out: list[str]) -> None:
         out.append("- Models: none (offline review by static analyzers only)")
         if coverage.tokens:
             out.append(f"- Tokens: {coverage.tokens:,} · cost: {_cost(review)}")
+    if coverage.memory is not None:
+        out.append(f"- Memory: {sanitize_inline(coverage.memory)}")
     if coverage.instructions_read:
         out.append(
             "- Repository instructions read: "

@@ -26,6 +26,7 @@ from redline.diff.units import UnitBuilder
 from redline.errors import RedlineError
 from redline.gc_pause import gc_paused
 from redline.git.scopes import ScopeRequest, resolve_scope
+from redline.memory.probe import MemoryProbe
 from redline.model import (
     Coverage,
     Finding,
@@ -263,6 +264,8 @@ def _run_review(
     on_analyzers: Callable[[list[Finding]], None] | None = None,
 ) -> Review:
     scope = plan.scope
+    # Read beside the review, taken as it is when the report is assembled: never waited for.
+    memory = MemoryProbe(scope.repo_root, settings)
     coverage = Coverage(skipped=_skipped_units(plan.units), notes=list(scope.notes))
     files = collect_files(plan, settings)
     coverage.skipped.extend(files.skipped)
@@ -373,6 +376,7 @@ def _run_review(
             dropped=outcome_model.dropped,
             model_error=outcome_model.model_error,
         )
+    coverage.memory = memory.state()
     review = build_review(
         settings,
         task_id=task_id,

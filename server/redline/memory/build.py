@@ -1,0 +1,360 @@
+"""Building project memory: the work tree's files → symbols, edges and vectors in the store.
+
+Incremental by blob: each tracked file's bytes are read from the work tree (memory/tree.py:
+no link followed, secret files never read, caps), their git blob id computed in Python; a file
+whose blob is already indexed is neither parsed nor embedded again, a file no longer tracked
+(or no longer indexable) leaves the index, and `paths=` refreshes just those files (what the
+language server does on save). Every text — signature, docstring, body, an edge's spelling —
+passes the redaction choke point (the tools' `clean`: control characters made visible, key
+patterns and the repository's `.env` values masked) BEFORE it is embedded or stored, so
+neither the vectors nor the store ever hold a secret the repository contained.
+
+Caps come from the user's settings: when the symbol cap or the index size cap is reached,
+nothing more is added and MemoryMeta.limits_reached says so (shown by `memory status` and the
+review's coverage). One builder at a time per repository (memory/lock.py). Nothing from the
+repository runs: git goes through the hardened runner, parsing is tree-sitter, embedding is
+local numpy.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+
+from redline.errors import RedlineError
+from redline.git.process import decode
+from redline.git.runner import GitRunner
+from redline.memory.lock import build_lock
+from redline.memory.model import Edge, FileGraph, MemoryStore, Symbol
+from redline.memory.settings import excludes_of, memory_settings
+from redline.memory.tree import TreeReader, blob_id, content_refusal, tracked_files
+from redline.progress import Progress, ProgressEvent, Stage
+
+if TYPE_CHECKING:
+    from redline.config_models import MemorySettings, Settings
+    from redline.memory.embed import Embedder
+
+# Symbols embedded in one call: big enough for numpy to batch well, small enough that a
+# progress line moves and little is lost when a cap stops the build.
+_EMBED_BATCH: Final = 64
+_PROGRESS_EVERY: Final = 0.5  # seconds between progress lines
+_SIZE_CHECK_EVERY: Final = 32  # files written between two looks at the index's size
+
+
+@dataclass
+class BuildReport:
+    """What one build or refresh did."""
+
+    parsed: int = 0  # files read, parsed and embedded (new or changed)
+    reused: int = 0  # files whose blob was already indexed
+    removed: int = 0  # files that left the index
+    symbols: int = 0  # symbols in the index afterwards
+    files: int = 0  # files in the index afterwards
+    seconds: float = 0.0
+    skipped: dict[str, str] = field(default_factory=dict)  # path → why it is not indexed
+    limits_reached: list[str] = field(default_factory=list)
+    model: str = ""
+
+    def summary(self) -> str:
+        text = (
+            f"memory: {self.symbols:,} symbols in {self.files:,} files "
+            f"({self.parsed:,} parsed, {self.reused:,} unchanged, {self.removed:,} removed"
+        )
+        if self.skipped:
+            text += f", {len(self.skipped):,} skipped"
+        text += f") in {self.seconds:.1f} s"
+        if self.limits_reached:
+            text += "; limits reached: " + "; ".join(self.limits_reached)
+        return text
+
+
+ProgressSink = Progress | Callable[[str], None]
+
+
+def build_memory(
+    repo_root: Path,
+    settings: Settings | MemorySettings,
+    *,
+    paths: Sequence[str] | None = None,
+    embedder: Embedder | None = None,
+    progress: ProgressSink | None = None,
+    lock_timeout: float | None = None,
+    runner: GitRunner | None = None,
+) -> BuildReport:
+    """Bring the repository's memory up to date with its work tree (see the module docstring).
+
+    `paths`: refresh only these repository-relative paths (None: the whole tree). `embedder`:
+    a loaded one to reuse (the language server keeps one); otherwise it is loaded when the
+    first symbol needs embedding, never for a build that parses nothing. `lock_timeout`: how
+    long to wait for another builder (None: as long as it takes; 0: MemoryBusyError at once)."""
+    from redline.memory.store import open_store
+
+    started = time.monotonic()
+    root = Path(repo_root).resolve()
+    runner = runner or GitRunner()
+    say = _Say(progress)
+    with build_lock(
+        root, timeout=lock_timeout, waiting=lambda: say.now("waiting for another memory build")
+    ):
+        store = open_store(root, memory_settings(settings))
+        try:
+            builder = _Builder(root, settings, store, runner, embedder, say)
+            report = builder.run(None if paths is None else list(paths))
+        finally:
+            store.close()
+    report.seconds = time.monotonic() - started
+    return report
+
+
+class _Say:
+    """Progress lines, at most one per _PROGRESS_EVERY seconds (a build reports per file)."""
+
+    def __init__(self, sink: ProgressSink | None) -> None:
+        self.sink = sink
+        self.last = 0.0
+
+    def now(self, text: str, done: int | None = None, total: int | None = None) -> None:
+        if self.sink is None:
+            return
+        self.last = time.monotonic()
+        if callable(self.sink) and not hasattr(self.sink, "report"):
+            self.sink(text)
+        else:
+            self.sink.report(ProgressEvent(Stage.COLLECTING, text, done, total))  # type: ignore[union-attr]
+
+    def maybe(self, text: str, done: int, total: int) -> None:
+        if self.sink is not None and time.monotonic() - self.last >= _PROGRESS_EVERY:
+            self.now(text, done, total)
+
+
+class _Builder:
+    def __init__(
+        self,
+        root: Path,
+        settings: Settings | MemorySettings,
+        store: MemoryStore,
+        runner: GitRunner,
+        embedder: Embedder | None,
+        say: _Say,
+    ) -> None:
+        self.root = root
+        self.limits = memory_settings(settings)
+        self.excludes = excludes_of(settings)
+        self.store = store
+        self.runner = runner
+        self.embedder = embedder
+        self.say = say
+        self.report = BuildReport()
+        self.cleaner = _Cleaner(root)
+        self.pending: list[tuple[FileGraph, str]] = []
+        self.pending_symbols = 0
+        self.written = 0
+        self.total_symbols = 0
+        self.stopped: str | None = None  # the cap that stopped adding
+        self.not_added = 0
+
+    def run(self, paths: list[str] | None) -> BuildReport:
+        meta = self.store.meta()
+        previous_limits = list(meta.limits_reached)
+        if meta.model and self.embedder is not None and meta.model != self.embedder.name:
+            self.store.clear()  # vectors of another model are not comparable: start again
+            paths, previous_limits = None, []
+        indexed = self.store.indexed_files()
+        listing = tracked_files(self.root, self.runner, self.excludes)
+        wanted = set(listing.paths)
+        if paths is None:
+            targets = listing.paths
+            gone = [p for p in indexed if p not in wanted]
+        else:
+            asked = list(dict.fromkeys(_plain(p) for p in paths))
+            targets = [p for p in asked if p in wanted]
+            gone = [p for p in asked if p not in wanted and p in indexed]
+            for p in asked:
+                if p in listing.left_out:
+                    self.report.skipped[p] = listing.left_out[p]
+        if paths is None:
+            self.report.skipped.update(listing.left_out)
+        if gone:
+            self.store.remove_files(gone)
+            self.report.removed += len(gone)
+            for p in gone:
+                indexed.pop(p, None)
+        self.total_symbols = self.store.meta().symbols
+        self._index(targets, indexed)
+        self._flush()
+        return self._finish(paths is None, previous_limits)
+
+    def _index(self, targets: list[str], indexed: dict[str, str]) -> None:
+        reader = TreeReader(self.root, self._max_file_bytes())
+        total = len(targets)
+        for done, path in enumerate(targets):
+            self.say.maybe(f"indexing files: {done:,} of {total:,}", done, total)
+            try:
+                data = reader.read(path)
+            except RedlineError as exc:
+                self._leave_out(path, exc.message, indexed)
+                continue
+            if data is None:
+                self._leave_out(path, "missing from the work tree", indexed)
+                continue
+            blob = blob_id(data)
+            if indexed.get(path) == blob:
+                self.report.reused += 1
+                continue
+            if self.stopped is not None:
+                self.not_added += 1
+                continue
+            refused = content_refusal(path, data)
+            graph = None if refused else _extract(path, data)
+            if graph is None:
+                self._leave_out(path, refused or "no symbols to index", indexed)
+                continue
+            # A changed file's old symbols leave with its new version (put_file replaces them).
+            old = len(self.store.symbols(path=path)) if path in indexed else 0
+            after = self.total_symbols - old + self.pending_symbols + len(graph.symbols)
+            if after > self.limits.max_symbols:
+                # Its indexed version (if any) stays: older, but better than none.
+                self.stopped = f"symbol cap {self.limits.max_symbols:,} reached"
+                self.not_added += 1
+                continue
+            self.total_symbols -= old
+            self.pending.append((self.cleaner.graph(graph), blob))
+            self.pending_symbols += len(graph.symbols)
+            if self.pending_symbols >= _EMBED_BATCH:
+                self._flush()
+
+    def _leave_out(self, path: str, why: str, indexed: dict[str, str]) -> None:
+        self.report.skipped[path] = why
+        if path in indexed:
+            self.store.remove_files([path])
+            indexed.pop(path)
+            self.report.removed += 1
+
+    def _flush(self) -> None:
+        if not self.pending:
+            return
+        texts = [_symbol_text(s) for graph, _ in self.pending for s in graph.symbols]
+        vectors = self._embed(texts)
+        row = 0
+        for graph, blob in self.pending:
+            n = len(graph.symbols)
+            self.store.put_file(graph, blob, vectors[row : row + n])
+            row += n
+            self.report.parsed += 1
+            self.total_symbols += n
+            self.written += 1
+            if self.written % _SIZE_CHECK_EVERY == 0:
+                self._check_size()
+        self.pending, self.pending_symbols = [], 0
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._embedder().dim), dtype=np.float32)
+        return self._embedder().embed(texts)
+
+    def _embedder(self) -> Embedder:
+        if self.embedder is None:
+            from redline.memory.embed import load_embedder
+
+            self.say.now("loading the embedding model")
+            self.embedder = load_embedder()
+        return self.embedder
+
+    def _check_size(self) -> None:
+        cap = self.limits.max_index_mb * 1024 * 1024
+        if self.stopped is None and self.store.meta().size_bytes >= cap:
+            self.stopped = f"index size cap {self.limits.max_index_mb:,} MB reached"
+
+    def _max_file_bytes(self) -> int:
+        from redline.memory.extract import MAX_FILE_BYTES
+
+        return MAX_FILE_BYTES
+
+    def _finish(self, whole: bool, previous_limits: list[str]) -> BuildReport:
+        self._check_size()
+        limits = [] if whole else [x for x in previous_limits if x != self.stopped]
+        if self.stopped is not None:
+            limits.append(f"{self.stopped}: {self.not_added:,} files not indexed")
+        meta = self.store.meta()
+        head = self.runner.run_git(self.root, "rev-parse", "--verify", "-q", "HEAD")
+        meta = replace(
+            meta,
+            built_at=time.time(),
+            head=decode(head.stdout).strip() if head.returncode == 0 else "",
+            model=self.embedder.name if self.embedder is not None else meta.model,
+            limits_reached=limits,
+        )
+        self.store.set_meta(meta)
+        meta = self.store.meta()
+        self.report.symbols, self.report.files = meta.symbols, meta.files
+        self.report.limits_reached = list(meta.limits_reached)
+        self.report.model = meta.model
+        return self.report
+
+
+def _plain(path: str) -> str:
+    """A path as the index spells it: repository-relative, `/`-separated."""
+    return path.replace("\\", "/").removeprefix("./")
+
+
+def _extract(path: str, data: bytes) -> FileGraph | None:
+    from redline.memory.extract import extract
+
+    return extract(path, data)
+
+
+def _symbol_text(symbol: Symbol) -> str:
+    from redline.memory.embed import symbol_text
+
+    return symbol_text(symbol)
+
+
+class _Cleaner:
+    """The tools' text hygiene (tools/sandbox.ToolContext.clean), batched: control characters
+    made visible, then every secret masked — key patterns through the one redaction choke
+    point (redline/redaction), plus the literal values of the repository's `.env` files."""
+
+    def __init__(self, root: Path) -> None:
+        from redline.tools.sandbox import ToolContext
+
+        self._ctx = ToolContext(root)
+
+    def graph(self, graph: FileGraph) -> FileGraph:
+        texts: list[str] = []
+        for s in graph.symbols:
+            texts += [s.signature, s.docstring, s.body]
+        texts += [e.text for e in graph.edges]
+        clean = self.many(texts)
+        symbols = tuple(
+            replace(s, signature=clean[3 * i], docstring=clean[3 * i + 1], body=clean[3 * i + 2])
+            for i, s in enumerate(graph.symbols)
+        )
+        base = 3 * len(graph.symbols)
+        edges = tuple(
+            Edge(e.path, e.line, e.kind, e.source, e.target, clean[base + i])
+            for i, e in enumerate(graph.edges)
+        )
+        return replace(graph, symbols=symbols, edges=edges)
+
+    def many(self, texts: list[str]) -> list[str]:
+        from redline.agent.redact import MASK
+        from redline.redaction import redact_many
+        from redline.tools.sandbox import make_visible
+
+        out = redact_many([make_visible(t) for t in texts])
+        values = self._ctx.secret_values()
+        if values:
+            for i, text in enumerate(out):
+                for value in values:
+                    if value in text:
+                        text = text.replace(value, MASK)
+                out[i] = text
+        return out
+
+
+__all__ = ["BuildReport", "build_memory"]

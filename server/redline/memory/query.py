@@ -1,0 +1,278 @@
+"""Reading project memory: definitions, callers, uses, similar code and search.
+
+`ProjectMemory.open` returns None when the repository's memory was never built: a review, the
+agent's tools and the context provider use what is there and never wait for (or start) a
+build. Everything here reads; nothing writes.
+
+Search combines three signals (measured by benchmarks/memory_*.py): the store's lexical index
+(identifiers and docstrings), the nearest vectors to the query's embedding, and the graph
+around the best of those (their callers and what they call). `fuse` is the one place the first
+two are combined (reciprocal-rank fusion), kept small so the benchmark can tune it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from redline.memory.model import Edge, Hit, MemoryMeta, MemoryStore, StoredSymbol, Symbol
+from redline.memory.settings import memory_settings
+from redline.memory.status import NOT_BUILT, status_line
+
+if TYPE_CHECKING:
+    from redline.config_models import MemorySettings, Settings
+    from redline.memory.embed import Embedder
+
+# How search combines its signals (tuned by benchmarks/memory_retrieval.py).
+POOL: Final = 50  # candidates taken from each ranking before fusion
+RRF_K: Final = 60  # reciprocal-rank fusion's damping constant (Cormack et al. use 60)
+GRAPH_TOP: Final = 3  # the best hits whose graph neighbours join the results
+GRAPH_WEIGHT: Final = 0.5  # a neighbour's score: this share of the hit it was reached from
+_WORD: Final = re.compile(r"[A-Za-z][a-z0-9]*|[A-Z]+(?![a-z])|\d+")
+
+
+@dataclass(frozen=True)
+class Fused:
+    """A candidate after fusion: its symbol, its score and why each ranking put it there."""
+
+    stored: StoredSymbol
+    score: float
+    why: tuple[str, ...]
+
+
+def fuse(
+    rankings: Mapping[str, Sequence[tuple[StoredSymbol, float]]],
+    *,
+    k: float = RRF_K,
+    weights: Mapping[str, float] | None = None,
+) -> list[Fused]:
+    """Reciprocal-rank fusion: each ranking gives its r-th candidate (0-based) weight/(k + r + 1);
+    a symbol's score is the sum over the rankings it is in. Ranks, not raw scores, so BM25 and
+    cosine need no common scale. Best first; ties by id for a stable order."""
+    scores: dict[int, float] = defaultdict(float)
+    why: dict[int, list[str]] = defaultdict(list)
+    symbols: dict[int, StoredSymbol] = {}
+    for name, ranking in rankings.items():
+        weight = 1.0 if weights is None else weights.get(name, 1.0)
+        for rank, (stored, raw) in enumerate(ranking):
+            scores[stored.id] += weight / (k + rank + 1)
+            why[stored.id].append(f"{name} #{rank + 1} ({raw:.2f})")
+            symbols[stored.id] = stored
+    order = sorted(scores, key=lambda i: (-scores[i], i))
+    return [Fused(symbols[i], scores[i], tuple(why[i])) for i in order]
+
+
+class ProjectMemory:
+    """One repository's memory, open for reading. Not thread-safe beyond what its store is;
+    close it when done (or use it as a context manager)."""
+
+    def __init__(
+        self, store: MemoryStore, meta: MemoryMeta, embedder: Embedder | None = None
+    ) -> None:
+        self.store = store
+        self.meta = meta
+        self._embedder = embedder
+        self._embedder_failed = False
+
+    @classmethod
+    def open(
+        cls,
+        repo_root: Path,
+        settings: Settings | MemorySettings,
+        *,
+        embedder: Embedder | None = None,
+    ) -> ProjectMemory | None:
+        """The repository's memory, or None when it was never built. Never builds, never
+        creates an empty index (a SQLite file that does not exist stays absent)."""
+        from redline.memory.store import open_store, store_path
+
+        limits = memory_settings(settings)
+        root = Path(repo_root).resolve()
+        if limits.url is None and not store_path(root, limits).exists():
+            return None
+        store = open_store(root, limits)
+        try:
+            meta = store.meta()
+        except BaseException:
+            store.close()
+            raise
+        if meta.built_at is None and meta.symbols == 0:
+            store.close()
+            return None
+        return cls(store, meta, embedder)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> ProjectMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def status_line(self) -> str:
+        """ "memory: 1,234 symbols, built 3 min ago" (+ ", limits reached: …")."""
+        return status_line(self.meta)
+
+    # -- the graph --------------------------------------------------------------------------
+
+    def definitions(self, name: str) -> list[StoredSymbol]:
+        """The functions, methods and classes named `name` (its last segment; a qualified
+        name "Client.send" narrows to that qualname)."""
+        last = name.rsplit(".", 1)[-1]
+        found = self.store.symbols(name=last)
+        if "." in name:
+            found = [s for s in found if s.symbol.qualname.endswith(name)]
+        return found
+
+    def callers(self, name: str, *, limit: int = 10) -> list[Hit]:
+        """The symbols whose body calls `name`, most call sites first. A call at module level
+        has no calling symbol and is not among them (uses() has it)."""
+        last = name.rsplit(".", 1)[-1]
+        sites: dict[tuple[str, str], list[Edge]] = defaultdict(list)
+        for edge in self.store.edges_to(last, kinds=("call",)):
+            if edge.source:
+                sites[(edge.path, edge.source)].append(edge)
+        by_path: dict[str, list[StoredSymbol]] = {}
+        hits: list[Hit] = []
+        for (path, source), edges in sites.items():
+            if path not in by_path:
+                by_path[path] = self.store.symbols(path=path)
+            stored = _enclosing(by_path[path], source, edges[0].line)
+            if stored is None:
+                continue
+            lines = ", ".join(str(e.line) for e in sorted(edges, key=lambda e: e.line)[:3])
+            hits.append(Hit(stored, float(len(edges)), f"calls {last} (line {lines})"))
+        hits.sort(key=lambda h: (-h.score, h.stored.symbol.path, h.stored.symbol.start))
+        return hits[:limit]
+
+    def callees(self, symbol: Symbol, *, limit: int = 10) -> list[Hit]:
+        """The indexed symbols `symbol` calls (by name: every definition of a called name)."""
+        names: dict[str, int] = {}
+        for edge in self.store.edges_from(symbol.path):
+            if edge.kind == "call" and edge.source == symbol.qualname:
+                names.setdefault(edge.target, edge.line)
+        hits: list[Hit] = []
+        for target in names:
+            for stored in self.store.symbols(name=target):
+                if (stored.symbol.path, stored.symbol.qualname) != (symbol.path, symbol.qualname):
+                    hits.append(Hit(stored, 1.0, f"called by {symbol.qualname}"))
+        return hits[:limit]
+
+    def uses(self, name: str) -> list[Edge]:
+        """Every use of `name` (its last segment): calls, imports and other references."""
+        return self.store.edges_to(name.rsplit(".", 1)[-1], kinds=("call", "import", "reference"))
+
+    # -- vectors ----------------------------------------------------------------------------
+
+    def similar(self, text: str, *, limit: int = 5, exclude: Symbol | None = None) -> list[Hit]:
+        """The symbols whose embedding is nearest to `text`'s (a function's text: how the rest
+        of the codebase does the same thing); `exclude` (the function itself) is left out.
+        [] when no embedding model is usable, or the index was built with another one."""
+        embedder = self._usable_embedder()
+        if embedder is None or not text.strip():
+            return []
+        found = self.store.nearest(embedder.embed([text]), limit + 1)
+        hits = [
+            Hit(stored, score, f"similar code ({score:.2f})")
+            for stored, score in found
+            if exclude is None or not _same(stored.symbol, exclude)
+        ]
+        return hits[:limit]
+
+    def search(self, query: str, *, limit: int = 10) -> list[Hit]:
+        """Symbols for a free-text query: lexical and semantic rankings fused (`fuse`), then
+        the callers and callees of the best few, each below the hit that reached it."""
+        if not query.strip():
+            return []
+        rankings: dict[str, Sequence[tuple[StoredSymbol, float]]] = {
+            "lexical": self.store.lexical(query, POOL)
+        }
+        embedder = self._usable_embedder()
+        if embedder is not None:
+            rankings["semantic"] = self.store.nearest(embedder.embed([query]), POOL)
+        fused = fuse(rankings)
+        scores = {f.stored.id: f.score for f in fused}
+        reasons = {f.stored.id: _reason(f, query) for f in fused}
+        symbols = {f.stored.id: f.stored for f in fused}
+        for top in fused[:GRAPH_TOP]:
+            near = self.callers(top.stored.symbol.name, limit=5) + self.callees(
+                top.stored.symbol, limit=5
+            )
+            for hit in near:
+                score = top.score * GRAPH_WEIGHT
+                if score > scores.get(hit.stored.id, 0.0):
+                    scores[hit.stored.id] = score
+                    reasons[hit.stored.id] = f"{hit.why} ({top.stored.symbol.qualname} matched)"
+                    symbols[hit.stored.id] = hit.stored
+        order = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
+        return [Hit(symbols[i], scores[i], reasons[i]) for i in order]
+
+    def _usable_embedder(self) -> Embedder | None:
+        if self._embedder is None and not self._embedder_failed:
+            from redline.errors import RedlineError
+            from redline.memory.embed import load_embedder
+
+            try:
+                self._embedder = load_embedder()
+            except RedlineError:
+                self._embedder_failed = True  # lexical and graph answers still work
+        if self._embedder is None:
+            return None
+        if self.meta.model and self._embedder.name != self.meta.model:
+            return None  # vectors of another model: not comparable
+        return self._embedder
+
+
+def _enclosing(symbols: list[StoredSymbol], qualname: str, line: int) -> StoredSymbol | None:
+    """The symbol named qualname (the one around `line` when the name is defined twice)."""
+    named = [s for s in symbols if s.symbol.qualname == qualname]
+    around = [s for s in named if s.symbol.start <= line <= s.symbol.end]
+    return (around or named or [None])[0]
+
+
+def _same(a: Symbol, b: Symbol) -> bool:
+    return a.path == b.path and a.qualname == b.qualname
+
+
+def _reason(fused: Fused, query: str) -> str:
+    """Why a fused candidate was found: the query words its name or docstring share, and how
+    similar its meaning is."""
+    parts: list[str] = []
+    symbol = fused.stored.symbol
+    words = {w.lower() for w in _WORD.findall(query)}
+    have = {w.lower() for w in _WORD.findall(f"{symbol.qualname} {symbol.docstring}")}
+    shared = sorted(words & have)
+    if shared:
+        parts.append("matches " + ", ".join(repr(w) for w in shared[:4]))
+    semantic = [w for w in fused.why if w.startswith("semantic")]
+    if semantic:
+        parts.append("similar meaning " + semantic[0].split(" ", 2)[2])
+    return "; ".join(parts) or "; ".join(fused.why)
+
+
+def memory_status_line(repo_root: Path, settings: Settings | MemorySettings) -> str:
+    """ "memory: 1,234 symbols, built 3 min ago", or "memory: not built"; never builds. A store
+    that cannot be read says why in the line instead of failing the caller."""
+    from redline.errors import RedlineError
+
+    try:
+        memory = ProjectMemory.open(repo_root, settings)
+    except (RedlineError, OSError) as exc:
+        return f"memory: unavailable ({_first_line(exc)})"
+    if memory is None:
+        return NOT_BUILT
+    with memory:
+        return memory.status_line()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return text.strip().split("\n", 1)[0][:200]
+
+
+__all__ = ["Fused", "ProjectMemory", "fuse", "memory_status_line"]
