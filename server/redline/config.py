@@ -30,6 +30,7 @@ from redline.config_models import Settings
 from redline.config_repo import REPO_FILE, RepoLayer
 from redline.config_templates import REPO_TEMPLATE, USER_TEMPLATE, write_template
 from redline.errors import ConfigError
+from redline.memory.url import url_without_password
 from redline.tool_paths import name_tools
 
 __all__ = [
@@ -59,9 +60,11 @@ ENV_KEYS: dict[str, str] = {
     "REDLINE_MAX_WRITE_BYTES": "tools.max_write_total_bytes",
     "REDLINE_KEEP_RECORDS": "store.keep_records",
     "REDLINE_KEEP_DAYS": "store.keep_days",
+    "REDLINE_MEMORY_URL": "memory.url",
 }
 
 SECRET_KEYS = {"models.api_key"}
+URL_KEYS = {"memory.url"}  # shown without their password
 
 
 def user_config_file() -> Path:
@@ -283,6 +286,8 @@ def describe(loaded: LoadedSettings) -> str:
         value = flat[key]
         if key in SECRET_KEYS and value:
             value = "***"
+        elif key in URL_KEYS and value:
+            value = url_without_password(value)
         lines.append(f"{key:<{width}} = {value!r:<30} # {loaded.sources.get(key, 'default')}")
     for w in loaded.warnings:
         lines.append(f"# warning: {w}")

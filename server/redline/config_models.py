@@ -282,6 +282,29 @@ class PublishSettings(_Strict):
     max_writes: int = Field(default=DEFAULT_MAX_WRITES, ge=1, le=10_000)
 
 
+class MemorySettings(_Strict):
+    """Project memory's store (issue 27): where the index goes and how large it may grow.
+    Only ever read from the user's file, the environment or flags: a repository must not
+    choose where its index is written (or sent) nor raise its own caps."""
+
+    # A PostgreSQL URL (postgresql://user:password@host/db) for a team's shared index; unset:
+    # one SQLite file per repository in Redline's cache. Never printed with its password
+    # (memory/url.py); a password can also come from PGPASSWORD or ~/.pgpass instead.
+    url: str | None = Field(default=None, repr=False)
+    max_symbols: int = Field(default=200_000, ge=1)  # symbols stored, at most
+    max_index_mb: int = Field(default=1024, ge=1)  # the store's size on disk (or in the database)
+    connect_timeout: float = Field(default=10.0, gt=0, le=300)  # PostgreSQL connection, seconds
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str | None) -> str | None:
+        if v is None or v.strip() == "":
+            return None
+        from redline.memory.url import check_url
+
+        return check_url(v)
+
+
 class Settings(_Strict):
     review: ReviewSettings = Field(default_factory=ReviewSettings)
     analyzers: AnalyzerSettings = Field(default_factory=AnalyzerSettings)
@@ -291,3 +314,4 @@ class Settings(_Strict):
     debate: DebateSettings = Field(default_factory=DebateSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     publish: PublishSettings = Field(default_factory=PublishSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)

@@ -93,6 +93,7 @@ _USERS: Final = (
     ("debate", "the debaters, their models and prompts are yours"),
     ("store", "how long your review records are kept is yours"),
     ("publish", "how many writes a posting run may make is yours"),
+    ("memory", "where project memory is stored and how large it may grow is yours"),
     ("analyzers.custom", "commands run on your machine only from your own config"),
     ("analyzers", "which analyzers run, on which files and for how long is yours"),
     ("review.cache", "reusing model answers (what a run spends) is yours"),

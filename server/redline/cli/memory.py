@@ -162,20 +162,12 @@ def _status(repo: Path, settings: Any, args: argparse.Namespace) -> int:
 
 def _where(repo: Path, memory: Any) -> str:
     """Where the index lives: the SQLite file, or the PostgreSQL URL without its password."""
-    from urllib.parse import urlsplit, urlunsplit
-
     from redline.memory.store import store_path
+    from redline.memory.url import url_without_password
 
     if memory.url is None:
-        return f"SQLite {store_path(repo, memory)}"
-    if "://" not in memory.url:
-        return "PostgreSQL (a key=value connection string, not shown: it may hold a password)"
-    parts = urlsplit(memory.url)
-    host = parts.hostname or ""
-    if parts.port:
-        host += f":{parts.port}"
-    user = f"{parts.username}@" if parts.username else ""
-    return "PostgreSQL " + urlunsplit((parts.scheme, user + host, parts.path, "", ""))
+        return f"SQLite {store_path(repo, create_dir=False)}"
+    return f"PostgreSQL {url_without_password(memory.url)}"
 
 
 def _size(n: int) -> str:
@@ -228,26 +220,20 @@ def _search(repo: Path, settings: Any, args: argparse.Namespace) -> int:
 def _forget(repo: Path, settings: Any) -> int:
     from redline.memory.lock import build_lock
     from redline.memory.query import ProjectMemory
-    from redline.memory.store import open_store, store_path
+    from redline.memory.store import forget_store
 
     where = _where(repo, settings.memory)
     with build_lock(repo, timeout=60):  # never under a build's feet
         memory = ProjectMemory.open(repo, settings)
-        if memory is None:
-            write_report(f"memory: nothing to forget (store: {where})", None)
-            return EXIT_OK
-        with memory:
-            meta = memory.meta
-        store = open_store(repo, settings.memory)
-        try:
-            store.clear()
-        finally:
-            store.close()
-        if settings.memory.url is None:
-            # The SQLite file itself goes too (and its journal): nothing of the code is left.
-            path = store_path(repo, settings.memory)
-            for leftover in (path, *(path.with_name(path.name + s) for s in ("-wal", "-shm"))):
-                leftover.unlink(missing_ok=True)
+        meta = None
+        if memory is not None:
+            with memory:
+                meta = memory.meta
+        existed = forget_store(repo, settings)
+    if meta is None:
+        said = "removed an empty index" if existed else "nothing to forget"
+        write_report(f"memory: {said} (store: {where})", None)
+        return EXIT_OK
     write_report(
         f"memory: forgot {meta.symbols:,} symbols in {meta.files:,} files "
         f"({_size(meta.size_bytes)}) from {where}",

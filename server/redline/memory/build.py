@@ -19,7 +19,7 @@ local numpy.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -30,9 +30,11 @@ from redline.errors import RedlineError
 from redline.git.process import decode
 from redline.git.runner import GitRunner
 from redline.memory.lock import build_lock
-from redline.memory.model import Edge, FileGraph, MemoryStore, Symbol
-from redline.memory.settings import excludes_of, memory_settings
+from redline.memory.model import Edge, FileGraph, MemoryStore, Symbol, Vectors
+from redline.memory.settings import excludes_of
+from redline.memory.store import MemoryFullError, memory_settings
 from redline.memory.tree import TreeReader, blob_id, content_refusal, tracked_files
+from redline.plural import plural
 from redline.progress import Progress, ProgressEvent, Stage
 
 if TYPE_CHECKING:
@@ -43,7 +45,8 @@ if TYPE_CHECKING:
 # progress line moves and little is lost when a cap stops the build.
 _EMBED_BATCH: Final = 64
 _PROGRESS_EVERY: Final = 0.5  # seconds between progress lines
-_SIZE_CHECK_EVERY: Final = 32  # files written between two looks at the index's size
+_NO_VECTORS: Final = np.zeros((0, 0), dtype=np.float32)
+_UNTRIED: Final = "index full"
 
 
 @dataclass
@@ -73,16 +76,13 @@ class BuildReport:
         return text
 
 
-ProgressSink = Progress | Callable[[str], None]
-
-
 def build_memory(
     repo_root: Path,
     settings: Settings | MemorySettings,
     *,
     paths: Sequence[str] | None = None,
     embedder: Embedder | None = None,
-    progress: ProgressSink | None = None,
+    progress: Progress | None = None,
     lock_timeout: float | None = None,
     runner: GitRunner | None = None,
 ) -> BuildReport:
@@ -96,17 +96,22 @@ def build_memory(
 
     started = time.monotonic()
     root = Path(repo_root).resolve()
-    runner = runner or GitRunner()
+    own_runner = runner is None
+    git = runner or GitRunner()
     say = _Say(progress)
-    with build_lock(
-        root, timeout=lock_timeout, waiting=lambda: say.now("waiting for another memory build")
-    ):
-        store = open_store(root, memory_settings(settings))
-        try:
-            builder = _Builder(root, settings, store, runner, embedder, say)
-            report = builder.run(None if paths is None else list(paths))
-        finally:
-            store.close()
+    try:
+        with build_lock(
+            root, timeout=lock_timeout, waiting=lambda: say.now("waiting for another memory build")
+        ):
+            store = open_store(root, memory_settings(settings))
+            try:
+                builder = _Builder(root, settings, store, git, embedder, say)
+                report = builder.run(None if paths is None else list(paths))
+            finally:
+                store.close()
+    finally:
+        if own_runner:
+            git.close()  # its private repository view
     report.seconds = time.monotonic() - started
     return report
 
@@ -114,7 +119,7 @@ def build_memory(
 class _Say:
     """Progress lines, at most one per _PROGRESS_EVERY seconds (a build reports per file)."""
 
-    def __init__(self, sink: ProgressSink | None) -> None:
+    def __init__(self, sink: Progress | None) -> None:
         self.sink = sink
         self.last = 0.0
 
@@ -122,10 +127,7 @@ class _Say:
         if self.sink is None:
             return
         self.last = time.monotonic()
-        if callable(self.sink) and not hasattr(self.sink, "report"):
-            self.sink(text)
-        else:
-            self.sink.report(ProgressEvent(Stage.COLLECTING, text, done, total))  # type: ignore[union-attr]
+        self.sink.report(ProgressEvent(Stage.COLLECTING, text, done, total))
 
     def maybe(self, text: str, done: int, total: int) -> None:
         if self.sink is not None and time.monotonic() - self.last >= _PROGRESS_EVERY:
@@ -153,9 +155,11 @@ class _Builder:
         self.cleaner = _Cleaner(root)
         self.pending: list[tuple[FileGraph, str]] = []
         self.pending_symbols = 0
-        self.written = 0
         self.total_symbols = 0
-        self.stopped: str | None = None  # the cap that stopped adding
+        self.indexed: dict[str, str] = {}
+        self._counted: dict[str, int] = {}
+        self._replaced: set[str] = set()
+        self.full: str | None = None  # the index size cap, once the store refused a file for it
         self.not_added = 0
 
     def run(self, paths: list[str] | None) -> BuildReport:
@@ -164,7 +168,7 @@ class _Builder:
         if meta.model and self.embedder is not None and meta.model != self.embedder.name:
             self.store.clear()  # vectors of another model are not comparable: start again
             paths, previous_limits = None, []
-        indexed = self.store.indexed_files()
+        indexed = self.indexed = self.store.indexed_files()
         listing = tracked_files(self.root, self.runner, self.excludes)
         wanted = set(listing.paths)
         if paths is None:
@@ -186,7 +190,6 @@ class _Builder:
                 indexed.pop(p, None)
         self.total_symbols = self.store.meta().symbols
         self._index(targets, indexed)
-        self._flush()
         return self._finish(paths is None, previous_limits)
 
     def _index(self, targets: list[str], indexed: dict[str, str]) -> None:
@@ -206,27 +209,62 @@ class _Builder:
             if indexed.get(path) == blob:
                 self.report.reused += 1
                 continue
-            if self.stopped is not None:
-                self.not_added += 1
+            if self.full is not None:
+                self.not_added += 1  # the index is full: not read, parsed or embedded
                 continue
             refused = content_refusal(path, data)
             graph = None if refused else _extract(path, data)
             if graph is None:
                 self._leave_out(path, refused or "no symbols to index", indexed)
                 continue
-            # A changed file's old symbols leave with its new version (put_file replaces them).
-            old = len(self.store.symbols(path=path)) if path in indexed else 0
-            after = self.total_symbols - old + self.pending_symbols + len(graph.symbols)
-            if after > self.limits.max_symbols:
-                # Its indexed version (if any) stays: older, but better than none.
-                self.stopped = f"symbol cap {self.limits.max_symbols:,} reached"
-                self.not_added += 1
-                continue
-            self.total_symbols -= old
-            self.pending.append((self.cleaner.graph(graph), blob))
+            graph = self.cleaner.graph(graph)
+            if self._over_symbol_cap(graph, indexed):
+                self._flush()  # the store's count exact before it judges
+                if self._over_symbol_cap(graph, indexed):
+                    # Not embedded: given without vectors, the store refuses it and records
+                    # why (meta().limits_reached counts the files it refused).
+                    self._replacing(path, indexed)
+                    self._put(graph, blob, _NO_VECTORS, indexed)
+                    continue
+            self._replacing(path, indexed)
+            self.pending.append((graph, blob))
             self.pending_symbols += len(graph.symbols)
             if self.pending_symbols >= _EMBED_BATCH:
                 self._flush()
+        self._flush()
+
+    def _over_symbol_cap(self, graph: FileGraph, indexed: dict[str, str]) -> bool:
+        # A changed file's old symbols leave with its new version (put_file replaces them).
+        old = self._old_symbols(graph.path, indexed)
+        after = self.total_symbols - old + self.pending_symbols + len(graph.symbols)
+        return after > self.limits.max_symbols
+
+    def _old_symbols(self, path: str, indexed: dict[str, str]) -> int:
+        if path not in indexed or path in self._replaced:
+            return 0
+        if path not in self._counted:
+            self._counted[path] = len(self.store.symbols(path=path))
+        return self._counted[path]
+
+    def _replacing(self, path: str, indexed: dict[str, str]) -> None:
+        """The old version's symbols no longer count: put_file removes them, whatever it does."""
+        self.total_symbols -= self._old_symbols(path, indexed)
+        self._replaced.add(path)
+
+    def _put(self, graph: FileGraph, blob: str, vectors: Vectors, indexed: dict[str, str]) -> bool:
+        """put_file; False when the store refused the file (a cap: its old version is gone)."""
+        try:
+            self.store.put_file(graph, blob, vectors)
+        except MemoryFullError as exc:
+            self.report.skipped[graph.path] = exc.note
+            if indexed.pop(graph.path, None) is not None:
+                self.report.removed += 1
+            if exc.note.startswith("index size"):
+                self.full = exc.note
+            return False
+        self.report.parsed += 1
+        self.total_symbols += len(graph.symbols)
+        return True
 
     def _leave_out(self, path: str, why: str, indexed: dict[str, str]) -> None:
         self.report.skipped[path] = why
@@ -239,23 +277,16 @@ class _Builder:
         if not self.pending:
             return
         texts = [_symbol_text(s) for graph, _ in self.pending for s in graph.symbols]
-        vectors = self._embed(texts)
+        vectors = self._embedder().embed(texts) if texts else _NO_VECTORS
         row = 0
         for graph, blob in self.pending:
             n = len(graph.symbols)
-            self.store.put_file(graph, blob, vectors[row : row + n])
+            if self.full is None:
+                self._put(graph, blob, vectors[row : row + n] if n else _NO_VECTORS, self.indexed)
+            else:
+                self.not_added += 1
             row += n
-            self.report.parsed += 1
-            self.total_symbols += n
-            self.written += 1
-            if self.written % _SIZE_CHECK_EVERY == 0:
-                self._check_size()
         self.pending, self.pending_symbols = [], 0
-
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self._embedder().dim), dtype=np.float32)
-        return self._embedder().embed(texts)
 
     def _embedder(self) -> Embedder:
         if self.embedder is None:
@@ -265,21 +296,17 @@ class _Builder:
             self.embedder = load_embedder()
         return self.embedder
 
-    def _check_size(self) -> None:
-        cap = self.limits.max_index_mb * 1024 * 1024
-        if self.stopped is None and self.store.meta().size_bytes >= cap:
-            self.stopped = f"index size cap {self.limits.max_index_mb:,} MB reached"
-
     def _max_file_bytes(self) -> int:
         from redline.memory.extract import MAX_FILE_BYTES
 
         return MAX_FILE_BYTES
 
     def _finish(self, whole: bool, previous_limits: list[str]) -> BuildReport:
-        self._check_size()
-        limits = [] if whole else [x for x in previous_limits if x != self.stopped]
-        if self.stopped is not None:
-            limits.append(f"{self.stopped}: {self.not_added:,} files not indexed")
+        # The store says which files it refused (and why) itself; this adds the files not even
+        # tried once the index was full, and keeps an earlier build's line on a refresh.
+        limits = [] if whole else [x for x in previous_limits if not x.startswith(_UNTRIED)]
+        if self.not_added:
+            limits.append(f"{_UNTRIED}: {plural(self.not_added, 'more changed file')} not read")
         meta = self.store.meta()
         head = self.runner.run_git(self.root, "rev-parse", "--verify", "-q", "HEAD")
         meta = replace(

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from redline.memory.model import Edge, Hit, MemoryMeta, MemoryStore, StoredSymbol, Symbol
-from redline.memory.settings import memory_settings
 from redline.memory.status import NOT_BUILT, status_line
 
 if TYPE_CHECKING:
@@ -88,13 +87,11 @@ class ProjectMemory:
     ) -> ProjectMemory | None:
         """The repository's memory, or None when it was never built. Never builds, never
         creates an empty index (a SQLite file that does not exist stays absent)."""
-        from redline.memory.store import open_store, store_path
+        from redline.memory.store import open_existing_store
 
-        limits = memory_settings(settings)
-        root = Path(repo_root).resolve()
-        if limits.url is None and not store_path(root, limits).exists():
+        store = open_existing_store(Path(repo_root).resolve(), settings)
+        if store is None:
             return None
-        store = open_store(root, limits)
         try:
             meta = store.meta()
         except BaseException:
@@ -232,7 +229,7 @@ def _enclosing(symbols: list[StoredSymbol], qualname: str, line: int) -> StoredS
     """The symbol named qualname (the one around `line` when the name is defined twice)."""
     named = [s for s in symbols if s.symbol.qualname == qualname]
     around = [s for s in named if s.symbol.start <= line <= s.symbol.end]
-    return (around or named or [None])[0]
+    return next(iter(around or named), None)
 
 
 def _same(a: Symbol, b: Symbol) -> bool:
