@@ -36,6 +36,7 @@ from redline.memory.store import MemoryFullError, memory_settings
 from redline.memory.tree import TreeReader, blob_id, content_refusal, tracked_files
 from redline.plural import plural
 from redline.progress import Progress, ProgressEvent, Stage
+from redline.tools.sandbox import make_visible
 
 if TYPE_CHECKING:
     from redline.config_models import MemorySettings, Settings
@@ -169,13 +170,13 @@ class _Builder:
             self.store.clear()  # vectors of another model are not comparable: start again
             paths, previous_limits = None, []
         indexed = self.indexed = self.store.indexed_files()
-        listing = tracked_files(self.root, self.runner, self.excludes)
+        asked = None if paths is None else list(dict.fromkeys(_plain(p) for p in paths))
+        listing = tracked_files(self.root, self.runner, self.excludes, asked)
         wanted = set(listing.paths)
-        if paths is None:
+        if asked is None:
             targets = listing.paths
             gone = [p for p in indexed if p not in wanted]
         else:
-            asked = list(dict.fromkeys(_plain(p) for p in paths))
             targets = [p for p in asked if p in wanted]
             gone = [p for p in asked if p not in wanted and p in indexed]
             for p in asked:
@@ -217,7 +218,7 @@ class _Builder:
             if graph is None:
                 self._leave_out(path, refused or "no symbols to index", indexed)
                 continue
-            graph = self.cleaner.graph(graph)
+            graph = self.cleaner.graph(graph, data)
             if self._over_symbol_cap(graph, indexed):
                 self._flush()  # the store's count exact before it judges
                 if self._over_symbol_cap(graph, indexed):
@@ -351,7 +352,23 @@ class _Cleaner:
 
         self._ctx = ToolContext(root)
 
-    def graph(self, graph: FileGraph) -> FileGraph:
+    def graph(self, graph: FileGraph, source: bytes) -> FileGraph:
+        """The graph with every text cleaned. Every text is a piece of the file: when the
+        whole file holds no secret (the common case, one scan of it), no piece does."""
+        if not self._has_secret(decode(source)):
+            return replace(
+                graph,
+                symbols=tuple(
+                    replace(
+                        s,
+                        signature=make_visible(s.signature),
+                        docstring=make_visible(s.docstring),
+                        body=make_visible(s.body),
+                    )
+                    for s in graph.symbols
+                ),
+                edges=tuple(replace(e, text=make_visible(e.text)) for e in graph.edges),
+            )
         texts: list[str] = []
         for s in graph.symbols:
             texts += [s.signature, s.docstring, s.body]
@@ -368,10 +385,17 @@ class _Cleaner:
         )
         return replace(graph, symbols=symbols, edges=edges)
 
+    def _has_secret(self, text: str) -> bool:
+        from redline.redaction import get_redactor
+
+        return bool(get_redactor().find(text)) or any(v in text for v in self._values())
+
+    def _values(self) -> list[str]:
+        return self._ctx.secret_values()
+
     def many(self, texts: list[str]) -> list[str]:
         from redline.agent.redact import MASK
         from redline.redaction import redact_many
-        from redline.tools.sandbox import make_visible
 
         out = redact_many([make_visible(t) for t in texts])
         values = self._ctx.secret_values()

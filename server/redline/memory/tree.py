@@ -63,9 +63,21 @@ class Listing:
     left_out: dict[str, str]
 
 
-def tracked_files(root: Path, runner: GitRunner, excludes: Sequence[str]) -> Listing:
-    """The work tree's tracked regular files memory may index (see the module docstring)."""
-    out = runner.git(root, "ls-files", "-s", "-z", max_output=_LISTING_MAX)
+def tracked_files(
+    root: Path, runner: GitRunner, excludes: Sequence[str], only: Sequence[str] | None = None
+) -> Listing:
+    """The work tree's tracked regular files memory may index (see the module docstring);
+    with `only`, just those paths (a refresh on save: git lists a few entries, not the
+    whole index)."""
+    if only is None:
+        out = runner.git(root, "ls-files", "-s", "-z", max_output=_LISTING_MAX)
+    else:
+        # The runner's prefix has --literal-pathspecs: a path is a path, never a glob.
+        plain = [p for p in only if p and not p.startswith("-")]
+        out = b"".join(
+            runner.git(root, "ls-files", "-s", "-z", "--", *plain[i : i + 500])
+            for i in range(0, len(plain), 500)
+        )
     seen: set[str] = set()
     paths: list[str] = []
     left_out: dict[str, str] = {}
