@@ -107,7 +107,7 @@ class FunctionSpan:
 
 
 @dataclass(frozen=True, slots=True)
-class _Grammar:
+class Grammar:
     language: Language
     functions: frozenset[str]  # node types that are functions
     scopes: frozenset[str]  # node types that qualify names but are not functions (classes)
@@ -250,7 +250,9 @@ _SPECS: dict[str, tuple[tuple[str, ...], tuple[str, ...], Callable[[Node], str |
 
 
 @cache
-def _grammar(kind: str) -> _Grammar | None:
+def grammar_for(kind: str) -> Grammar | None:
+    """The grammar and naming rules of a language kind, or None without one (shared with
+    memory/extract.py, so the memory's qualnames are exactly the ones computed here)."""
     spec = _SPECS.get(kind)
     language = load_language(kind) if spec else None
     if spec is None or language is None:
@@ -261,19 +263,20 @@ def _grammar(kind: str) -> _Grammar | None:
     def known(types: Iterable[str]) -> frozenset[str]:
         return frozenset(t for t in types if language.id_for_node_kind(t, True) is not None)
 
-    return _Grammar(language, known(functions), known(scopes), name_of)
+    return Grammar(language, known(functions), known(scopes), name_of)
 
 
 @cache
 def _query(kind: str) -> Query | None:
-    grammar = _grammar(kind)
+    grammar = grammar_for(kind)
     if grammar is None or not grammar.functions:
         return None
     pattern = " ".join(f"({t}) @f" for t in sorted(grammar.functions))
     return Query(grammar.language, pattern)
 
 
-def _qualified(node: Node, grammar: _Grammar) -> str | None:
+def qualified_name(node: Node, grammar: Grammar) -> str | None:
+    """The qualified name ("Outer.Inner.name") of a function or class node; None: unnamed."""
     own = grammar.name_of(node)
     if not own:
         return None
@@ -288,7 +291,7 @@ def _qualified(node: Node, grammar: _Grammar) -> str | None:
     return ".".join(reversed(parts))
 
 
-def _start_row(node: Node) -> int:
+def definition_start_row(node: Node) -> int:
     """First row of a definition, including its decorators."""
     parent = node.parent
     if parent is not None and parent.type == "decorated_definition":  # Python
@@ -317,7 +320,7 @@ def function_spans(
     for languages without a grammar and for anything tree-sitter cannot handle.
     """
     kind = language_for(path)
-    grammar = _grammar(kind) if kind else None
+    grammar = grammar_for(kind) if kind else None
     query = _query(kind) if kind else None
     if grammar is None or query is None:
         return []
@@ -328,9 +331,9 @@ def function_spans(
         return []
     spans = []
     for node in nodes:
-        name = _qualified(node, grammar)
+        name = qualified_name(node, grammar)
         if name:
-            spans.append(FunctionSpan(_start_row(node) + 1, node.end_point[0] + 1, name))
+            spans.append(FunctionSpan(definition_start_row(node) + 1, node.end_point[0] + 1, name))
     # Outer spans first (earlier start, then longer) so inner ones overwrite them below.
     spans.sort(key=lambda s: (s.start, -s.end))
     return spans

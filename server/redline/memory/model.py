@@ -68,6 +68,9 @@ class FileGraph:
     language: str
     symbols: tuple[Symbol, ...] = ()
     edges: tuple[Edge, ...] = ()
+    # A cap of extract.py was reached (file too big: no symbols; or too many symbols/edges:
+    # the first ones in file order kept). The build says so in MemoryMeta.limits_reached.
+    truncated: bool = False
 
 
 @dataclass(frozen=True)
