@@ -38,6 +38,8 @@ GRAPH_WEIGHT: Final = 0.5  # a neighbour's score: this share of the hit it was r
 # 0.05 outweighs the rank fusion's own spread (1/61 to 2/61): coverage first, fusion breaks
 # ties. benchmarks/memory_retrieval.py, docstring MRR@10 on Flask: 0.931 → 0.968.
 COVER_WEIGHT: Final = 0.05
+PHRASE_WEIGHT: Final = 0.02
+PHRASE_MIN_CHARS: Final = 12  # a shorter query is a word or two: its words say enough
 # Words too common to say what a query is about.
 _STOP: Final = frozenset(
     [
@@ -228,11 +230,9 @@ class ProjectMemory:
             rankings["semantic"] = self.store.nearest(embedder.embed([query]), POOL)
         fused = fuse(rankings)
         words = {w for w in query_words(query) if w not in _STOP}
+        phrase = _phrase(query)
         fused = sorted(
-            (
-                replace(f, score=f.score + COVER_WEIGHT * coverage(words, f.stored.symbol))
-                for f in fused
-            ),
+            (replace(f, score=f.score + _bonus(words, phrase, f.stored.symbol)) for f in fused),
             key=lambda f: (-f.score, f.stored.id),
         )
         scores = {f.stored.id: f.score for f in fused}
@@ -274,6 +274,20 @@ def coverage(words: set[str], symbol: Symbol) -> float:
         return 0.0
     text = f"{symbol.qualname} {symbol.signature} {symbol.docstring} {symbol.body}"
     return len(words.intersection(identifier_words(text))) / len(words)
+
+
+def _phrase(text: str) -> str:
+    return " ".join(_WORD.findall(text)).lower()
+
+
+def _bonus(words: set[str], phrase: str, symbol: Symbol) -> float:
+    """What a fused candidate gains over its fused score: COVER_WEIGHT per share of the query's
+    words it holds, and PHRASE_WEIGHT when its docstring holds the query as written (a pasted
+    sentence of it), which tells a function from its near-twins (a wrapper documented alike)."""
+    bonus = COVER_WEIGHT * coverage(words, symbol)
+    if len(phrase) >= PHRASE_MIN_CHARS and phrase in _phrase(symbol.docstring):
+        bonus += PHRASE_WEIGHT
+    return bonus
 
 
 def _enclosing(symbols: list[StoredSymbol], qualname: str, line: int) -> StoredSymbol | None:
