@@ -251,6 +251,31 @@ class ProjectMemory:
         order = sorted(scores, key=lambda i: (-scores[i], i))[:limit]
         return [Hit(symbols[i], scores[i], reasons[i]) for i in order]
 
+    def related(self, symbol: Symbol, *, limit: int = 10) -> list[Hit]:
+        """Code related to a function: its callers, what it calls, the functions most similar
+        to it and those sharing its words (name, signature, docstring), fused by rank — what a
+        change to `symbol` may need to be read with, or changed with. The function itself is
+        left out. benchmarks/memory_retrieval.py measures it against the functions changed
+        together with `symbol` in the repository's history (co-change recall@10)."""
+        from redline.memory.embed import symbol_text
+
+        words = f"{symbol.qualname} {symbol.signature} {symbol.docstring}"
+        rankings: dict[str, Sequence[tuple[StoredSymbol, float]]] = {
+            "callers": [(h.stored, h.score) for h in self.callers(symbol.name, limit=POOL)],
+            "calls": [(h.stored, h.score) for h in self.callees(symbol, limit=POOL)],
+            "lexical": [
+                (s, v)
+                for s, v in self.store.lexical(words, POOL + 1)
+                if not _same(s.symbol, symbol)
+            ],
+            "similar": [
+                (h.stored, h.score)
+                for h in self.similar(symbol_text(symbol), limit=POOL, exclude=symbol)
+            ],
+        }
+        fused = [f for f in fuse(rankings) if not _same(f.stored.symbol, symbol)]
+        return [Hit(f.stored, f.score, "; ".join(f.why)) for f in fused[:limit]]
+
     def _usable_embedder(self) -> Embedder | None:
         if self._embedder is None and not self._embedder_failed:
             from redline.errors import RedlineError
