@@ -85,7 +85,7 @@ from redline.config_models import MemorySettings  # noqa: E402
 from redline.memory.build import build_memory  # noqa: E402
 from redline.memory.embed import Embedder, load_embedder, symbol_text  # noqa: E402
 from redline.memory.model import Hit, StoredSymbol, Vectors  # noqa: E402
-from redline.memory.query import ProjectMemory, fuse  # noqa: E402
+from redline.memory.query import ProjectMemory  # noqa: E402
 
 METHODS = ("graph", "lexical", "semantic", "combined", "grep baseline")
 MIN_DOC_WORDS = 4
@@ -195,17 +195,7 @@ class Methods:
         return keys(self.memory.similar(symbol_text(q.symbol), limit=50, exclude=q.symbol))
 
     def combined(self, q: StoredSymbol) -> list[Key]:
-        s = q.symbol
-        text = symbol_text(s)
-        rankings = {
-            "callers": [(h.stored, h.score) for h in self.memory.callers(s.name, limit=50)],
-            "callees": [(h.stored, h.score) for h in self.memory.callees(s, limit=50)],
-            "semantic": [
-                (h.stored, h.score) for h in self.memory.similar(text, limit=50, exclude=s)
-            ],
-            "lexical": self.memory.store.lexical(f"{s.qualname} {s.signature} {s.docstring}", 50),
-        }
-        return [key(f.stored) for f in fuse(rankings)]
+        return keys(self.memory.related(q.symbol, limit=50))
 
     def grep(self, q: StoredSymbol) -> list[Key]:
         return self.baseline.related(key(q))
@@ -314,7 +304,8 @@ def run_repo(
     name: str, source: Path, tmp: Path, embedder: Embedder, args: argparse.Namespace
 ) -> RepoResult:
     root = tmp / name
-    subprocess.run(["git", "clone", "-q", str(source), str(root)], check=True)
+    if not (root / ".git").is_dir():
+        subprocess.run(["git", "clone", "-q", str(source), str(root)], check=True)
     commit = git(root, "rev-parse", "HEAD").strip()
     settings = MemorySettings()
     report = build_memory(root, settings, embedder=embedder)
@@ -368,20 +359,30 @@ def main() -> int:
     parser.add_argument("--commits", type=int, default=300)
     parser.add_argument("--docs", type=int, default=200)
     parser.add_argument("--max-queries", type=int, default=400)
+    parser.add_argument(
+        "--work",
+        type=Path,
+        help="keep the clones (DIR/<name>) and their index (DIR/cache) there, not in a "
+        "temporary directory: the next run reuses them (the build is incremental)",
+    )
     args = parser.parse_args()
+    if args.work is not None:
+        args.work.mkdir(parents=True, exist_ok=True)
+        os.environ["REDLINE_CACHE_DIR"] = str(args.work.resolve() / "cache")
     names = [n for n in args.repos.split(",") if n]
     redline_commit = git(ROOT, "rev-parse", "HEAD").strip()
     print(f"Redline at {redline_commit[:12]} (the code measured)")
     print("load average (1, 5, 15 min) " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     embedder = load_embedder()
     results: list[RepoResult] = []
-    with tempfile.TemporaryDirectory(prefix="repos-", dir=_CACHE) as tmp:
+    with tempfile.TemporaryDirectory(prefix="repos-", dir=_CACHE) as scratch:
+        tmp = args.work.resolve() if args.work is not None else Path(scratch)
         for name in names:
             source = REPOS[name]
             if not source.exists():
                 print(f"\n{name}: {source} is not on this machine, skipped")
                 continue
-            results.append(run_repo(name, source, Path(tmp), embedder, args))
+            results.append(run_repo(name, source, tmp, embedder, args))
             print_result(results[-1])
             sys.stdout.flush()
     print("\nload average (1, 5, 15 min) " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
