@@ -5,7 +5,8 @@ Every search is the provider's own: `git grep -n -z -w -F -I` of whole words ove
 files through the hardened runner (tools/code_tools.git_grep_words, the search behind the
 `search_callers` tool and RepoReader.grep), read with grep_hits (secret files left out). A hit
 line is mapped to its innermost enclosing function at HEAD (diff/functions.function_spans, the
-spans RepoReader gives the provider); hits outside any function are dropped.
+spans RepoReader gives the provider), or to the function starting at most 3 lines below it
+(its doc comment, in Go or JavaScript); other hits outside any function are dropped.
 
 - For a function (co-change queries): RepoReader.grep keeps the first MAX_HITS (30) lines of a
   search, so each search here does too. In this order, duplicates dropped:
@@ -36,6 +37,7 @@ from redline.tools.code_tools import git_grep_words, grep_hits
 TIMEOUT: Final = 20.0  # ToolLimits.git_timeout
 MAX_OUTPUT: Final = 8 * 1024 * 1024  # ToolLimits.max_git_output_bytes
 MAX_CALLEES: Final = 20
+DOC_ABOVE: Final = 3  # a hit this many lines above a definition is its doc comment
 
 _CALL: Final = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _WORD: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -196,7 +198,13 @@ class GrepBaseline:
         return self._cache[key]
 
     def enclosing(self, path: str, line: int) -> Key | None:
-        name = innermost(self.spans.get(path, []), line)
+        """The innermost function holding the line, else one starting within DOC_ABOVE lines
+        below it: a doc comment above its definition (Go, JavaScript, Rust) is the function's
+        as much as a Python docstring inside it is."""
+        spans = self.spans.get(path, [])
+        name = innermost(spans, line)
+        if name is None:
+            name = next((s.name for s in spans if line < s.start <= line + DOC_ABOVE), None)
         return None if name is None else (path, name)
 
     def body(self, key: Key) -> str:
