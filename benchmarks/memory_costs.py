@@ -13,9 +13,9 @@ beside it: on a shared 2-core machine, other processes move every figure.
    process with the model loaded (what the language server does on save), and the CLI
    `redline memory build -q FILE` as a user runs it (a new process: imports and model load
    included); plus a whole-tree refresh with nothing changed. Medians of `--rounds`.
-3. Reads per review unit: for a sample of functions, what the review context asks for each
-   changed function — ProjectMemory.callers and ProjectMemory.similar (its text embedded) —
-   median and 90th percentile over the functions.
+3. Reads per review unit (measured before 2.): for a sample of functions, what the review
+   context asks for each changed function — ProjectMemory.callers and ProjectMemory.similar
+   (its text embedded) — median and 90th percentile over the functions.
 4. Review wall time, memory built versus not, alternating in one loop (`--review-rounds` each,
    medians): the installed CLI `redline review --range C^..C` on the newest commit that
    changed 2 to 12 of the library's Python files, offline (no model), then with a model, the
@@ -95,7 +95,7 @@ def p90_ms(samples: list[float]) -> float:
 
 
 def store_mb(root: Path, settings: MemorySettings) -> float:
-    path = store_path(root, settings)
+    path = store_path(root, create_dir=False)
     files = [p for p in path.parent.glob(path.name + "*") if p.is_file()]  # -wal, -shm too
     return sum(p.stat().st_size for p in files) / 1e6
 
@@ -336,12 +336,12 @@ def main() -> int:
         )
         per_s, per_mb = built.seconds * scale, built.mb * scale
         print(f"  per 100,000 lines: {per_s:.1f} s, {per_mb:.1f} MB")
-        print("refresh after a one-file change")
-        lines = refresh(root, settings, embedder, args.rounds)
-        print("\n".join(lines[:-1]))
         print("memory reads per review unit (callers + similar of one changed function)")
         read_lines = reads(root, settings, embedder)
-        print(read_lines[0])
+        print(read_lines[0], flush=True)
+        print("refresh after a one-file change")
+        lines = refresh(root, settings, embedder, args.rounds)
+        print("\n".join(lines[:-1]), flush=True)
         print("review wall time, memory built vs not")
         print("\n".join(reviews(root, args.review_rounds)))
         print(
