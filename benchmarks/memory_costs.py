@@ -20,7 +20,7 @@ beside it: on a shared 2-core machine, other processes move every figure.
    medians): the installed CLI `redline review --range C^..C` on the newest commit that
    changed 2 to 12 of the library's Python files, offline (no model), then with a model, the
    scripted server on 127.0.0.1 (tests/review_script.py answers each role) — model answers
-   not cached (`llm.cache = false`), so every call happens.
+   not cached (`review.cache = false`), so every call happens.
 
     python benchmarks/memory_costs.py [--repo DIR] [--rounds 5] [--review-rounds 5]
 """
@@ -151,7 +151,7 @@ def cli_env(cache: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "PYTHONPATH"):
         env.pop(key, None)
     config = _TMP / "config.toml"
-    config.write_text("[llm]\ncache = false\nmax_retries = 0\ntimeout = 120\n")
+    config.write_text("[review]\ncache = false\n\n[llm]\nmax_retries = 0\ntimeout = 120\n")
     env |= {"REDLINE_CONFIG": str(config), "REDLINE_CACHE_DIR": str(cache), "NO_COLOR": "1"}
     return env | (extra or {})
 
