@@ -263,8 +263,8 @@ def review_once(root: Path, commit: str, env: dict[str, str]) -> tuple[float, st
     if proc.returncode not in (0, 1):
         raise SystemExit(f"redline review failed ({proc.returncode}): {proc.stderr[-2000:]}")
     report = json.loads(proc.stdout)
-    notes = [n for n in report["coverage"].get("notes", []) if "memory" in n.lower()]
-    return elapsed, "; ".join(notes) or "(no memory note)", len(report["findings"])
+    memory = report["coverage"].get("memory")
+    return elapsed, f"coverage: memory {memory}", len(report["findings"])
 
 
 def reviews(root: Path, rounds: int) -> list[str]:
