@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from redline.diff import enclosing_functions, language_for
-from redline.diff.functions import function_spans, has_grammar, names_for_lines
+from redline.diff.functions import (
+    MAX_DEFINITION_DEPTH,
+    function_spans,
+    has_grammar,
+    names_for_lines,
+)
 
 PYTHON = b'''\
 import os
@@ -201,3 +206,10 @@ def test_unknown_language_and_garbage() -> None:
 )
 def test_language_for(path: str, language: str | None) -> None:
     assert language_for(path) == language
+
+
+def test_functions_nested_absurdly_deep_are_not_named() -> None:
+    # Naming walks ancestors and tree-sitter finds each parent from the root: 600 nested
+    # functions (8 KB of a hostile file) took ~15 s; below MAX_DEFINITION_DEPTH none is named.
+    spans = function_spans("deep.js", b"function f(){" * 600 + b"}" * 600)
+    assert len(spans) == MAX_DEFINITION_DEPTH // 2

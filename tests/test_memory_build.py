@@ -8,18 +8,21 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from pg_server import running_postgres
 from redline.config_models import Settings
+from redline.memory import build
 from redline.memory.build import BuildReport, build_memory
 from redline.memory.lock import MemoryBusyError, build_lock
 from redline.memory.model import Vectors
 from redline.memory.query import ProjectMemory, memory_status_line
-from redline.memory.store import store_path
+from redline.memory.store import forget_store, store_path
 
 from gitrepo import GitRepo
 
@@ -45,6 +48,12 @@ class HashEmbedder:
             norm = float(np.linalg.norm(out[i]))
             out[i] = out[i] / norm if norm else out[i]
         return out
+
+
+@pytest.fixture(autouse=True)
+def _no_vectors_from_other_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build's in-process vector cache starts empty: what is embedded is this test's."""
+    monkeypatch.setattr(build, "_VECTORS", build._VectorCache(build._CACHED_VECTORS))
 
 
 NET = '''\
@@ -84,8 +93,40 @@ def parse_config(text):
 SYMBOLS = 5
 
 
+# The PostgreSQL URL while a test runs against PostgreSQL (the `on` fixture), else None.
+_URL: str | None = None
+BACKENDS = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.xdist_group("postgres")),
+]
+
+
 def _settings(**memory: object) -> Settings:
+    if _URL is not None:
+        memory = {"url": _URL, **memory}
     return Settings.model_validate({"memory": memory} if memory else {})
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    with running_postgres(os.environ.get("PYTEST_XDIST_TESTRUNUID")) as url:
+        yield url
+
+
+@pytest.fixture
+def on(request: pytest.FixtureRequest, project: GitRepo) -> Iterator[str]:
+    """The store the test builds into: parametrize with `each_backend`."""
+    global _URL
+    _URL = request.getfixturevalue("pg_url") if request.param == "postgres" else None
+    try:
+        yield request.param
+    finally:
+        if _URL is not None:
+            forget_store(project.root, _settings())  # the schema goes with the test
+        _URL = None
+
+
+each_backend = pytest.mark.parametrize("on", BACKENDS, indirect=True)
 
 
 def _build(
@@ -102,6 +143,8 @@ def _open(repo: GitRepo, embedder: HashEmbedder, settings: Settings | None = Non
 
 @pytest.fixture
 def project(repo: GitRepo) -> GitRepo:
+    # A root commit of its own: PostgreSQL keys a repository's schema by its root commit.
+    repo.write("SEED", uuid.uuid4().hex)
     repo.write("pkg/__init__.py", "")
     repo.write("pkg/net.py", NET)
     repo.write("pkg/api.py", API)
@@ -110,11 +153,13 @@ def project(repo: GitRepo) -> GitRepo:
     return repo
 
 
-def test_build_then_definitions_callers_uses_similar_and_search(project: GitRepo) -> None:
+@each_backend
+def test_build_then_definitions_callers_uses_similar_and_search(on: str, project: GitRepo) -> None:
     embedder = HashEmbedder()
     assert ProjectMemory.open(project.root, _settings(), embedder=embedder) is None
     assert memory_status_line(project.root, _settings()) == "memory: not built"
-    assert not store_path(project.root, create_dir=False).exists()  # open built nothing
+    if on == "sqlite":
+        assert not store_path(project.root, create_dir=False).exists()  # open built nothing
 
     report = _build(project, embedder)
     # pkg/__init__.py too: indexed with no symbols, so it is not read again next time.
@@ -139,7 +184,8 @@ def test_build_then_definitions_callers_uses_similar_and_search(project: GitRepo
         assert "Client.fetch_user" in [h.stored.symbol.qualname for h in top]
 
 
-def test_only_changed_files_are_parsed_and_removed_ones_leave(project: GitRepo) -> None:
+@each_backend
+def test_only_changed_files_are_parsed_and_removed_ones_leave(on: str, project: GitRepo) -> None:
     embedder = HashEmbedder()
     _build(project, embedder)
     again = _build(project, embedder)
@@ -147,8 +193,15 @@ def test_only_changed_files_are_parsed_and_removed_ones_leave(project: GitRepo) 
     assert embedder.calls == 1  # the second build embedded nothing
 
     project.write("pkg/net.py", NET.replace("gave up", "gave up waiting"))  # not committed
+    project.write("pkg/api.py", API + "\n\ndef one_more():\n    return 1\n")
+    texts = embedder.texts
     changed = _build(project, embedder)
-    assert (changed.parsed, changed.reused, changed.removed) == (1, 2, 0)
+    assert (changed.parsed, changed.reused, changed.removed) == (2, 1, 0)
+    # Only what changed was embedded: send_with_retry, the new function (and no other of
+    # pkg/api.py's symbols, unchanged in a changed file).
+    assert embedder.texts - texts == 2
+    project.git("checkout", "pkg/api.py")
+    assert _build(project, embedder).parsed == 1
 
     project.git("rm", "-q", "pkg/api.py")
     project.commit("drop the client")
@@ -160,7 +213,8 @@ def test_only_changed_files_are_parsed_and_removed_ones_leave(project: GitRepo) 
         assert memory.meta.symbols == 1
 
 
-def test_a_refresh_of_paths_reads_only_those(project: GitRepo) -> None:
+@each_backend
+def test_a_refresh_of_paths_reads_only_those(on: str, project: GitRepo) -> None:
     embedder = HashEmbedder()
     _build(project, embedder)
     project.write("pkg/api.py", API + "\n\ndef added_later():\n    return parse_config('')\n")
@@ -228,6 +282,9 @@ def test_a_hostile_tree_cannot_make_memory_read_outside_or_keep_a_secret(
     assert "regular file" in report.skipped["pkg/swapped.py"]
     assert report.skipped["tools/id_rsa_helper.py"].startswith("a secret file")
     assert "over" in report.skipped["pkg/huge.py"]
+    # The per-file cap is said where caps are said.
+    [cut] = [x for x in report.limits_reached if x.startswith("per-file caps reached: 1 file")]
+    assert cut.endswith("e.g. pkg/huge.py")
     with _open(project, embedder) as memory:
         for name in ("stolen_outside_function", "from_linked_dir", "private_key_material", "huge"):
             assert memory.definitions(name) == [], name
@@ -246,7 +303,8 @@ def test_a_hostile_tree_cannot_make_memory_read_outside_or_keep_a_secret(
         assert leaked.encode() not in stored, leaked
 
 
-def test_caps_stop_adding_and_are_said(project: GitRepo) -> None:
+@each_backend
+def test_caps_stop_adding_and_are_said(on: str, project: GitRepo) -> None:
     settings = _settings(max_symbols=3)
     report = build_memory(project.root, settings, embedder=HashEmbedder())
     assert report.symbols <= 3
@@ -273,3 +331,58 @@ def test_another_model_rebuilds_everything(project: GitRepo) -> None:
         # Vectors of another model are never compared: no similar code, lexical search only.
         assert memory.similar("retry backoff") == []
         assert memory.search("backoff")[0].stored.symbol.qualname == "send_with_retry"
+
+
+def test_callees_follow_what_the_spelling_allows(repo: GitRepo) -> None:
+    repo.write(
+        "cache.py",
+        "class Cache:\n"
+        "    def get(self, key):\n"
+        "        return self.lookup(key)\n\n"
+        "    def lookup(self, key):\n"
+        "        return key\n",
+    )
+    repo.write(
+        "app.py",
+        "import cache\n\n\n"
+        "def handle(options):\n"
+        "    timeout = options.get('timeout')\n"  # some dict's get: not Cache.get
+        "    store = cache.Cache()\n"  # module.Class(): the class
+        "    return helper(timeout, store)\n\n\n"
+        "def helper(a, b):\n"
+        "    return a, b\n",
+    )
+    repo.commit("calls")
+    embedder = HashEmbedder()
+    _build(repo, embedder)
+    with _open(repo, embedder) as memory:
+        [handle] = memory.definitions("handle")
+        assert sorted(h.stored.symbol.qualname for h in memory.callees(handle.symbol)) == [
+            "Cache",
+            "helper",
+        ]
+        [get] = memory.definitions("Cache.get")
+        assert [h.stored.symbol.qualname for h in memory.callees(get.symbol)] == ["Cache.lookup"]
+
+
+def test_a_review_never_waits_for_a_slow_store(
+    project: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    import time
+
+    from redline.memory import probe, query
+
+    assert probe.MemoryProbe(project.root, _settings()).state(wait=0) == "not built"
+    _build(project, HashEmbedder())
+    release = threading.Event()
+
+    def slow(repo_root: Path, settings: Settings) -> str:
+        release.wait(10)
+        return "memory: 5 symbols, built just now"
+
+    monkeypatch.setattr(query, "memory_status_line", slow)
+    started = time.monotonic()
+    assert probe.MemoryProbe(project.root, _settings()).state(wait=0.2) == probe.NO_ANSWER
+    assert time.monotonic() - started < 2
+    release.set()

@@ -120,10 +120,17 @@ def test_build_status_search_forget(project: GitRepo, env: dict[str, str]) -> No
 
     again = redline(env, root, "memory", "build", "pkg/api.py")
     assert "(0 parsed, 1 unchanged, 0 removed" in again.stderr
+    # A path from a directory inside the repository, as git takes it; from elsewhere with
+    # --repo (the language server), from the repository's top.
+    (root / "pkg" / "api.py").write_text(API + "\n\ndef later():\n    pass\n")
+    inside = redline(env, root / "pkg", "memory", "build", "api.py")
+    assert "(1 parsed, 0 unchanged, 0 removed" in inside.stderr, inside.stderr
+    outside = redline(env, root.parent, "memory", "build", "--repo", str(root), "pkg/api.py")
+    assert "(0 parsed, 1 unchanged, 0 removed" in outside.stderr, outside.stderr
 
     forgot = redline(env, root, "memory", "forget")
     assert forgot.returncode == 0
-    assert forgot.stdout.startswith("memory: forgot 3 symbols in 3 files")
+    assert forgot.stdout.startswith("memory: forgot 4 symbols in 3 files")
     assert redline(env, root, "memory", "search", "backoff").returncode == 2
     assert redline(env, root, "memory", "forget").stdout.startswith("memory: nothing to forget")
 

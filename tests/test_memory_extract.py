@@ -8,12 +8,28 @@ crash, caps hold, and generated Python programs give back every function and cal
 
 from __future__ import annotations
 
+import builtins
+import keyword
+import os
+import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from redline.diff.functions import function_spans
-from redline.memory.extract import extract
+from redline.diff.functions import MAX_DEFINITION_DEPTH, function_spans, has_grammar
+from redline.memory.extract import (
+    MAX_BODY_CHARS,
+    MAX_DOC_CHARS,
+    MAX_EDGE_TEXT_CHARS,
+    MAX_EDGES_PER_FILE,
+    MAX_FILE_BYTES,
+    MAX_SIGNATURE_CHARS,
+    MAX_SYMBOLS_PER_FILE,
+    extract,
+)
 from redline.memory.model import FileGraph
 
 
@@ -460,3 +476,327 @@ def test_a_language_without_a_grammar_gives_none() -> None:
     assert extract("notes.md", b"# def f(): pass\n") is None
     assert extract("main.c", b"int main(void) { return 0; }\n") is None
     assert extract("Makefile", b"all:\n\techo hi\n") is None
+
+
+# -- caps ----------------------------------------------------------------------------------------
+
+
+def test_a_file_over_the_byte_cap_gives_an_empty_graph_that_says_so() -> None:
+    data = b"def f():\n    g()\n" * (MAX_FILE_BYTES // 16 + 1)
+    assert len(data) > MAX_FILE_BYTES
+    graph = extract("big.py", data)
+    assert graph == FileGraph("big.py", "python", (), (), truncated=True)
+
+
+def test_symbol_and_edge_caps_keep_the_first_ones_in_file_order_and_say_so() -> None:
+    count = MAX_SYMBOLS_PER_FILE + 50
+    data = "".join(f"def f{i}():\n    g{i}()\n" for i in range(count)).encode()
+    graph = extract("many.py", data)
+    assert graph is not None and graph.truncated
+    assert [s.qualname for s in graph.symbols] == [f"f{i}" for i in range(MAX_SYMBOLS_PER_FILE)]
+    # Every call is kept (under the edge cap), the dropped symbols' calls keep their source.
+    assert len(graph.edges) == count and graph.edges[-1].source == f"f{count - 1}"
+
+    calls = MAX_EDGES_PER_FILE + 10
+    data = b"def main():\n" + b"".join(b"    call_%d()\n" % i for i in range(calls))
+    graph = extract("calls.py", data)
+    assert graph is not None and graph.truncated
+    assert len(graph.edges) == MAX_EDGES_PER_FILE
+    assert [e.target for e in graph.edges[:2]] == ["call_0", "call_1"]
+    assert graph.edges[-1].line == MAX_EDGES_PER_FILE + 1
+
+
+def test_texts_are_capped() -> None:
+    params = ", ".join(f"parameter_{i}" for i in range(200))
+    doc = "word " * 2000
+    body = "".join(f"    x = call_{i}(x)\n" for i in range(1000))
+    callee = ".".join(f"attr_{i}" for i in range(100))
+    data = f'def f({params}):\n    """{doc}"""\n{body}    {callee}()\n'.encode()
+    graph = extract("long.py", data)
+    assert graph is not None and not graph.truncated
+    (symbol,) = graph.symbols
+    assert len(symbol.signature) == MAX_SIGNATURE_CHARS and symbol.signature.endswith("…")
+    assert len(symbol.docstring) == MAX_DOC_CHARS
+    assert len(symbol.body) == MAX_BODY_CHARS and symbol.body.startswith("def f(")
+    assert graph.edges[-1].target == "attr_99"
+    assert len(graph.edges[-1].text) == MAX_EDGE_TEXT_CHARS
+
+
+def test_definitions_nested_absurdly_deep_are_not_looked_at() -> None:
+    # Naming a definition walks its ancestors, and tree-sitter finds each parent from the
+    # root: d² steps for one d deep. 600 nested functions (8 KB) took ~15 s to name; below
+    # MAX_DEFINITION_DEPTH syntax levels (two per JavaScript function here) none is looked at.
+    data = b"function f(){" * 600 + b"}" * 600
+    graph = extract("deep.js", data)
+    assert graph is not None
+    assert len(graph.symbols) == MAX_DEFINITION_DEPTH // 2
+    assert graph.symbols[-1].qualname == ".".join(["f"] * (MAX_DEFINITION_DEPTH // 2))
+
+
+def test_extraction_reads_no_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("def on_disk():\n    pass\n")
+    monkeypatch.chdir(tmp_path)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("extract opened a file")
+
+    monkeypatch.setattr(builtins, "open", refuse)
+    monkeypatch.setattr(os, "open", refuse)
+    graph = extract("m.py", b"def in_memory():\n    pass\n")
+    assert graph is not None and [s.qualname for s in graph.symbols] == ["in_memory"]
+
+
+# -- properties ----------------------------------------------------------------------------------
+
+_PATHS = [
+    "a.py",
+    "a.js",
+    "a.ts",
+    "a.tsx",
+    "a.go",
+    "A.java",
+    "a.rs",
+]
+# Pieces of every grammar's syntax, so that random text makes real, nested, broken trees.
+_TOKENS = [
+    "def ", "class ", "function ", "func ", "fn ", "impl ", "struct ", "interface ", "type ",
+    "import ", "from ", "use ", "new ", "extends ", "return ", "async ", "=> ", "::", ".",
+    "(", ")", "{", "}", "[", "]", "<", ">", ":", ";", ",", "=", "@", "#", "'", '"', '"""',
+    "/**", "*/", "//", "///", "\n", "\n    ", "\t", " ", "Foo", "bar", "x", "é", "\u2028",
+    "\x00", "\r", "Self", "self", "this", "require(", "package ", "pub ",
+]  # fmt: skip
+
+
+def _check_invariants(path: str, data: bytes, graph: FileGraph | None) -> None:
+    assert graph is not None
+    lines = data.count(b"\n") + 1
+    assert len(graph.symbols) <= MAX_SYMBOLS_PER_FILE
+    assert len(graph.edges) <= MAX_EDGES_PER_FILE
+    for symbol in graph.symbols:
+        assert 1 <= symbol.start <= symbol.end <= lines
+        assert symbol.qualname and symbol.path == path
+        assert symbol.kind in ("function", "method", "class")
+        assert len(symbol.body) <= MAX_BODY_CHARS
+        assert len(symbol.docstring) <= MAX_DOC_CHARS
+        assert len(symbol.signature) <= MAX_SIGNATURE_CHARS
+    names = {s.qualname for s in graph.symbols}
+    for edge in graph.edges:
+        assert 1 <= edge.line <= lines
+        assert edge.target and edge.kind in ("call", "import", "reference")
+        assert edge.source == "" or edge.source in names or graph.truncated
+        assert len(edge.text) <= MAX_EDGE_TEXT_CHARS
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(_PATHS), st.binary(max_size=3000))
+def test_arbitrary_bytes_never_crash_and_spans_lie_in_the_file(path: str, data: bytes) -> None:
+    _check_invariants(path, data, extract(path, data))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(_PATHS), st.lists(st.sampled_from(_TOKENS) | st.text(max_size=5)))
+def test_arbitrary_code_like_text_never_crashes(path: str, tokens: list[str]) -> None:
+    data = "".join(tokens).encode("utf-8", errors="surrogatepass")
+    _check_invariants(path, data, extract(path, data))
+
+
+# -- generated Python programs -------------------------------------------------------------------
+
+_SOFT_KEYWORDS = {"match", "case", "type", "_", "print"}
+_IDENTIFIERS = st.from_regex(r"[a-z_][a-z0-9_]{0,7}", fullmatch=True).filter(
+    lambda name: not keyword.iskeyword(name) and name not in _SOFT_KEYWORDS
+)
+
+
+@dataclass
+class _Program:
+    lines: list[str] = field(default_factory=list)
+    definitions: list[tuple[int, str, str]] = field(default_factory=list)  # line, qualname, kind
+    # (line, source, target, text) of every call
+    calls: list[tuple[int, str, str, str]] = field(default_factory=list)
+    docs: list[tuple[int, str]] = field(default_factory=list)  # definition's line, docstring
+
+
+def _block(
+    draw: st.DrawFn, out: _Program, indent: str, scope: list[str], in_class: bool, depth: int
+) -> None:
+    """Statements of one block: calls, and (while not too deep) nested functions and classes,
+    some async, some decorated, some documented."""
+    items = draw(st.lists(st.sampled_from(["call", "method_call", "def", "class"]), max_size=4))
+    if depth >= 4:
+        items = [item for item in items if item in ("call", "method_call")]
+    if not items:
+        items.append("call")
+    for item in items:
+        source = ".".join(scope)
+        line = len(out.lines) + 1
+        if item == "call":
+            name = draw(_IDENTIFIERS)
+            out.lines.append(f"{indent}{name}(1, k=2)")
+            out.calls.append((line, source, name, name))
+        elif item == "method_call":
+            obj, attr, name = draw(_IDENTIFIERS), draw(_IDENTIFIERS), draw(_IDENTIFIERS)
+            out.lines.append(f"{indent}{obj}.{attr}.{name}()")
+            out.calls.append((line, source, name, f"{obj}.{attr}.{name}"))
+        else:
+            name = draw(_IDENTIFIERS)
+            qualname = ".".join([*scope, name])
+            if draw(st.booleans()):  # a bare decorator: called with the definition
+                decorator = draw(_IDENTIFIERS)
+                out.lines.append(f"{indent}@{decorator}")
+                out.calls.append((line, qualname, decorator, decorator))
+            if item == "class":
+                out.lines.append(f"{indent}class {name}:")
+            else:
+                prefix = "async def" if draw(st.booleans()) else "def"
+                out.lines.append(f"{indent}{prefix} {name}(self, *args):")
+            kind = "class" if item == "class" else ("method" if in_class else "function")
+            out.definitions.append((line, qualname, kind))
+            if draw(st.booleans()):
+                out.lines.append(f'{indent}    """Doc of {name}."""')
+                out.docs.append((line, f"Doc of {name}."))
+            _block(draw, out, indent + "    ", [*scope, name], item == "class", depth + 1)
+
+
+@st.composite
+def _programs(draw: st.DrawFn) -> _Program:
+    out = _Program()
+    if draw(st.booleans()):
+        out.lines.append("import os.path")
+    _block(draw, out, "", [], False, 0)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(_programs())
+def test_generated_python_gives_back_every_function_and_call(program: _Program) -> None:
+    data = ("\n".join(program.lines) + "\n").encode()
+    graph = extract("gen.py", data)
+    assert graph is not None and not graph.truncated
+    assert [(s.start, s.qualname, s.kind) for s in graph.symbols] == program.definitions
+    assert [(s.start, s.docstring) for s in graph.symbols if s.docstring] == program.docs
+    calls = [(e.line, e.source, e.target, e.text) for e in graph.edges if e.kind == "call"]
+    assert calls == program.calls
+    assert [e.target for e in graph.edges if e.kind == "import"] == (
+        ["path"] if program.lines[0] == "import os.path" else []
+    )
+    assert sorted(s.qualname for s in graph.symbols if s.kind != "class") == sorted(
+        s.name for s in function_spans("gen.py", data)
+    )
+
+
+# -- idioms: what each language spells differently ------------------------------------------------
+
+IDIOMS = [
+    (
+        "app/handler.py",
+        b"""\
+@property
+@pytest.mark.slow
+def handler(request: "web.Request") -> web.Response:
+    if isinstance(request, HttpRequest):
+        raise errors.BadRequest()
+    return Handler.build(request)
+""",
+        [
+            # A bare decorator is called with the function: a call from the decorated one.
+            (1, "call", "handler", "property", "property"),
+            (2, "call", "handler", "slow", "pytest.mark.slow"),
+            # String annotations name types too; attribute types keep their module.
+            (3, "reference", "handler", "Request", "web.Request"),
+            (3, "reference", "handler", "Response", "web.Response"),
+            (4, "call", "handler", "isinstance", "isinstance"),
+            # A class named as a value (isinstance, a static call's receiver) is a use.
+            (4, "reference", "handler", "HttpRequest", "HttpRequest"),
+            # Constructing a class is a call, not also a reference.
+            (5, "call", "handler", "BadRequest", "errors.BadRequest"),
+            (6, "call", "handler", "build", "Handler.build"),
+            (6, "reference", "handler", "Handler", "Handler"),
+        ],
+    ),
+    (
+        "web/view.tsx",
+        b"""\
+export { helper, other as renamed } from "./helpers";
+@Injectable
+export class View extends React.Component<Props> {
+  render() {
+    return <Panel title={this.props.title} />;
+  }
+}
+const lazy = () => import("./lazy.js");
+""",
+        [
+            # A re-export imports the names it re-exports.
+            (1, "import", "", "helper", "./helpers"),
+            (1, "import", "", "other", "./helpers"),
+            (2, "call", "View", "Injectable", "Injectable"),
+            (3, "reference", "View", "React", "React"),
+            (3, "reference", "View", "Component", "React.Component"),
+            (3, "reference", "View", "Props", "Props"),
+            # A JSX element is a use of its component.
+            (5, "reference", "View.render", "Panel", "Panel"),
+            # A dynamic import is an import, from where it is written.
+            (8, "import", "lazy", "lazy", "./lazy.js"),
+        ],
+    ),
+    (
+        "src/fmt.rs",
+        b"""\
+use super::*;
+impl fmt::Display for Stack {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result { write!(f, "x") }
+}
+""",
+        [
+            # `use super::*` names no item; an impl block is not a symbol: its header's
+            # references are the module's.
+            (2, "reference", "", "Display", "fmt::Display"),
+            (2, "reference", "", "Stack", "Stack"),
+            (3, "reference", "Stack.fmt", "Formatter", "fmt::Formatter"),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "source", "edges"), IDIOMS, ids=[i[0] for i in IDIOMS])
+def test_idioms(path: str, source: bytes, edges: list[tuple[int, str, str, str, str]]) -> None:
+    graph = extract(path, source)
+    assert graph is not None
+    assert [(e.line, e.kind, e.source, e.target, e.text) for e in graph.edges] == edges
+
+
+def test_go_grouped_type_declarations_each_have_their_doc_comment() -> None:
+    source = b"""\
+package a
+
+type (
+\t// Reader reads.
+\tReader interface{ Read() }
+\t// Writer writes.
+\tWriter interface{ Write() }
+)
+"""
+    graph = extract("a.go", source)
+    assert graph is not None
+    assert [(s.qualname, s.start, s.signature, s.docstring) for s in graph.symbols] == [
+        ("Reader", 5, "Reader interface", "Reader reads."),
+        ("Writer", 7, "Writer interface", "Writer writes."),
+    ]
+
+
+def test_on_redlines_own_files_function_qualnames_are_function_spans_names() -> None:
+    # Real code, every grammar the repository has: a deterministic fifth of its tracked files.
+    root = Path(__file__).resolve().parents[1]
+    listed = subprocess.run(
+        ["git", "-C", str(root), "ls-files", "-z"], capture_output=True, check=True
+    ).stdout.decode()
+    paths = sorted(p for p in listed.split("\0") if p and has_grammar(p))[::5]
+    assert len(paths) > 50
+    for path in paths:
+        data = (root / path).read_bytes()
+        graph = extract(path, data)
+        assert graph is not None and not graph.truncated, path
+        got = sorted((s.start, s.end, s.qualname) for s in graph.symbols if s.kind != "class")
+        want = sorted((s.start, s.end, s.name) for s in function_spans(path, data))
+        assert got == want, path

@@ -3,6 +3,8 @@ PostgreSQL (with pgvector) on a real server started by tests/pg_server.py."""
 
 from __future__ import annotations
 
+import os
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pg_server import running_postgres
 from redline.config_models import MemorySettings
 from redline.memory.model import Edge, FileGraph, MemoryMeta, MemoryStore, Symbol
 from redline.memory.store import MemoryFullError, clean_text, open_store
@@ -19,7 +22,7 @@ DIM = 8
 
 BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
-    # pytest.param("postgres", id="postgres", marks=pytest.mark.xdist_group("postgres")),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.xdist_group("postgres")),
 ]
 
 
@@ -34,7 +37,15 @@ def make_store(
     return open_store(repo, MemorySettings(**caps))
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """One PostgreSQL server for the session (its tests share one xdist worker)."""
+    # Workers of one xdist run share the server (tests/pg_server.py says why).
+    with running_postgres(os.environ.get("PYTEST_XDIST_TESTRUNUID")) as url:
+        yield url
+
+
+@pytest.fixture
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
     s = make_store(request.param, tmp_path, request)
     yield s
@@ -42,9 +53,10 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStor
     s.close()
 
 
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+# Parametrized at the test (not the fixture): only a test's own parameters carry marks that
+# pytest-xdist groups by, so every PostgreSQL test runs on the one worker with the server.
+each_store = pytest.mark.parametrize("store", BACKENDS, indirect=True)
+each_backend = pytest.mark.parametrize("backend", BACKENDS)
 
 
 def sym(path: str, qualname: str, start: int = 1, doc: str = "", sig: str = "") -> Symbol:
@@ -79,6 +91,7 @@ def names(found: list) -> list[str]:
 # -- files ----------------------------------------------------------------------------------
 
 
+@each_store
 def test_files_are_put_replaced_and_removed(store: MemoryStore) -> None:
     assert store.indexed_files() == {}
     store.put_file(graph("a.py", [sym("a.py", "old")]), "blob1", np.stack([unit(0)]))
@@ -101,6 +114,7 @@ def test_files_are_put_replaced_and_removed(store: MemoryStore) -> None:
     assert (meta.files, meta.symbols) == (1, 1)
 
 
+@each_store
 def test_symbols_by_path_and_by_name(store: MemoryStore) -> None:
     store.put_file(
         graph("a.py", [sym("a.py", "Client.send", 1), sym("a.py", "helper", 9)]),
@@ -119,6 +133,7 @@ def test_symbols_by_path_and_by_name(store: MemoryStore) -> None:
     assert got == sym("b.py", "send", 3)
 
 
+@each_store
 def test_edges_to_and_from(store: MemoryStore) -> None:
     edges = [
         Edge("a.py", 4, "call", "main", "send", "client.send(x)"),
@@ -143,6 +158,7 @@ def test_edges_to_and_from(store: MemoryStore) -> None:
 # -- search ---------------------------------------------------------------------------------
 
 
+@each_store
 def test_nearest_is_sorted_by_cosine_and_respects_k(store: MemoryStore) -> None:
     syms = [sym("a.py", f"f{i}", i * 3 + 1) for i in range(5)]
     # Cosine to unit(0): 1, 1/√2, 1/√3, 0, -1.
@@ -154,10 +170,14 @@ def test_nearest_is_sorted_by_cosine_and_respects_k(store: MemoryStore) -> None:
     assert scores == pytest.approx([1.0, 2**-0.5, 3**-0.5], abs=1e-5)
     assert names(store.nearest(unit(0), 10)) == ["f0", "f1", "f2", "f3", "f4"]
     assert store.nearest(unit(0), 0) == []
-    # A query vector need not be unit length.
+    # A query vector need not be unit length, nor a stored one.
     assert names(store.nearest(5 * unit(3), 1)) == ["f3"]
+    store.put_file(graph("b.py", [sym("b.py", "big")]), "b2", np.stack([7 * unit(5)]))
+    ((found_big, score),) = store.nearest(unit(5), 1)
+    assert found_big.symbol.qualname == "big" and score == pytest.approx(1.0, abs=1e-5)
 
 
+@each_store
 def test_after_a_replacement_the_old_vectors_are_gone(store: MemoryStore) -> None:
     store.put_file(graph("a.py", [sym("a.py", "old")]), "b1", np.stack([unit(0)]))
     assert names(store.nearest(unit(0), 5)) == ["old"]  # (the matrix is loaded now)
@@ -168,6 +188,7 @@ def test_after_a_replacement_the_old_vectors_are_gone(store: MemoryStore) -> Non
     assert store.nearest(unit(0), 5) == []
 
 
+@each_store
 def test_lexical_finds_a_function_by_a_docstring_word_and_a_camel_case_part(
     store: MemoryStore,
 ) -> None:
@@ -197,6 +218,7 @@ def test_lexical_finds_a_function_by_a_docstring_word_and_a_camel_case_part(
     assert store.lexical("", 5) == [] and store.lexical("(*)", 5) == []
 
 
+@each_store
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -216,6 +238,7 @@ def test_no_query_text_is_a_syntax_error(store: MemoryStore, query: str) -> None
 # -- meta, clear ---------------------------------------------------------------------------
 
 
+@each_store
 def test_meta_round_trips_and_counts_are_the_stores_own(store: MemoryStore) -> None:
     assert store.meta().symbols == 0 and store.meta().built_at is None
     store.put_file(
@@ -240,6 +263,7 @@ def test_meta_round_trips_and_counts_are_the_stores_own(store: MemoryStore) -> N
     assert meta.size_bytes > 0
 
 
+@each_store
 def test_clear_forgets_everything(store: MemoryStore) -> None:
     store.put_file(
         graph("a.py", [sym("a.py", "f")], [Edge("a.py", 2, "call", "f", "g")]),
@@ -256,6 +280,7 @@ def test_clear_forgets_everything(store: MemoryStore) -> None:
     assert (meta.symbols, meta.built_at, meta.head) == (0, None, "")
 
 
+@each_store
 def test_symbols_may_be_stored_without_vectors(store: MemoryStore) -> None:
     store.put_file(graph("a.py", [sym("a.py", "f")]), "b", np.zeros((0, DIM), dtype=np.float32))
     assert [s.symbol.qualname for s in store.symbols()] == ["f"]
@@ -271,6 +296,7 @@ def test_symbols_may_be_stored_without_vectors(store: MemoryStore) -> None:
 _any_text = st.text(max_size=200)  # NUL and lone surrogates included
 
 
+@each_store
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -322,6 +348,7 @@ def test_unicode_round_trip(
         store.remove_files([clean_text(path)])
 
 
+@each_store
 def test_nul_and_surrogates_become_replacement_characters(store: MemoryStore) -> None:
     s = sym("a.py", "f", doc="before\x00after \udcff end")
     store.put_file(graph("a.py", [s]), "b", np.stack([unit(0)]))
@@ -333,10 +360,12 @@ def test_nul_and_surrogates_become_replacement_characters(store: MemoryStore) ->
 # -- caps ------------------------------------------------------------------------------------
 
 
+@each_backend
 def test_the_symbol_cap_refuses_a_file_and_says_so(
     backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     store = make_store(backend, tmp_path, request, max_symbols=3)
+    one, two = np.stack([unit(0)]), np.stack([unit(0), unit(1)])
     try:
         store.put_file(
             graph("a.py", [sym("a.py", "f"), sym("a.py", "g", 5)]),
@@ -366,20 +395,34 @@ def test_the_symbol_cap_refuses_a_file_and_says_so(
         store.put_file(graph("b.py", [sym("b.py", "h")]), "b3", np.stack([unit(0)]))
         assert store.indexed_files() == {"a.py": "b1", "b.py": "b3"}
         assert store.meta().limits_reached == ["from the builder"]
+        # The count the cap compares follows replacements, removals and clear.
+        store.remove_files(["a.py"])
+        store.put_file(graph("c.py", [sym("c.py", "j"), sym("c.py", "k", 5)]), "b4", two)
+        with pytest.raises(MemoryFullError):
+            store.put_file(graph("d.py", [sym("d.py", "l")]), "b5", one)
+        store.clear()
+        store.put_file(
+            graph("e.py", [sym("e.py", f"m{i}", i * 3 + 1) for i in range(3)]),
+            "b6",
+            np.stack([unit(0)] * 3),
+        )
+        assert store.meta().symbols == 3
     finally:
         store.clear()
         store.close()
 
 
+@each_backend
 def test_the_index_size_cap_refuses_a_file_and_says_so(
     backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     store = make_store(backend, tmp_path, request, max_index_mb=1)
     try:
-        body = "x = 1\n" * 20_000  # ~120 kB a symbol
         n = 0
         with pytest.raises(MemoryFullError) as info:
             for n in range(100):
+                # ~90 kB of entropy a symbol: PostgreSQL compresses a repetitive text away.
+                body = random.Random(n).randbytes(90_000).hex()
                 s = Symbol(f"f{n}.py", f"f{n}", "function", 1, 2, "python", body=body)
                 store.put_file(graph(f"f{n}.py", [s]), "b", np.stack([unit(0)]))
         assert "index size cap 1 MB reached (memory.max_index_mb)" in str(info.value)

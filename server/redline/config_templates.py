@@ -144,6 +144,15 @@ _USER_ONLY = """
 # `--post`: API writes (comments, reviews, edits) per run, at most; the summary comment lists
 # the findings the cap kept from being posted inline. Never read from a repository file.
 # max_writes = 50
+
+[memory]
+# Project memory (`redline memory build`): one private SQLite file per repository in Redline's
+# cache, or a team's shared PostgreSQL with pgvector at `url` (shown without its password; the
+# password may come from PGPASSWORD or ~/.pgpass instead). A store past a cap refuses more files
+# and `redline memory status` says so. Never read from a repository file.
+# url = "postgresql://redline@db.example:5432/redline"
+# max_symbols = 200000
+# max_index_mb = 1024
 """
 
 # What a repository file may set (config_repo.REPO_SETTINGS, nothing else: any other key would

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -101,13 +102,23 @@ def _build(repo: Path, settings: Any, args: argparse.Namespace) -> int:
 
 
 def _repo_relative(repo: Path, given: str) -> str:
-    """A PATH argument as the index spells it: relative to the repository's top, `/`."""
+    """A PATH argument as the index spells it: relative to the repository's top, `/`. A
+    relative PATH is taken from the current directory when that is inside the repository
+    (as git does), else from the repository's top (`--repo` from elsewhere, as the language
+    server runs it)."""
     path = Path(given)
-    absolute = (Path.cwd() / path) if not path.is_absolute() else path
-    try:
-        rel = absolute.resolve(strict=False).relative_to(repo)
-    except ValueError:
-        raise UsageError(f"{given}: not inside the repository {repo}") from None
+    real = repo.resolve()
+    cwd = Path.cwd().resolve()
+    base = cwd if cwd.is_relative_to(real) else real
+    absolute = path if path.is_absolute() else base / path
+    # Not resolved: a link in the tree is the tree's name for a file, not where it points.
+    normal = Path(os.path.normpath(absolute))
+    for top in (real, repo):
+        if normal.is_relative_to(top):
+            rel = normal.relative_to(top)
+            break
+    else:
+        raise UsageError(f"{given}: not inside the repository {repo}")
     if not rel.parts:
         raise UsageError(f"{given}: the repository's top, not a file (build without paths)")
     return rel.as_posix()

@@ -18,8 +18,11 @@ local numpy.
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import time
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -29,11 +32,18 @@ import numpy as np
 from redline.errors import RedlineError
 from redline.git.process import decode
 from redline.git.runner import GitRunner
+from redline.memory.extract import MAX_EDGES_PER_FILE, MAX_FILE_BYTES, MAX_SYMBOLS_PER_FILE
 from redline.memory.lock import build_lock
 from redline.memory.model import Edge, FileGraph, MemoryStore, Symbol, Vectors
 from redline.memory.settings import excludes_of
 from redline.memory.store import MemoryFullError, memory_settings
-from redline.memory.tree import TreeReader, blob_id, content_refusal, tracked_files
+from redline.memory.tree import (
+    TooLargeError,
+    TreeReader,
+    blob_id,
+    content_refusal,
+    tracked_files,
+)
 from redline.plural import plural
 from redline.progress import Progress, ProgressEvent, Stage
 from redline.tools.sandbox import make_visible
@@ -48,6 +58,7 @@ _EMBED_BATCH: Final = 64
 _PROGRESS_EVERY: Final = 0.5  # seconds between progress lines
 _NO_VECTORS: Final = np.zeros((0, 0), dtype=np.float32)
 _UNTRIED: Final = "index full"
+_PER_FILE: Final = "per-file caps reached"
 
 
 @dataclass
@@ -162,11 +173,12 @@ class _Builder:
         self._replaced: set[str] = set()
         self.full: str | None = None  # the index size cap, once the store refused a file for it
         self.not_added = 0
+        self.cut: list[str] = []  # files over a per-file cap (size, symbols, edges)
 
     def run(self, paths: list[str] | None) -> BuildReport:
         meta = self.store.meta()
         previous_limits = list(meta.limits_reached)
-        if meta.model and self.embedder is not None and meta.model != self.embedder.name:
+        if meta.model and meta.model != self._model_name():
             self.store.clear()  # vectors of another model are not comparable: start again
             paths, previous_limits = None, []
         indexed = self.indexed = self.store.indexed_files()
@@ -194,13 +206,15 @@ class _Builder:
         return self._finish(paths is None, previous_limits)
 
     def _index(self, targets: list[str], indexed: dict[str, str]) -> None:
-        reader = TreeReader(self.root, self._max_file_bytes())
+        reader = TreeReader(self.root, MAX_FILE_BYTES)
         total = len(targets)
         for done, path in enumerate(targets):
             self.say.maybe(f"indexing files: {done:,} of {total:,}", done, total)
             try:
                 data = reader.read(path)
             except RedlineError as exc:
+                if isinstance(exc, TooLargeError):
+                    self.cut.append(path)
                 self._leave_out(path, exc.message, indexed)
                 continue
             if data is None:
@@ -218,6 +232,8 @@ class _Builder:
             if graph is None:
                 self._leave_out(path, refused or "no symbols to index", indexed)
                 continue
+            if graph.truncated:
+                self.cut.append(path)
             graph = self.cleaner.graph(graph, data)
             if self._over_symbol_cap(graph, indexed):
                 self._flush()  # the store's count exact before it judges
@@ -278,7 +294,7 @@ class _Builder:
         if not self.pending:
             return
         texts = [_symbol_text(s) for graph, _ in self.pending for s in graph.symbols]
-        vectors = self._embedder().embed(texts) if texts else _NO_VECTORS
+        vectors = _VECTORS.embed(self._embedder, self._model_name(), texts)
         row = 0
         for graph, blob in self.pending:
             n = len(graph.symbols)
@@ -289,6 +305,14 @@ class _Builder:
             row += n
         self.pending, self.pending_symbols = [], 0
 
+    def _model_name(self) -> str:
+        """The name of the model this build embeds with (without loading it)."""
+        if self.embedder is not None:
+            return self.embedder.name
+        from redline.memory.embed import MODEL_NAME
+
+        return MODEL_NAME
+
     def _embedder(self) -> Embedder:
         if self.embedder is None:
             from redline.memory.embed import load_embedder
@@ -297,15 +321,16 @@ class _Builder:
             self.embedder = load_embedder()
         return self.embedder
 
-    def _max_file_bytes(self) -> int:
-        from redline.memory.extract import MAX_FILE_BYTES
-
-        return MAX_FILE_BYTES
-
     def _finish(self, whole: bool, previous_limits: list[str]) -> BuildReport:
         # The store says which files it refused (and why) itself; this adds the files not even
         # tried once the index was full, and keeps an earlier build's line on a refresh.
         limits = [] if whole else [x for x in previous_limits if not x.startswith(_UNTRIED)]
+        if self.cut and not any(x.startswith(_PER_FILE) for x in limits):
+            limits.append(
+                f"{_PER_FILE}: {plural(len(self.cut), 'file')} cut or not read "
+                f"({MAX_FILE_BYTES // 1024:,} KiB, {MAX_SYMBOLS_PER_FILE:,} symbols, "
+                f"{MAX_EDGES_PER_FILE:,} uses), e.g. {self.cut[0]}"
+            )
         if self.not_added:
             limits.append(f"{_UNTRIED}: {plural(self.not_added, 'more changed file')} not read")
         meta = self.store.meta()
@@ -323,6 +348,40 @@ class _Builder:
         self.report.limits_reached = list(meta.limits_reached)
         self.report.model = meta.model
         return self.report
+
+
+class _VectorCache:
+    """Vectors of texts embedded lately in this process, by model and text digest: a file
+    saved again in the editor changes one function, and only that one is embedded again (the
+    language server's refresh; a one-shot CLI build gains nothing and loses little). Bounded:
+    _CACHED_VECTORS rows of 384 floats (~12 MB), the oldest forgotten first."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._rows: OrderedDict[tuple[str, bytes], Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(self, embedder: Callable[[], Embedder], model: str, texts: list[str]) -> Vectors:
+        if not texts:
+            return _NO_VECTORS
+        keys = [(model, hashlib.sha1(t.encode("utf-8", "surrogatepass")).digest()) for t in texts]
+        with self._lock:
+            found = {k: self._rows[k] for k in keys if k in self._rows}
+            for k in found:
+                self._rows.move_to_end(k)
+        wanted = {k: i for i, k in enumerate(keys) if k not in found}  # each text once
+        if wanted:
+            fresh = embedder().embed([texts[i] for i in wanted.values()])
+            with self._lock:
+                for row, key in zip(fresh, wanted, strict=True):
+                    found[key] = self._rows[key] = row
+                while len(self._rows) > self._size:
+                    self._rows.popitem(last=False)
+        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+
+
+_CACHED_VECTORS: Final = 8192
+_VECTORS = _VectorCache(_CACHED_VECTORS)
 
 
 def _plain(path: str) -> str:

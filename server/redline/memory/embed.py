@@ -28,22 +28,30 @@ from typing import Any, Protocol
 import numpy as np
 
 from redline.errors import RedlineError
+from redline.memory.blas import set_blas_threads
 from redline.memory.minilm import MiniLM, from_tensors
 from redline.memory.model import Symbol, Vectors
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 # Tokens per text (with [CLS] and [SEP]). The model was trained with 256 (its
-# sentence_bert_config.json); at 128 the encoder costs less than half as much per symbol and the
-# head of a definition (its name, signature, docstring and first lines) is what identifies it.
-# benchmarks/memory_embed.py measures both.
+# sentence_bert_config.json), but the head of a definition (its name, signature, docstring and
+# first lines) is what identifies it. Measured on this repository's functions as symbol_text
+# gives them (benchmarks/memory_embed.py, CPU time; quality: code_text's docstring test):
+#   cap 256: 91 tokens a symbol on average, 30 symbols per CPU-second, MRR@10 0.573 (as code)
+#   cap 128: 77 tokens, 35 a CPU-second, MRR@10 0.570;  cap 64: 54 tokens, 53, MRR@10 0.545.
+# 100,000 lines of this repository are ~5,600 functions: 80 s of an idle 2-core machine at 128,
+# 53 s at 64. 128 is the default for quality; `load_embedder(max_tokens=64)` is the lever if a
+# build must fit 60 s.
 DEFAULT_MAX_TOKENS = 128
 # Texts are cut to this many characters per allowed token before tokenizing, so a huge text
-# costs no more than a long one (WordPiece reads at most 100 characters into one token).
+# costs no more than a long one (WordPiece reads at most 100 characters into one token; only a
+# text mostly of whitespace or dropped characters could lose tokens to this cut).
 CHARS_PER_TOKEN_CAP = 100
 # Sequences of one batch are padded to its longest; texts are sorted by length first so that
-# padding is small, and a batch holds at most this many tokens (bounds the attention scores,
-# batch x 12 x seq x seq floats, and the 1536-wide intermediate).
-BATCH_TOKENS = 4096
+# padding is small, and a batch holds at most this many tokens: 1024 ran ~10% faster than 4096
+# and peaked 40 MB lower (its attention scores and intermediates stay in the CPU's caches),
+# benchmarks/memory_embed.py.
+BATCH_TOKENS = 1024
 # symbol_text's cap: far more than DEFAULT_MAX_TOKENS tokens of code (~4 characters a token),
 # so the cap never changes a vector; it bounds the text held and tokenized per symbol.
 MAX_SYMBOL_CHARS = 4000
@@ -74,11 +82,18 @@ class MiniLMEmbedder:
     model: MiniLM
     tokenizer: Any  # tokenizers.Tokenizer (untyped library)
     load_seconds: float = 0.0
+    batch_tokens: int = BATCH_TOKENS
+    # numpy's BLAS threads while embedding (process-wide; numpy is used by nothing else in
+    # Redline). One by default: OpenBLAS's threads spin and wait on each other, and on a busy
+    # machine two cost 5x the CPU for no gain (benchmarks/memory_embed.py); a build that wants
+    # both cores of an idle machine runs two processes, or sets 2 here.
+    threads: int = 1
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
+        set_blas_threads(self.threads)
         cap = self.max_tokens * CHARS_PER_TOKEN_CAP
         clipped = [t[:cap] for t in texts]
         encodings = self.tokenizer.encode_batch(clipped, add_special_tokens=True)
@@ -88,8 +103,10 @@ class MiniLMEmbedder:
         start = 0
         while start < len(order):
             end = start + 1
-            # Grow the batch while (count x longest) stays within BATCH_TOKENS.
-            while end < len(order) and (end - start + 1) * len(ids[order[end]]) <= BATCH_TOKENS:
+            # Grow the batch while (count x longest) stays within batch_tokens.
+            while (
+                end < len(order) and (end - start + 1) * len(ids[order[end]]) <= self.batch_tokens
+            ):
                 end += 1
             batch = order[start:end]
             width = len(ids[batch[-1]])
@@ -124,7 +141,8 @@ _cache_lock = threading.Lock()
 def load_embedder(
     model_dir: Path | None = None, *, max_tokens: int = DEFAULT_MAX_TOKENS
 ) -> Embedder:
-    """The embedder, loaded once per process (per directory and token cap) and then shared.
+    """The embedder, loaded once per process (per directory and token cap) and then shared:
+    treat it as read-only (dataclasses.replace gives a variant with other batch_tokens/threads).
 
     `model_dir` defaults to the packaged weights; a directory that lacks them, or holds broken
     ones, raises EmbeddingModelError with a one-line reason. Loading reads ~90 MB of weights
@@ -217,9 +235,9 @@ def _broken(directory: Path, reason: str) -> EmbeddingModelError:
     )
 
 
-def symbol_text(symbol: Symbol, *, split_identifiers: bool = True) -> str:
+def symbol_text(symbol: Symbol, *, words_only: bool = True) -> str:
     """What is embedded for a symbol: its name, signature, docstring, then its body, as one
-    line of words (capped at MAX_SYMBOL_CHARS).
+    line of words (code_text; capped at MAX_SYMBOL_CHARS).
 
     The encoder reads only its first tokens (DEFAULT_MAX_TOKENS), so the order is what
     identifies a definition first: the qualified name, the signature and the docstring, then
@@ -229,20 +247,25 @@ def symbol_text(symbol: Symbol, *, split_identifiers: bool = True) -> str:
         if repeated and repeated in body:
             body = body.replace(repeated, " ", 1)
     parts = (symbol.qualname, symbol.signature, symbol.docstring, body)
-    return code_text("\n".join(p for p in parts if p), split_identifiers=split_identifiers)
+    return code_text("\n".join(p for p in parts if p), words_only=words_only)
 
 
-def code_text(text: str, *, split_identifiers: bool = True) -> str:
-    """Code as the encoder reads it best: identifiers split into words (`sendRequest`,
-    `send_request` → `send Request`, `send request`), whitespace runs made one space, capped.
+def code_text(text: str, *, words_only: bool = True) -> str:
+    """Code as the encoder reads it best: its words only, identifiers split (`sendRequest`,
+    `send_request` → `send Request`, `send request`), one space between words, capped.
 
-    Use it for code given as a query too (similar code), so that both sides are alike. The
-    tokenizer lowercases and splits punctuation anyway, but reads `sendrequest` as pieces of
-    one word (`send ##re ##quest`); split, the model sees two words it knows, in fewer tokens."""
+    Use it for code given as a query too (similar code), so that both sides are alike. Why:
+    the model was trained on prose. The tokenizer reads `sendrequest` as pieces of one word
+    (`send ##re ##quest`) and every bracket, colon and comma as a token of its own; as words,
+    a function takes ~25% fewer tokens (median 74 against 130 here) and the tokens are ones
+    the model knows. Measured on Redline's documented functions (docstring → its code, the
+    docstring left out; MRR@10 over 500): words at 128 tokens 0.570, code as written at 128
+    0.560 and at 256 0.573, words at 64 0.545 — words at 128 is as good as code at 256 for
+    less than the cost of code at 128. `words_only=False` keeps the punctuation (identifiers
+    still split)."""
     text = text[: MAX_SYMBOL_CHARS * 2]  # bound the regex work before the final cap
-    if split_identifiers:
-        text = _CAMEL.sub(" ", text)
-        text = _UNDERSCORES.sub(" ", text)
+    text = _CAMEL.sub(" ", text)
+    text = (_NOT_WORD if words_only else _UNDERSCORES).sub(" ", text)
     return " ".join(text.split())[:MAX_SYMBOL_CHARS]
 
 
@@ -250,3 +273,4 @@ def code_text(text: str, *, split_identifiers: bool = True) -> str:
 # acronym followed by a word (HTTPServer → HTTP Server).
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _UNDERSCORES = re.compile(r"_+")
+_NOT_WORD = re.compile(r"[\W_]+")  # anything but letters and digits (of any script)

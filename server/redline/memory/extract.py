@@ -9,13 +9,15 @@ named the same way ("Outer.Inner", "outer_function.LocalClass").
 
 Caps (a hostile or generated file must not cost unbounded time, memory or index space; when
 one is reached the graph says so with `truncated=True`, which the build reports):
-- MAX_FILE_BYTES = 1 MiB: hand-written source files are far smaller (the largest file of
-  aiohttp is ~200 KB, of Redline ~60 KB); bigger ones are generated, vendored or minified,
-  their symbols are noise, and a parse of 1 MiB costs ~0.1 s. A bigger file gives an empty
-  graph with truncated=True (not None: None means "no grammar").
-- MAX_SYMBOLS_PER_FILE = 2,000: ten times the count of the largest real modules (a few
-  hundred definitions); the first ones in file order are kept.
-- MAX_EDGES_PER_FILE = 20,000: about one use per line of a 1 MiB file's worth of code;
+- MAX_FILE_BYTES = 1 MiB: hand-written source files are smaller (aiohttp's largest is 43 KB,
+  litellm's 800 KB proxy_server.py is the largest seen in the installed packages); bigger ones
+  are generated, vendored or minified and their symbols are noise. Extracting 800 KB costs
+  ~0.25 s of CPU. A bigger file gives an empty graph with truncated=True (not None: None
+  means "no grammar").
+- MAX_SYMBOLS_PER_FILE = 5,000: the most definitions of any file among ~12,000 real ones
+  (Redline, its installed packages, aiohttp, ripgrep, gin, gson, express, ...) is 1,773 (a
+  generated visitor); the first ones in file order are kept.
+- MAX_EDGES_PER_FILE = 20,000: the most among the same files is 7,882 (a minified bundle);
   the first ones in file order are kept.
 - MAX_BODY_CHARS = 2,000 (~50 lines): shows a typical function whole and more than the
   embedding model reads (256 word pieces, ~1,000 characters); for a class, its head and first
@@ -23,6 +25,8 @@ one is reached the graph says so with `truncated=True`, which the build reports)
 - MAX_DOC_CHARS = 1,000: a docstring's summary and first paragraphs, what a search matches.
 - MAX_SIGNATURE_CHARS = 300: a long parameter list, whitespace collapsed.
 - MAX_EDGE_TEXT_CHARS = 200: a callee expression or module path as written.
+- Definitions and uses deeper than diff/functions.MAX_DEFINITION_DEPTH (128) syntax levels
+  are not looked at (minified bundles reach ~100; naming one d deep costs d² steps).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-from tree_sitter import Node, Parser, QueryCursor
+from tree_sitter import Node, Parser
 
 from redline.diff.functions import (
     Grammar,
@@ -38,6 +42,7 @@ from redline.diff.functions import (
     grammar_for,
     language_for,
     qualified_name,
+    query_cursor,
 )
 from redline.memory.extract_docs import capped, docstring, head_start, signature
 from redline.memory.extract_edges import uses
@@ -45,7 +50,7 @@ from redline.memory.extract_rules import RULES, Rules, query_for
 from redline.memory.model import Edge, FileGraph, Symbol, SymbolKind
 
 MAX_FILE_BYTES = 1 << 20
-MAX_SYMBOLS_PER_FILE = 2_000
+MAX_SYMBOLS_PER_FILE = 5_000
 MAX_EDGES_PER_FILE = 20_000
 MAX_BODY_CHARS = 2_000
 MAX_DOC_CHARS = 1_000
@@ -57,12 +62,8 @@ _METHODS = frozenset(
     {"method_definition", "method_declaration", "constructor_declaration"}
     | {"compact_constructor_declaration"}
 )
-_NOT_CLASSES = frozenset({"mod_item"})
-_KIND_ORDER = {
-    "import": 0,
-    "call": 1,
-    "reference": 2,
-}  # Rust modules qualify names but hold functions
+_NOT_CLASSES = frozenset({"mod_item"})  # Rust modules qualify names but hold functions
+_KIND_ORDER = {"import": 0, "call": 1, "reference": 2}  # at one node: edges in this order
 
 
 @dataclass(slots=True)
@@ -87,7 +88,7 @@ def extract(path: str, data: bytes) -> FileGraph | None:
     rules = RULES[language]
     try:
         tree = Parser(grammar.language).parse(data)
-        captures = QueryCursor(query).captures(tree.root_node)
+        captures = query_cursor(query).captures(tree.root_node)
     except Exception:  # tree-sitter refusing an input costs this file's graph, nothing more
         return FileGraph(path, language, truncated=True)
     definitions = _definitions(captures, grammar, rules)
@@ -220,12 +221,16 @@ def _edges(
     found.sort(key=lambda use: use[:3])
     edges: list[Edge] = []
     seen_refs: set[tuple[str, str]] = set()
+    calls: set[tuple[str, str, int]] = set()
     for offset, _, _, line, kind, target, text in found:
         source = enclosing.name_at(offset)
-        if kind == "reference":
-            # One reference per (user, name), its first: "which code uses this class" needs
-            # no more, and a class named on every line must not fill the edge budget.
-            if (source, target) in seen_refs:
+        if kind == "call":
+            calls.add((source, target, line))
+        elif kind == "reference":
+            # One reference per (user, name), its first, and none beside a call of the name
+            # (`errors.BadRequest()`): "which code uses this class" needs no more, and a class
+            # named on every line must not fill the edge budget.
+            if (source, target) in seen_refs or (source, target, line) in calls:
                 continue
             seen_refs.add((source, target))
         if len(edges) == MAX_EDGES_PER_FILE:

@@ -6,7 +6,8 @@ extraction fast: Python only sees the captured nodes (a few per line), never the
 
 Capture names (extract.py and extract_edges.py read them):
   function, class   definitions (function node types come from diff/functions.py's grammar)
-  call              a callee expression (`f`, `self.client.send`, `Vec::new`)
+  call              a callee expression (`f`, `self.client.send`, `Vec::new`), or a bare
+                    decorator (`@retry`: it is called with the function)
   call_java         a Java method_invocation (its callee is spread over several fields)
   new               the type of a `new X(...)`: a reference spelled "new X"
   import            an import statement, decoded per language (extract_edges.py)
@@ -32,6 +33,7 @@ _CAP = r'(#match? @cap "^_*[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*$")'
 
 _PYTHON = f"""
 (call function: (_) @call)
+(decorator [(identifier) (attribute)] @call)
 (import_statement) @import
 (import_from_statement) @import
 (type (identifier) @ref)
@@ -45,6 +47,7 @@ _PYTHON = f"""
 
 _JS_COMMON = f"""
 (call_expression function: (_) @call)
+(decorator [(identifier) (member_expression)] @call)
 (new_expression constructor: (_) @new)
 (import_statement) @import
 (export_statement source: (_)) @import
@@ -121,6 +124,12 @@ _JS_CAP_SKIP = frozenset(
         "abstract_class_declaration",
         "function_declaration",
         "generator_function_declaration",
+        "function_expression",
+        "function_signature",
+        "enum_declaration",
+        "internal_module",
+        "module",
+        "decorator",  # captured as a call
         "new_expression",  # captured as `new`
         "extends_clause",  # captured as ref
         "class_heritage",
@@ -156,7 +165,13 @@ RULES: dict[str, Rules] = {
         edges=_PYTHON,
         doc="python",
         cap_skip=frozenset(
-            {"class_definition", "function_definition", "dotted_name", "aliased_import"}
+            {
+                "class_definition",
+                "function_definition",
+                "dotted_name",
+                "aliased_import",
+                "decorator",
+            }
         ),
         cap_skip_first=frozenset({"call", "keyword_argument", "assignment"}),
         common=frozenset(

@@ -31,7 +31,7 @@ def identifier_words(name: str) -> list[str]:
     """The lowercase words of an identifier (or of any text), in order, each once."""
     out: list[str] = []
     seen: set[str] = set()
-    for run in _RUN.findall(name):
+    for run in _RUN.findall(unicodedata.normalize("NFKC", name)):
         for part in _camel_parts(run):
             word = part.lower()[:MAX_WORD_CHARS]
             if word not in seen:
@@ -42,7 +42,7 @@ def identifier_words(name: str) -> list[str]:
 
 def whole_name(name: str) -> str:
     """The identifier's letters and digits run together, lowercase: `get_user` → getuser."""
-    return "".join(_RUN.findall(name)).lower()[:MAX_WORD_CHARS]
+    return "".join(_RUN.findall(unicodedata.normalize("NFKC", name))).lower()[:MAX_WORD_CHARS]
 
 
 def symbol_words(qualname: str) -> str:
@@ -59,10 +59,9 @@ def symbol_words(qualname: str) -> str:
 
 def query_words(query: str) -> list[str]:
     """A query's words as the index spells them: each identifier's words and its whole name,
-    at most MAX_QUERY_WORDS, NFKC-normalised (a fullwidth `ｓｅｎｄ` is `send`)."""
-    text = unicodedata.normalize("NFKC", query)
+    at most MAX_QUERY_WORDS. Both sides are NFKC-normalised (a fullwidth `ｓｅｎｄ` is `send`)."""
     words: list[str] = []
-    for token in text.split():
+    for token in unicodedata.normalize("NFKC", query).split():
         words += identifier_words(token)
         whole = whole_name(token)
         if whole:

@@ -17,7 +17,18 @@ if TYPE_CHECKING:
     from redline.config_models import Settings
 
 NO_ANSWER: Final = "status unknown (the memory store did not answer in time)"
+NOT_BUILT: Final = "not built"
 _PREFIX: Final = "memory: "
+
+
+def _sqlite_exists(repo_root: Path) -> bool:
+    """Whether the repository's SQLite index exists (store.py is light to import: no numpy)."""
+    from redline.memory.store import store_path
+
+    try:
+        return store_path(repo_root, create_dir=False).is_file()
+    except OSError:
+        return True  # let the thread find out and say why
 
 
 class MemoryProbe:
@@ -25,6 +36,10 @@ class MemoryProbe:
 
     def __init__(self, repo_root: Path, settings: Settings) -> None:
         self._text: str | None = None
+        self._thread: threading.Thread | None = None
+        if settings.memory.url is None and not _sqlite_exists(repo_root):
+            self._text = NOT_BUILT  # the common case, said at once: nothing to import or read
+            return
         self._thread = threading.Thread(
             target=self._read, args=(repo_root, settings), name="redline-memory-probe", daemon=True
         )
@@ -41,7 +56,8 @@ class MemoryProbe:
 
     def state(self, wait: float = 0.5) -> str:
         """ "1,234 symbols, built 3 min ago", "not built", or NO_ANSWER after `wait` seconds."""
-        self._thread.join(wait)
+        if self._thread is not None:
+            self._thread.join(wait)
         return self._text if self._text is not None else NO_ANSWER
 
 

@@ -13,14 +13,23 @@ two are combined (reciprocal-rank fusion), kept small so the benchmark can tune 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from redline.memory.lexical import identifier_words, query_words
-from redline.memory.model import Edge, Hit, MemoryMeta, MemoryStore, StoredSymbol, Symbol
+from redline.memory.model import (
+    Edge,
+    Hit,
+    MemoryMeta,
+    MemoryStore,
+    StoredSymbol,
+    Symbol,
+    Vectors,
+)
 from redline.memory.status import NOT_BUILT, status_line
 
 if TYPE_CHECKING:
@@ -68,6 +77,15 @@ _STOP: Final = frozenset(
     ]
 )
 _WORD: Final = re.compile(r"[A-Za-z][a-z0-9]*|[A-Z]+(?![a-z])|\d+")
+
+
+_STOP_WORDS: Final = frozenset(
+    {"the", "and", "for", "with", "from", "into", "that", "this", "are", "its", "not"}
+    | {"when", "what", "how", "which", "all", "any"}
+)
+_QUERY_CACHE: Final = 256
+_QUERY_VECTORS: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
+_QUERY_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -184,16 +202,24 @@ class ProjectMemory:
         return hits[:limit]
 
     def callees(self, symbol: Symbol, *, limit: int = 10) -> list[Hit]:
-        """The indexed symbols `symbol` calls (by name: every definition of a called name)."""
-        names: dict[str, int] = {}
+        """The indexed symbols `symbol` calls. Calls are known by name only, so a call is
+        resolved where the spelling allows it: `helper()` to the helper of the same file, else
+        to the functions and classes of that name; `self.method()` to the methods of the same
+        file; `module.function()` and `Class.method()` to a name defined at most three times;
+        a method of some other object (`weights.get()`) to nothing: which one is not known, and
+        `.get` or `.append` would otherwise link everything to everything."""
+        calls: dict[str, str] = {}
+        imported: set[str] = set()
         for edge in self.store.edges_from(symbol.path):
-            if edge.kind == "call" and edge.source == symbol.qualname:
-                names.setdefault(edge.target, edge.line)
+            if edge.kind == "import":
+                imported.add(edge.target)
+            elif edge.kind == "call" and edge.source == symbol.qualname:
+                calls.setdefault(edge.target, edge.text or edge.target)
         hits: list[Hit] = []
-        for target in names:
-            for stored in self.store.symbols(name=target):
-                if (stored.symbol.path, stored.symbol.qualname) != (symbol.path, symbol.qualname):
-                    hits.append(Hit(stored, 1.0, f"called by {symbol.qualname}"))
+        for target, text in calls.items():
+            found = [s for s in self.store.symbols(name=target) if not _same(s.symbol, symbol)]
+            for stored in _resolve(found, text, symbol.path, imported):
+                hits.append(Hit(stored, 1.0, f"called by {symbol.qualname}"))
         return hits[:limit]
 
     def uses(self, name: str) -> list[Edge]:
@@ -209,7 +235,7 @@ class ProjectMemory:
         embedder = self._usable_embedder()
         if embedder is None or not text.strip():
             return []
-        found = self.store.nearest(embedder.embed([text]), limit + 1)
+        found = self.store.nearest(self._vector(embedder, text), limit + 1)
         hits = [
             Hit(stored, score, f"similar code ({score:.2f})")
             for stored, score in found
@@ -227,7 +253,7 @@ class ProjectMemory:
         }
         embedder = self._usable_embedder()
         if embedder is not None:
-            rankings["semantic"] = self.store.nearest(embedder.embed([query]), POOL)
+            rankings["semantic"] = self.store.nearest(self._vector(embedder, query), POOL)
         fused = fuse(rankings)
         words = {w for w in query_words(query) if w not in _STOP}
         phrase = _phrase(query)
@@ -276,6 +302,26 @@ class ProjectMemory:
         fused = [f for f in fuse(rankings) if not _same(f.stored.symbol, symbol)]
         return [Hit(f.stored, f.score, "; ".join(f.why)) for f in fused[:limit]]
 
+    @staticmethod
+    def _vector(embedder: Embedder, text: str) -> Vectors:
+        """The query's embedding, written as symbols are (identifiers split into words: the
+        two sides alike), from a small in-process cache: a review, its agent and the editor
+        ask about the same changed functions more than once."""
+        from redline.memory.embed import code_text
+
+        key = (embedder.name, code_text(text))
+        with _QUERY_LOCK:
+            hit = _QUERY_VECTORS.get(key)
+            if hit is not None:
+                _QUERY_VECTORS.move_to_end(key)
+                return hit
+        vector = embedder.embed([key[1]])
+        with _QUERY_LOCK:
+            _QUERY_VECTORS[key] = vector
+            while len(_QUERY_VECTORS) > _QUERY_CACHE:
+                _QUERY_VECTORS.popitem(last=False)
+        return vector
+
     def _usable_embedder(self) -> Embedder | None:
         if self._embedder is None and not self._embedder_failed:
             from redline.errors import RedlineError
@@ -322,6 +368,23 @@ def _enclosing(symbols: list[StoredSymbol], qualname: str, line: int) -> StoredS
     return next(iter(around or named), None)
 
 
+def _resolve(
+    found: list[StoredSymbol], text: str, path: str, imported: set[str]
+) -> list[StoredSymbol]:
+    """The definitions a call spelled `text` (in the file at `path`, which imports the names
+    `imported`) may reach (see callees)."""
+    receiver = text.partition("(")[0].rpartition(".")[0]
+    local = [s for s in found if s.symbol.path == path]
+    if not receiver:
+        return local or [s for s in found if s.symbol.kind != "method"]
+    head = receiver.split(".")[0]
+    if head in ("self", "this", "cls"):
+        return [s for s in local if s.symbol.kind == "method"]
+    if head in imported or head[:1].isupper():  # module.function(), Class.method()
+        return found if len(found) <= 3 else []
+    return []  # a method of some object: which one is not known
+
+
 def _same(a: Symbol, b: Symbol) -> bool:
     return a.path == b.path and a.qualname == b.qualname
 
@@ -331,7 +394,7 @@ def _reason(fused: Fused, query: str) -> str:
     similar its meaning is."""
     parts: list[str] = []
     symbol = fused.stored.symbol
-    words = {w.lower() for w in _WORD.findall(query)}
+    words = {w.lower() for w in _WORD.findall(query) if len(w) > 2} - _STOP_WORDS
     have = {w.lower() for w in _WORD.findall(f"{symbol.qualname} {symbol.docstring}")}
     shared = sorted(words & have)
     if shared:

@@ -7,10 +7,12 @@
   process; a writer waits (busy timeout) rather than failing when another one is writing.
 - Vectors are a plain float32 matrix searched with numpy, not a vector extension: this
   Python's sqlite3 cannot load extensions (`enable_load_extension` is not compiled in), so
-  sqlite-vec is out; and at the sizes memory holds (benchmarks/memory_store.py: 100,000
-  symbols × 384) one matrix product is a few milliseconds. The matrix is read once and kept
+  sqlite-vec is out; and at the sizes memory holds one exact matrix product is cheap
+  (benchmarks/memory_store.py, 384 dimensions: ~5 ms of CPU at 10,000 symbols, ~19 ms at
+  100,000; exact, so no recall lost). The matrix is read once and kept
   until the store changes: every write bumps a generation counter in `meta`, which a reader
-  compares before each search (another process's writes included).
+  compares before each search (another process's writes included). The vectors have a table of
+  their own, so reading the matrix reads their pages only, not every symbol's body.
 - Lexical search is FTS5 over identifier words (lexical.py), qualname, signature and
   docstring, ranked by bm25; a query is quoted word by word (lexical.fts5_query), so no text
   is an FTS5 syntax error or an injection.
@@ -20,9 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
-import stat
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, fields
@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from redline.files import FILE_MODE
 from redline.memory import lexical
 from redline.memory.model import (
     Edge,
@@ -39,8 +38,20 @@ from redline.memory.model import (
     FileGraph,
     MemoryMeta,
     StoredSymbol,
-    Symbol,
     Vectors,
+)
+from redline.memory.sqlite_rows import (
+    SCHEMA,
+    SYMBOL_COLUMNS,
+    create_private,
+    delete_path,
+    estimate_bytes,
+    get_value,
+    insert_file,
+    put_value,
+    stored_symbol,
+    symbol_count,
+    transaction,
 )
 from redline.memory.store import (
     MIB,
@@ -56,40 +67,12 @@ from redline.memory.store import (
 if TYPE_CHECKING:
     from redline.config_models import MemorySettings
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 BUSY_TIMEOUT_MS: Final = 10_000
 MAX_EDGES_RETURNED: Final = 10_000  # edges_to of a name used everywhere ("get") stays bounded
 # bm25 weights of the FTS columns: identifier words, qualname, signature, docstring.
 BM25_WEIGHTS: Final = (4.0, 2.0, 1.0, 1.0)
 LIVE_META: Final = ("symbols", "files", "edges", "size_bytes")
-
-_SCHEMA: Final = """
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY, blob TEXT NOT NULL, language TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS symbols (
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL, qualname TEXT NOT NULL, name TEXT NOT NULL,
-    kind TEXT NOT NULL, start INTEGER NOT NULL, "end" INTEGER NOT NULL, language TEXT NOT NULL,
-    signature TEXT NOT NULL, docstring TEXT NOT NULL, body TEXT NOT NULL, vector BLOB
-);
-CREATE INDEX IF NOT EXISTS symbols_path ON symbols(path);
-CREATE INDEX IF NOT EXISTS symbols_name ON symbols(name);
-CREATE TABLE IF NOT EXISTS edges (
-    path TEXT NOT NULL, line INTEGER NOT NULL, kind TEXT NOT NULL, source TEXT NOT NULL,
-    target TEXT NOT NULL, text TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS edges_target ON edges(target, kind);
-CREATE INDEX IF NOT EXISTS edges_path ON edges(path);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS refused (path TEXT PRIMARY KEY, reason TEXT NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS lexical USING fts5(
-    words, qualname, signature, docstring, tokenize = 'unicode61 remove_diacritics 2'
-);
-"""
-
-_SYMBOL_COLUMNS: Final = (
-    'id, path, qualname, kind, start, "end", language, signature, docstring, body'
-)
 
 
 class SqliteStore:
@@ -107,7 +90,7 @@ class SqliteStore:
 
     @classmethod
     def open(cls, path: Path, settings: MemorySettings) -> SqliteStore:
-        _create_private(path)
+        create_private(path)
         try:
             conn = sqlite3.connect(
                 path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
@@ -120,12 +103,12 @@ class SqliteStore:
             conn.execute(
                 "PRAGMA synchronous = NORMAL"
             )  # WAL: durable at checkpoints, never corrupt
-            conn.executescript(_SCHEMA)  # IF NOT EXISTS: a second process opening it races safely
-            with _transaction(conn):
+            conn.executescript(SCHEMA)  # IF NOT EXISTS: a second process opening it races safely
+            with transaction(conn):
                 conn.execute("BEGIN IMMEDIATE")
-                version = _get(conn, "schema_version")
+                version = get_value(conn, "schema_version")
                 if version is None:
-                    _put(conn, "schema_version", str(SCHEMA_VERSION))
+                    put_value(conn, "schema_version", str(SCHEMA_VERSION))
                 elif version != str(SCHEMA_VERSION):
                     raise MemoryStoreError(
                         f"project memory {path} was written by another Redline version",
@@ -143,25 +126,29 @@ class SqliteStore:
 
     def put_file(self, graph: FileGraph, blob: str, vectors: Vectors) -> None:
         rows = check_vectors(graph, vectors)
+        path = clean_text(graph.path)
         with self._lock, self._write() as conn:
-            _delete_path(conn, graph.path)
-            reason = self._refusal(conn, graph, rows)
+            count = symbol_count(conn) - delete_path(conn, path)
+            reason = self._refusal(conn, graph, rows, count)
             if reason is not None:
                 conn.execute(
-                    "INSERT OR REPLACE INTO refused(path, reason) VALUES (?, ?)",
-                    (graph.path, reason),
+                    "INSERT OR REPLACE INTO refused(path, reason) VALUES (?, ?)", (path, reason)
                 )
             else:
-                conn.execute("DELETE FROM refused WHERE path = ?", (graph.path,))
-                _insert(conn, graph, blob, rows)
+                conn.execute("DELETE FROM refused WHERE path = ?", (path,))
+                insert_file(conn, graph, blob, rows)
+                count += len(graph.symbols)
+            put_value(conn, "symbol_count", str(count))
         if reason is not None:
             raise MemoryFullError(reason, graph.path)
 
     def remove_files(self, paths: Sequence[str]) -> None:
         with self._lock, self._write() as conn:
-            for path in paths:
-                _delete_path(conn, path)
+            count = symbol_count(conn)
+            for path in map(clean_text, paths):
+                count -= delete_path(conn, path)
                 conn.execute("DELETE FROM refused WHERE path = ?", (path,))
+            put_value(conn, "symbol_count", str(count))
 
     def set_meta(self, meta: MemoryMeta) -> None:
         data = asdict(meta)
@@ -171,14 +158,14 @@ class SqliteStore:
         own = set(refused_notes(self._refused_counts()))
         data["limits_reached"] = [n for n in meta.limits_reached if n not in own]
         with self._lock, self._write(bump=False) as conn:
-            _put(conn, "meta", json.dumps(data))
+            put_value(conn, "meta", json.dumps(data))
 
     def clear(self) -> None:
         with self._lock:
             with self._write() as conn:
-                for table in ("files", "symbols", "edges", "refused", "lexical"):
+                for table in ("files", "symbols", "vectors", "edges", "refused", "lexical"):
                     conn.execute(f"DELETE FROM {table}")
-                conn.execute("DELETE FROM meta WHERE key = 'meta'")
+                conn.execute("DELETE FROM meta WHERE key IN ('meta', 'symbol_count')")
             self._conn.execute("VACUUM")  # give the disk back
 
     def close(self) -> None:
@@ -196,16 +183,16 @@ class SqliteStore:
         where, args = [], []
         if path is not None:
             where.append("path = ?")
-            args.append(path)
+            args.append(clean_text(path))
         if name is not None:
             where.append("name = ?")
-            args.append(name)
-        sql = f"SELECT {_SYMBOL_COLUMNS} FROM symbols"
+            args.append(clean_text(name))
+        sql = f"SELECT {SYMBOL_COLUMNS} FROM symbols"
         if where:
             sql += " WHERE " + " AND ".join(where)
         with self._lock:
             rows = self._conn.execute(sql + " ORDER BY path, start, id", args).fetchall()
-        return [_stored(r) for r in rows]
+        return [stored_symbol(r) for r in rows]
 
     def edges_to(self, name: str, *, kinds: Sequence[EdgeKind] = ("call",)) -> list[Edge]:
         if not kinds:
@@ -216,7 +203,9 @@ class SqliteStore:
             f"WHERE target = ? AND kind IN ({marks}) ORDER BY path, line LIMIT ?"
         )
         with self._lock:
-            rows = self._conn.execute(sql, (name, *kinds, MAX_EDGES_RETURNED)).fetchall()
+            rows = self._conn.execute(
+                sql, (clean_text(name), *kinds, MAX_EDGES_RETURNED)
+            ).fetchall()
         return [Edge(*r) for r in rows]
 
     def edges_from(self, path: str) -> list[Edge]:
@@ -225,7 +214,7 @@ class SqliteStore:
             "WHERE path = ? ORDER BY line, rowid"
         )
         with self._lock:
-            return [Edge(*r) for r in self._conn.execute(sql, (path,))]
+            return [Edge(*r) for r in self._conn.execute(sql, (clean_text(path),))]
 
     def nearest(self, vector: Vectors, k: int) -> list[tuple[StoredSymbol, float]]:
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
@@ -249,8 +238,8 @@ class SqliteStore:
             return []
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         sql = (
-            f"SELECT rowid, bm25(lexical, {weights}) AS rank FROM lexical "
-            "WHERE lexical MATCH ? ORDER BY rank LIMIT ?"
+            f"SELECT rowid, bm25(lexical, {weights}) AS score FROM lexical "
+            "WHERE lexical MATCH ? ORDER BY score, rowid LIMIT ?"
         )
         with self._lock:
             ranked = self._conn.execute(sql, (match, k)).fetchall()
@@ -260,7 +249,7 @@ class SqliteStore:
 
     def meta(self) -> MemoryMeta:
         with self._lock:
-            raw = _get(self._conn, "meta")
+            raw = get_value(self._conn, "meta")
             data: dict[str, Any] = json.loads(raw) if raw else {}
             known = {f.name for f in fields(MemoryMeta)} - set(LIVE_META)
             meta = MemoryMeta(**{k: v for k, v in data.items() if k in known})
@@ -278,22 +267,22 @@ class SqliteStore:
 
     @contextlib.contextmanager
     def _write(self, *, bump: bool = True) -> Iterator[sqlite3.Connection]:
-        with _transaction(self._conn):
+        with transaction(self._conn):
             self._conn.execute("BEGIN IMMEDIATE")
             yield self._conn
             if bump:
-                gen = int(_get(self._conn, "generation") or 0) + 1
-                _put(self._conn, "generation", str(gen))
+                gen = int(get_value(self._conn, "generation") or 0) + 1
+                put_value(self._conn, "generation", str(gen))
 
     def _refusal(
-        self, conn: sqlite3.Connection, graph: FileGraph, rows: Vectors | None
+        self, conn: sqlite3.Connection, graph: FileGraph, rows: Vectors | None, count: int
     ) -> str | None:
-        """Why this file may not be added (its old version already deleted), or None."""
+        """Why this file may not be added to `count` symbols (its old version already
+        deleted), or None."""
         mem = self._settings
-        count = conn.execute("SELECT count(*) FROM symbols").fetchone()[0]
         if count + len(graph.symbols) > mem.max_symbols:
             return symbol_note(mem)
-        if self._size() + _estimate(graph, rows) > mem.max_index_mb * MIB:
+        if self._size() + estimate_bytes(graph, rows) > mem.max_index_mb * MIB:
             return size_note(mem)
         return None
 
@@ -308,7 +297,7 @@ class SqliteStore:
             return [(r, int(n)) for r, n in self._conn.execute(sql)]
 
     def _vectors(self, dim: int) -> tuple[Vectors, np.ndarray[Any, np.dtype[np.int64]]]:
-        generation = int(_get(self._conn, "generation") or 0)
+        generation = int(get_value(self._conn, "generation") or 0)
         if (
             self._matrix is None
             or self._ids is None
@@ -317,14 +306,14 @@ class SqliteStore:
         ):
             # Only vectors of the query's dimension are compared (another model's are not).
             rows = self._conn.execute(
-                "SELECT id, vector FROM symbols WHERE length(vector) = ? ORDER BY id", (dim * 4,)
+                "SELECT id, vector FROM vectors WHERE dim = ? ORDER BY id", (dim,)
             ).fetchall()
             ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(-1, dim)
-            matrix = np.nan_to_num(matrix, nan=0.0, posinf=0.0, neginf=0.0)
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            norms[norms == 0] = 1.0
-            self._matrix = np.ascontiguousarray(matrix / norms, dtype=np.float32)
+            # Stored unit length (store.check_vectors): the rows' bytes are the matrix, with no
+            # copy or normalising (at 100,000 × 384 it is 150 MB; each pass over it costs as
+            # much as a search).
+            blob = b"".join(r[1] for r in rows)
+            self._matrix = np.frombuffer(blob, dtype="<f4").reshape(-1, dim)
             self._ids = ids
             self._generation = generation
         return self._matrix, self._ids
@@ -333,113 +322,5 @@ class SqliteStore:
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
-        sql = f"SELECT {_SYMBOL_COLUMNS} FROM symbols WHERE id IN ({marks})"
-        return {r[0]: _stored(r) for r in self._conn.execute(sql, list(ids))}
-
-
-# -- helpers -------------------------------------------------------------------------------
-
-
-def _create_private(path: Path) -> None:
-    """Create the database file 0600 if absent; refuse one that is a link or not ours."""
-    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags, FILE_MODE)
-    except OSError as exc:
-        raise MemoryStoreError(
-            f"cannot open project memory {path}: {exc.strerror or exc}",
-            hint="it must be a regular file (not a symbolic link) in Redline's cache",
-        ) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
-            raise MemoryStoreError(f"project memory {path} is not a regular file of this user")
-        if stat.S_IMODE(st.st_mode) != FILE_MODE:
-            os.fchmod(fd, FILE_MODE)  # an older or copied file: ours again
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """Commit what the block did, or roll it back on any error."""
-    try:
-        yield
-        if conn.in_transaction:
-            conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-
-
-def _get(conn: sqlite3.Connection, key: str) -> str | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def _put(conn: sqlite3.Connection, key: str, value: str) -> None:
-    conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
-
-
-def _delete_path(conn: sqlite3.Connection, path: str) -> None:
-    conn.execute(
-        "DELETE FROM lexical WHERE rowid IN (SELECT id FROM symbols WHERE path = ?)", (path,)
-    )
-    conn.execute("DELETE FROM symbols WHERE path = ?", (path,))
-    conn.execute("DELETE FROM edges WHERE path = ?", (path,))
-    conn.execute("DELETE FROM files WHERE path = ?", (path,))
-
-
-def _insert(conn: sqlite3.Connection, graph: FileGraph, blob: str, rows: Vectors | None) -> None:
-    c = clean_text
-    conn.execute(
-        "INSERT INTO files(path, blob, language) VALUES (?, ?, ?)",
-        (c(graph.path), c(blob), c(graph.language)),
-    )
-    for i, s in enumerate(graph.symbols):
-        vector = None if rows is None else np.asarray(rows[i], dtype="<f4").tobytes()
-        qualname, signature, docstring = c(s.qualname), c(s.signature), c(s.docstring)
-        cur = conn.execute(
-            'INSERT INTO symbols(path, qualname, name, kind, start, "end", language, '
-            "signature, docstring, body, vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                c(graph.path),
-                qualname,
-                c(s.name),
-                s.kind,
-                s.start,
-                s.end,
-                c(s.language),
-                signature,
-                docstring,
-                c(s.body),
-                vector,
-            ),
-        )
-        conn.execute(
-            "INSERT INTO lexical(rowid, words, qualname, signature, docstring) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (cur.lastrowid, lexical.symbol_words(qualname), qualname, signature, docstring),
-        )
-    conn.executemany(
-        "INSERT INTO edges(path, line, kind, source, target, text) VALUES (?, ?, ?, ?, ?, ?)",
-        [(c(graph.path), e.line, e.kind, c(e.source), c(e.target), c(e.text)) for e in graph.edges],
-    )
-
-
-def _estimate(graph: FileGraph, rows: Vectors | None) -> int:
-    """Roughly the bytes a file adds: its texts (stored, and indexed by FTS) and vectors."""
-    texts = sum(
-        len(s.body) + 2 * (len(s.signature) + len(s.docstring) + len(s.qualname)) + 64
-        for s in graph.symbols
-    )
-    edges = sum(len(e.text) + len(e.source) + len(e.target) + 32 for e in graph.edges)
-    return texts + edges + (0 if rows is None else rows.nbytes)
-
-
-def _stored(row: Sequence[Any]) -> StoredSymbol:
-    sid, path, qualname, kind, start, end, language, signature, docstring, body = row
-    return StoredSymbol(
-        sid, Symbol(path, qualname, kind, start, end, language, signature, docstring, body)
-    )
+        sql = f"SELECT {SYMBOL_COLUMNS} FROM symbols WHERE id IN ({marks})"
+        return {r[0]: stored_symbol(r) for r in self._conn.execute(sql, list(ids))}

@@ -79,7 +79,7 @@ def open_existing_store(repo_root: Path, settings: MemorySettings | Settings) ->
     if mem.url:
         from redline.memory.pg_store import PgStore
 
-        return PgStore.open(mem.url, pg_schema(repo_root), mem, create=False)
+        return PgStore.open_existing(mem.url, pg_schema(repo_root), mem)
     from redline.memory.sqlite_store import SqliteStore
 
     path = store_path(repo_root, create_dir=False)
@@ -92,7 +92,7 @@ def forget_store(repo_root: Path, settings: MemorySettings | Settings) -> bool:
     """Delete the repository's store entirely (the file, or the schema); whether one existed."""
     mem = memory_settings(settings)
     if mem.url:
-        from redline.memory.pg_store import drop_schema
+        from redline.memory.pg_rows import drop_schema
 
         return drop_schema(mem.url, pg_schema(repo_root), mem)
     path = store_path(repo_root, create_dir=False)
@@ -177,8 +177,10 @@ def refused_notes(reasons: Sequence[tuple[str, int]]) -> list[str]:
 
 
 def check_vectors(graph: FileGraph, vectors: Vectors) -> Vectors | None:
-    """The vectors as float32 rows, one per symbol; None when none were given (a build with no
-    embedder: symbols are stored without vectors). ValueError for a mismatch."""
+    """The vectors as a store keeps them: float32 rows, one per symbol, unit length (NaN and
+    infinities as 0; a zero row stays zero), so a search needs no normalising at read time.
+    None when none were given (a build with no embedder: symbols are stored without vectors).
+    ValueError for a mismatch."""
     import numpy as np
 
     array = np.asarray(vectors, dtype=np.float32)
@@ -188,7 +190,10 @@ def check_vectors(graph: FileGraph, vectors: Vectors) -> Vectors | None:
         raise ValueError(
             f"{graph.path}: {len(graph.symbols)} symbols but vectors of shape {array.shape}"
         )
-    return array
+    rows = np.nan_to_num(array, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)
+    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None]
+    norms[norms == 0] = 1.0
+    return np.ascontiguousarray(rows / norms, dtype=np.float32)
 
 
 def _digest(text: str) -> str:

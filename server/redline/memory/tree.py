@@ -72,8 +72,9 @@ def tracked_files(
     if only is None:
         out = runner.git(root, "ls-files", "-s", "-z", max_output=_LISTING_MAX)
     else:
-        # The runner's prefix has --literal-pathspecs: a path is a path, never a glob.
-        plain = [p for p in only if p and not p.startswith("-")]
+        # After `--`, and with the runner's --literal-pathspecs: a path is a path, never an
+        # option or a glob.
+        plain = [p for p in only if p]
         out = b"".join(
             runner.git(root, "ls-files", "-s", "-z", "--", *plain[i : i + 500])
             for i in range(0, len(plain), 500)
@@ -119,6 +120,10 @@ def path_refusal(path: str, excludes: Sequence[str]) -> str | None:
     return None
 
 
+class TooLargeError(RedlineError):
+    """A file over the per-file cap: not read."""
+
+
 class TreeReader:
     """Reads tracked files' bytes from the work tree at root without following any link."""
 
@@ -139,7 +144,7 @@ class TreeReader:
                 if not stat.S_ISREG(st.st_mode):
                     raise RedlineError(f"{shown} is not a regular file in the work tree")
                 if st.st_size > self.max_bytes:
-                    raise RedlineError(f"{shown} is {st.st_size:,} bytes, over {self.max_bytes:,}")
+                    raise TooLargeError(f"{shown} is {st.st_size:,} bytes, over {self.max_bytes:,}")
                 flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
                 fd = os.open(parts[-1], flags, dir_fd=dir_fd)
         except (FileNotFoundError, NotADirectoryError):
@@ -158,7 +163,7 @@ class TreeReader:
                 raise RedlineError(f"{shown} is a hard link to a file with a name outside the tree")
             data = fh.read(self.max_bytes + 1)
         if len(data) > self.max_bytes:
-            raise RedlineError(f"{shown} is over {self.max_bytes:,} bytes")
+            raise TooLargeError(f"{shown} is over {self.max_bytes:,} bytes")
         return data
 
 
@@ -183,6 +188,7 @@ def content_refusal(path: str, data: bytes) -> str | None:
 
 __all__ = [
     "Listing",
+    "TooLargeError",
     "TreeReader",
     "blob_id",
     "content_refusal",
