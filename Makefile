@@ -13,7 +13,7 @@ UV     := $(BIN)/uv
 UV_ENV := UV_PROJECT_ENVIRONMENT=$(VENV) UV_PYTHON=$(BIN)/python UV_NO_PROGRESS=1 \
 	UV_COMPILE_BYTECODE=1
 
-.PHONY: run test lint typecheck pytest test-deps nvim node emacs kate bench setup setup-dev clean vsix \
+.PHONY: run test lint typecheck pytest test-deps nvim node emacs kate bench bench-memory setup setup-dev clean vsix \
 	client-check test-pythons mutation
 
 $(BIN)/python:
@@ -166,6 +166,13 @@ include editor-client/client.mk
 bench: setup-dev
 	$(BIN)/python benchmarks/pipeline_overhead.py
 	$(BIN)/python benchmarks/run_all.py
+
+# Project memory (issue 27): retrieval quality on real history and what memory costs. Not in
+# `bench`: each builds an index of real repositories (the embedding model over every symbol),
+# tens of minutes on a loaded 2-core machine.
+bench-memory: setup-dev
+	$(BIN)/python benchmarks/memory_retrieval.py
+	$(BIN)/python benchmarks/memory_costs.py
 
 # The VS Code extension's end-to-end test in a real VS Code: e2e, e2e-screenshot.
 include editor-client/e2e/e2e.mk

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from redline.memory.model import StoredSymbol, Symbol
-from redline.memory.query import fuse
+from redline.memory.ranking import fuse
 from redline.memory.tree import blob_id, path_refusal
 from redline.tools.names import is_git_name, is_secret_path
 

@@ -7,19 +7,20 @@ build. Everything here reads; nothing writes.
 Search combines three signals (measured by benchmarks/memory_*.py): the store's lexical index
 (identifiers and docstrings), the nearest vectors to the query's embedding, and the graph
 around the best of those (their callers and what they call). `fuse` is the one place the first
-two are combined (reciprocal-rank fusion), kept small so the benchmark can tune it.
+two are combined (reciprocal-rank fusion); ranking.py holds it and the word bonuses, which
+benchmarks/memory_retrieval.py tunes.
 """
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict, defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from redline.memory.lexical import query_words
 from redline.memory.model import (
     Edge,
     Hit,
@@ -29,58 +30,26 @@ from redline.memory.model import (
     Symbol,
     Vectors,
 )
+from redline.memory.ranking import (
+    GRAPH_TOP,
+    GRAPH_WEIGHT,
+    POOL,
+    STOP,
+    Fused,
+    bonus,
+    fuse,
+    phrase,
+    reason,
+)
 from redline.memory.status import NOT_BUILT, status_line
 
 if TYPE_CHECKING:
     from redline.config_models import MemorySettings, Settings
     from redline.memory.embed import Embedder
 
-# How search combines its signals (tuned by benchmarks/memory_retrieval.py).
-POOL: Final = 50  # candidates taken from each ranking before fusion
-RRF_K: Final = 60  # reciprocal-rank fusion's damping constant (Cormack et al. use 60)
-GRAPH_TOP: Final = 3  # the best hits whose graph neighbours join the results
-GRAPH_WEIGHT: Final = 0.5  # a neighbour's score: this share of the hit it was reached from
-_WORD: Final = re.compile(r"[A-Za-z][a-z0-9]*|[A-Z]+(?![a-z])|\d+")
-
-
-_STOP_WORDS: Final = frozenset(
-    {"the", "and", "for", "with", "from", "into", "that", "this", "are", "its", "not"}
-    | {"when", "what", "how", "which", "all", "any"}
-)
 _QUERY_CACHE: Final = 256
 _QUERY_VECTORS: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
 _QUERY_LOCK = threading.Lock()
-
-
-@dataclass(frozen=True)
-class Fused:
-    """A candidate after fusion: its symbol, its score and why each ranking put it there."""
-
-    stored: StoredSymbol
-    score: float
-    why: tuple[str, ...]
-
-
-def fuse(
-    rankings: Mapping[str, Sequence[tuple[StoredSymbol, float]]],
-    *,
-    k: float = RRF_K,
-    weights: Mapping[str, float] | None = None,
-) -> list[Fused]:
-    """Reciprocal-rank fusion: each ranking gives its r-th candidate (0-based) weight/(k + r + 1);
-    a symbol's score is the sum over the rankings it is in. Ranks, not raw scores, so BM25 and
-    cosine need no common scale. Best first; ties by id for a stable order."""
-    scores: dict[int, float] = defaultdict(float)
-    why: dict[int, list[str]] = defaultdict(list)
-    symbols: dict[int, StoredSymbol] = {}
-    for name, ranking in rankings.items():
-        weight = 1.0 if weights is None else weights.get(name, 1.0)
-        for rank, (stored, raw) in enumerate(ranking):
-            scores[stored.id] += weight / (k + rank + 1)
-            why[stored.id].append(f"{name} #{rank + 1} ({raw:.2f})")
-            symbols[stored.id] = stored
-    order = sorted(scores, key=lambda i: (-scores[i], i))
-    return [Fused(symbols[i], scores[i], tuple(why[i])) for i in order]
 
 
 class ProjectMemory:
@@ -235,8 +204,14 @@ class ProjectMemory:
         if embedder is not None:
             rankings["semantic"] = self.store.nearest(self._vector(embedder, query), POOL)
         fused = fuse(rankings)
+        words = {w for w in query_words(query) if w not in STOP}
+        wanted = phrase(query)
+        fused = sorted(
+            (replace(f, score=f.score + bonus(words, wanted, f.stored.symbol)) for f in fused),
+            key=lambda f: (-f.score, f.stored.id),
+        )
         scores = {f.stored.id: f.score for f in fused}
-        reasons = {f.stored.id: _reason(f, query) for f in fused}
+        reasons = {f.stored.id: reason(f, query) for f in fused}
         symbols = {f.stored.id: f.stored for f in fused}
         for top in fused[:GRAPH_TOP]:
             near = self.callers(top.stored.symbol.name, limit=5) + self.callees(
@@ -266,6 +241,33 @@ class ProjectMemory:
             if s.id in found:
                 return found[s.id]
         return None
+
+    def related(self, symbol: Symbol, *, limit: int = 10) -> list[Hit]:
+        """Code related to a function: its callers, what it calls, the functions most similar
+        to it and those sharing its words (name, signature, docstring), fused by rank — what a
+        change to `symbol` may need to be read with, or changed with. The function itself is
+        left out. benchmarks/memory_retrieval.py measures it against the functions changed
+        together with `symbol` in the repository's history (co-change recall@10)."""
+        from redline.memory.embed import symbol_text
+
+        words = f"{symbol.qualname} {symbol.signature} {symbol.docstring}"
+        rankings: dict[str, Sequence[tuple[StoredSymbol, float]]] = {
+            "callers": [(h.stored, h.score) for h in self.callers(symbol.name, limit=POOL)],
+            "calls": [(h.stored, h.score) for h in self.callees(symbol, limit=POOL)],
+            "lexical": [
+                (s, v)
+                for s, v in self.store.lexical(words, POOL + 1)
+                if not _same(s.symbol, symbol)
+            ],
+            "similar": [
+                (h.stored, h.score)
+                for h in self.similar(
+                    symbol_text(symbol), limit=POOL, exclude=symbol, stored_first=True
+                )
+            ],
+        }
+        fused = [f for f in fuse(rankings) if not _same(f.stored.symbol, symbol)]
+        return [Hit(f.stored, f.score, "; ".join(f.why)) for f in fused[:limit]]
 
     @staticmethod
     def _vector(embedder: Embedder, text: str) -> Vectors:
@@ -329,22 +331,6 @@ def _resolve(
 
 def _same(a: Symbol, b: Symbol) -> bool:
     return a.path == b.path and a.qualname == b.qualname
-
-
-def _reason(fused: Fused, query: str) -> str:
-    """Why a fused candidate was found: the query words its name or docstring share, and how
-    similar its meaning is."""
-    parts: list[str] = []
-    symbol = fused.stored.symbol
-    words = {w.lower() for w in _WORD.findall(query) if len(w) > 2} - _STOP_WORDS
-    have = {w.lower() for w in _WORD.findall(f"{symbol.qualname} {symbol.docstring}")}
-    shared = sorted(words & have)
-    if shared:
-        parts.append("matches " + ", ".join(repr(w) for w in shared[:4]))
-    semantic = [w for w in fused.why if w.startswith("semantic")]
-    if semantic:
-        parts.append("similar meaning " + semantic[0].split(" ", 2)[2])
-    return "; ".join(parts) or "; ".join(fused.why)
 
 
 def memory_status_line(repo_root: Path, settings: Settings | MemorySettings) -> str:
