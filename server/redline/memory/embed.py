@@ -17,10 +17,12 @@ through the redaction choke point before it is embedded or stored).
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -55,6 +57,10 @@ BATCH_TOKENS = 1024
 # symbol_text's cap: far more than DEFAULT_MAX_TOKENS tokens of code (~4 characters a token),
 # so the cap never changes a vector; it bounds the text held and tokenized per symbol.
 MAX_SYMBOL_CHARS = 4000
+# Worker threads by default at most: embedding is matmuls bound by each core's arithmetic, so
+# threads gain up to the cores there are; past a few, a build would crowd out everything else
+# on a big machine for little (the weights are read by every thread from shared caches).
+MAX_THREADS = 4
 
 
 class EmbeddingModelError(RedlineError):
@@ -83,23 +89,51 @@ class MiniLMEmbedder:
     tokenizer: Any  # tokenizers.Tokenizer (untyped library)
     load_seconds: float = 0.0
     batch_tokens: int = BATCH_TOKENS
-    # numpy's BLAS threads while embedding (process-wide; numpy is used by nothing else in
-    # Redline). One by default: OpenBLAS's threads spin and wait on each other, and on a busy
-    # machine two cost 5x the CPU for no gain (benchmarks/memory_embed.py); a build that wants
-    # both cores of an idle machine runs two processes, or sets 2 here.
-    threads: int = 1
+    # Worker threads for one embed() call; None: one per core this process may run on
+    # (usable_cores(), at most MAX_THREADS). numpy releases the GIL in its matmuls and array
+    # passes, so threads share nothing but the weights; numpy's BLAS is kept at ONE thread
+    # while embedding (blas.py: OpenBLAS's own threads spin-wait on each other and cost 5x the
+    # CPU on a busy machine), each worker being one core's work. A background caller (the
+    # language server's refresh process, nice 19) keeps the default: at nice 19 its threads
+    # only take what the editor leaves idle.
+    threads: int | None = None
+
+    def worker_count(self, texts: int) -> int:
+        """How many threads embed `texts` texts: `threads` (or the usable cores, capped),
+        never more than there are texts."""
+        wanted = self.threads if self.threads is not None else min(usable_cores(), MAX_THREADS)
+        return max(1, min(wanted, texts))
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        set_blas_threads(self.threads)
+        set_blas_threads(1)
         cap = self.max_tokens * CHARS_PER_TOKEN_CAP
         clipped = [t[:cap] for t in texts]
         encodings = self.tokenizer.encode_batch(clipped, add_special_tokens=True)
         ids = [e.ids for e in encodings]
         # Shortest first: each batch is padded to its own longest text.
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        workers = self.worker_count(len(order))
+        if workers == 1:
+            self._encode_batches(ids, order, out)
+            return out
+        # Dealt round-robin from the sorted order, each worker gets texts of the same lengths
+        # as the others (its share of tokens is within one text of theirs), batches its own
+        # and writes its own rows of `out`: no worker waits for a slower one at the end.
+        with ThreadPoolExecutor(workers, thread_name_prefix="redline-embed") as pool:
+            done = [
+                pool.submit(self._encode_batches, ids, order[w::workers], out)
+                for w in range(workers)
+            ]
+            for future in done:
+                future.result()  # re-raises a worker's error here
+        return out
+
+    def _encode_batches(self, ids: list[list[int]], order: list[int], out: Vectors) -> None:
+        """Encode the texts `order` names (sorted by length) in batches of at most
+        batch_tokens padded tokens, each vector into its row of `out`."""
         start = 0
         while start < len(order):
             end = start + 1
@@ -117,12 +151,19 @@ class MiniLMEmbedder:
                 mask[row, : len(ids[i])] = 1
             out[batch] = self.model.encode(arr, mask)
             start = end
-        return out
 
     def token_count(self, text: str) -> int:
         """How many tokens `text` is embedded as (with [CLS] and [SEP], after truncation)."""
         cap = self.max_tokens * CHARS_PER_TOKEN_CAP
         return len(self.tokenizer.encode(text[:cap]).ids)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the platform tells it (a
+    container or `taskset` may allow fewer than the machine has), else os.cpu_count()."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def default_model_dir() -> Path:
