@@ -30,7 +30,7 @@ _AS_A = tuple(
     np.float32(a) for a in (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 )
 _INV_SQRT2 = np.float32(1.0 / math.sqrt(2.0))
-# Rows of the feed-forward block computed together (see MiniLM._layer).
+# Rows of the feed-forward block's GELU computed together (see MiniLM._layer).
 FFN_ROWS = 128
 
 
@@ -167,32 +167,41 @@ class MiniLM:
             scores += bias
         scores -= scores.max(axis=-1, keepdims=True)
         np.exp(scores, out=scores)
-        scores /= scores.sum(axis=-1, keepdims=True)
-        ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(b * s, h)
-        attn = ctx @ w.out_w
+        # The softmax's division is applied to the context (b, heads, s, d) rather than to the
+        # scores (b, heads, s, s): the same products up to float rounding, on fewer floats.
+        total = scores.sum(axis=-1, keepdims=True)
+        ctx = scores @ v
+        ctx /= total
+        ctx2 = ctx.transpose(0, 2, 1, 3).reshape(b * s, h)
+        attn = ctx2 @ w.out_w
         attn += w.out_b
         attn += x
         x = _layer_norm(attn, w.ln1_g, w.ln1_b, self.eps)
-        # The feed-forward block by blocks of rows: each block's (rows, 1536) intermediate stays
-        # in the CPU's cache through the GELU's passes and the second matmul (GELU over the
-        # whole batch at once measured 2-3x slower: every pass went to main memory).
-        out = np.empty_like(x)
+        # The feed-forward block: both matmuls over the whole batch (the intermediate's rows
+        # at once run ~15% faster in BLAS than blocks of 128 rows), the GELU by blocks of rows
+        # so that each block stays in the CPU's cache through its dozen passes (GELU over the
+        # whole (tokens, 1536) array at once measured 2-3x slower: every pass went to memory).
+        inter = x @ w.inter_w
+        inter += w.inter_b
         for i in range(0, b * s, FFN_ROWS):
-            rows = x[i : i + FFN_ROWS]
-            inter = rows @ w.inter_w
-            inter += w.inter_b
-            gelu(inter)
-            np.matmul(inter, w.ffn_w, out=out[i : i + FFN_ROWS])
+            gelu(inter[i : i + FFN_ROWS])
+        out = inter @ w.ffn_w
         out += w.ffn_b
         out += x
         return _layer_norm(out, w.ln2_g, w.ln2_b, self.eps)
 
 
 def _layer_norm(x: F32, g: F32, b: F32, eps: float) -> F32:
-    mean = x.mean(axis=-1, keepdims=True)
-    x = x - mean
-    var = np.mean(np.square(x), axis=-1, keepdims=True)
-    x *= 1.0 / np.sqrt(var + np.float32(eps))
+    """LayerNorm over the last axis of the 2-d `x`, in place (callers pass a temporary)."""
+    h = x.shape[-1]
+    x -= x.mean(axis=-1, keepdims=True)
+    # The variance as each row's dot product with itself: no squared copy of x.
+    var = np.vecdot(x, x)[:, None]
+    var *= np.float32(1.0 / h)
+    var += np.float32(eps)
+    np.sqrt(var, out=var)
+    np.reciprocal(var, out=var)
+    x *= var
     x *= g
     x += b
     return x
