@@ -131,13 +131,14 @@ class MiniLM:
         # hidden) matrix; only attention sees the padded (batch, seq) layout. A caller's small
         # call of texts of mixed lengths (the build embeds 64 at a time) was 17% padding.
         lengths = mask.sum(axis=1)
-        packed: npt.NDArray[np.intp] | None = None
+        packed: tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None = None
         flat_ids = ids.reshape(-1)
         positions = np.tile(np.arange(s), b)
         if not mask.all():
-            packed = np.flatnonzero(mask.reshape(-1))
-            flat_ids = flat_ids[packed]
-            positions = positions[packed]
+            flat_mask = mask.reshape(-1)
+            packed = (np.flatnonzero(flat_mask), np.flatnonzero(flat_mask == 0))
+            flat_ids = flat_ids[packed[0]]
+            positions = positions[packed[0]]
         x = self.word[flat_ids]
         x += self.position[positions]
         x += self.token_type0
@@ -173,17 +174,19 @@ class MiniLM:
         b: int,
         s: int,
         bias: F32 | None,
-        packed: npt.NDArray[np.intp] | None,
+        packed: tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]] | None,
     ) -> F32:
         """One encoder layer on the packed token rows `x`; `packed`: where each row sits in the
-        padded (b * s) layout (None: no padding, the layouts are the same)."""
+        padded (b * s) layout, and where the padding is (None: no padding, the layouts are the
+        same)."""
         h = self.hidden
         d = h // self.heads
         qkv = x @ w.qkv_w
         qkv += w.qkv_b
-        if packed is not None:  # into the padded layout for attention (padding rows: zeros)
-            full = np.zeros((b * s, 3 * h), dtype=np.float32)
-            full[packed] = qkv
+        if packed is not None:  # into the padded layout for attention
+            full = np.empty((b * s, 3 * h), dtype=np.float32)
+            full[packed[0]] = qkv
+            full[packed[1]] = 0.0  # finite: masked keys' scores and values must not be NaN
             qkv = full
         # Q and V as (b, heads, s, d) and K as (b, heads, d, s), each made contiguous: numpy
         # hands stacked matmuls of strided views to a slow generic loop (measured 3-20x slower
@@ -204,7 +207,7 @@ class MiniLM:
         ctx /= total
         ctx2 = ctx.transpose(0, 2, 1, 3).reshape(b * s, h)
         if packed is not None:  # back to the real tokens' rows
-            ctx2 = ctx2[packed]
+            ctx2 = ctx2[packed[0]]
         attn = ctx2 @ w.out_w
         attn += w.out_b
         attn += x
