@@ -38,21 +38,25 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 # Tokens per text (with [CLS] and [SEP]). The model was trained with 256 (its
 # sentence_bert_config.json), but the head of a definition (its name, signature, docstring and
 # first lines) is what identifies it. Measured on this repository's functions as symbol_text
-# gives them (benchmarks/memory_embed.py, CPU time; quality: code_text's docstring test):
-#   cap 256: 91 tokens a symbol on average, 30 symbols per CPU-second, MRR@10 0.573 (as code)
-#   cap 128: 77 tokens, 35 a CPU-second, MRR@10 0.570;  cap 64: 54 tokens, 53, MRR@10 0.545.
-# 100,000 lines of this repository are ~5,600 functions: 80 s of an idle 2-core machine at 128,
-# 53 s at 64. 128 is the default for quality; `load_embedder(max_tokens=64)` is the lever if a
-# build must fit 60 s.
+# gives them (benchmarks/memory_embed.py: CPU time, 64 texts per call as the build makes them,
+# 2 worker threads; quality: a docstring finds its own code among 500 documented symbols):
+#   cap 256: 96 tokens a symbol on average, 30 symbols per CPU-second
+#   cap 128: 80 tokens, 38 a CPU-second, MRR@10 0.714 (code_text's test by mem-embed: 0.570)
+#   cap 96:  69 tokens, 44 a CPU-second, MRR@10 0.706
+#   cap 64:  54 tokens, 58 a CPU-second, MRR@10 0.679 (mem-embed's: 0.545)
+# 100,000 lines of this repository are ~5,540 functions: on an idle 2-core machine, one
+# process, 73 s at 128, 63 s at 96, 48 s at 64 (was 177 s at 128 before the worker threads
+# and the packed padding). 128 is the default for quality; `load_embedder(max_tokens=96 or 64)`
+# is the lever if a build must fit 60 s.
 DEFAULT_MAX_TOKENS = 128
 # Texts are cut to this many characters per allowed token before tokenizing, so a huge text
 # costs no more than a long one (WordPiece reads at most 100 characters into one token; only a
 # text mostly of whitespace or dropped characters could lose tokens to this cut).
 CHARS_PER_TOKEN_CAP = 100
-# Sequences of one batch are padded to its longest; texts are sorted by length first so that
-# padding is small, and a batch holds at most this many tokens: 1024 ran ~10% faster than 4096
-# and peaked 40 MB lower (its attention scores and intermediates stay in the CPU's caches),
-# benchmarks/memory_embed.py.
+# Texts are sorted by length first and batched, at most this many padded tokens a batch:
+# 1024 ran ~10% faster than 4096 and peaked 40 MB lower (its attention scores and
+# intermediates stay in the CPU's caches), and 5% faster than 512, benchmarks/memory_embed.py.
+# Only attention sees the padding: minilm.py packs it out of every other step.
 BATCH_TOKENS = 1024
 # symbol_text's cap: far more than DEFAULT_MAX_TOKENS tokens of code (~4 characters a token),
 # so the cap never changes a vector; it bounds the text held and tokenized per symbol.
