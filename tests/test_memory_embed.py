@@ -403,3 +403,23 @@ def test_threads_default_to_the_cores_this_process_may_use(embedder: MiniLMEmbed
     assert embedder.worker_count(1000) == min(cores, MAX_THREADS)
     assert dataclasses.replace(embedder, threads=3).worker_count(1000) == 3
     assert embedder.worker_count(1) == 1  # one text: no pool
+
+
+def test_padding_is_ignored_whatever_it_holds(embedder: MiniLMEmbedder) -> None:
+    """The encoder packs the padding out: what the padded positions hold (any token id) does
+    not change a text's vector, and a batch with padding equals its texts unpadded."""
+    texts = ["retry the request on 503", "x", "def parse(line): return line.split()"]
+    ids = [embedder.tokenizer.encode(t).ids for t in texts]
+    width = max(len(i) for i in ids) + 5
+    rng = np.random.default_rng(7)
+    arr = rng.integers(0, 30000, size=(len(ids), width), dtype=np.int64)
+    mask = np.zeros((len(ids), width), dtype=np.int64)
+    for row, i in enumerate(ids):
+        arr[row, : len(i)] = i
+        mask[row, : len(i)] = 1
+    padded = embedder.model.encode(arr, mask)
+    alone = np.vstack(
+        [embedder.model.encode(np.array([i]), np.ones((1, len(i)), dtype=np.int64)) for i in ids]
+    )
+    assert np.isfinite(padded).all()
+    assert np.abs(padded - alone).max() <= 1e-5
