@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -344,3 +345,81 @@ def test_blas_threads_can_be_set_while_running() -> None:
     finally:
         set_blas_threads(before)
     assert blas_threads() == before
+
+
+# --- threads inside embed() -----------------------------------------------------------------
+
+
+def test_a_threaded_embed_equals_one_thread_in_input_order(embedder: MiniLMEmbedder) -> None:
+    """Texts of many lengths in a shuffled order, over several small batches: two worker
+    threads give the vectors one thread gives, row for row."""
+    texts = [f"retry the request number {i} " * (1 + (i * 7) % 23) for i in range(41)]
+    texts += ["", "x", REFERENCE["texts"][7]]
+    one = dataclasses.replace(embedder, threads=1, batch_tokens=256).embed(texts)
+    two = dataclasses.replace(embedder, threads=2, batch_tokens=256).embed(texts)
+    _unit_rows(two, len(texts))
+    assert np.abs(one - two).max() <= 1e-6
+    alone = np.vstack([embedder.embed([texts[i]]) for i in (0, 13, 40, 43)])
+    assert np.abs(two[[0, 13, 40, 43]] - alone).max() <= 1e-5
+
+
+def test_a_threaded_embed_runs_on_that_many_threads_each_on_one_blas_thread(
+    embedder: MiniLMEmbedder,
+) -> None:
+    """threads=2: the batches are encoded on two worker threads (not the caller's), while
+    numpy's BLAS runs one thread (each worker is one core's work, not 2 x 2 spinning)."""
+    from redline.memory.blas import blas_threads
+
+    seen: dict[int, int | None] = {}
+    model = embedder.model
+    lock = threading.Lock()
+
+    class Spy:
+        def __getattr__(self, name: str) -> object:
+            return getattr(model, name)
+
+        def encode(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+            with lock:
+                seen[threading.get_ident()] = blas_threads()
+            return model.encode(ids, mask)
+
+    two = dataclasses.replace(embedder, threads=2, batch_tokens=64, model=Spy())  # type: ignore[arg-type]
+    texts = [f"function number {i} " * (1 + i % 9) for i in range(40)]
+    two.embed(texts)
+    assert len(seen) == 2
+    assert threading.get_ident() not in seen
+    if blas_threads() is not None:
+        assert set(seen.values()) == {1}
+
+
+def test_threads_default_to_the_cores_this_process_may_use(embedder: MiniLMEmbedder) -> None:
+    from redline.memory.embed import MAX_THREADS, usable_cores
+
+    assert embedder.threads is None  # chosen when embedding
+    cores = usable_cores()
+    assert cores >= 1
+    if hasattr(os, "sched_getaffinity"):
+        assert cores == len(os.sched_getaffinity(0))
+    assert embedder.worker_count(1000) == min(cores, MAX_THREADS)
+    assert dataclasses.replace(embedder, threads=3).worker_count(1000) == 3
+    assert embedder.worker_count(1) == 1  # one text: no pool
+
+
+def test_padding_is_ignored_whatever_it_holds(embedder: MiniLMEmbedder) -> None:
+    """The encoder packs the padding out: what the padded positions hold (any token id) does
+    not change a text's vector, and a batch with padding equals its texts unpadded."""
+    texts = ["retry the request on 503", "x", "def parse(line): return line.split()"]
+    ids = [embedder.tokenizer.encode(t).ids for t in texts]
+    width = max(len(i) for i in ids) + 5
+    rng = np.random.default_rng(7)
+    arr = rng.integers(0, 30000, size=(len(ids), width), dtype=np.int64)
+    mask = np.zeros((len(ids), width), dtype=np.int64)
+    for row, i in enumerate(ids):
+        arr[row, : len(i)] = i
+        mask[row, : len(i)] = 1
+    padded = embedder.model.encode(arr, mask)
+    alone = np.vstack(
+        [embedder.model.encode(np.array([i]), np.ones((1, len(i)), dtype=np.int64)) for i in ids]
+    )
+    assert np.isfinite(padded).all()
+    assert np.abs(padded - alone).max() <= 1e-5

@@ -3,12 +3,12 @@
 Embedding is float32 matmuls in numpy's bundled OpenBLAS, which starts one thread per core
 that spin-wait on each other between calls. On a busy machine that is ruinous: 60 short texts
 took 22 s and 4.9 CPU-seconds on 2 threads against 6 s and 0.8 on 1 (load average 18 on 2
-cores, benchmarks/memory_embed.py). So the embedder sets 1 thread before it embeds
-(MiniLMEmbedder.threads): a language server's background refresh then occupies at most one
-core and leaves the other to the editor's requests, and a build that wants every core of an
-idle machine runs one process per core. `OPENBLAS_NUM_THREADS` only works before numpy is
-imported; this works later, through OpenBLAS's own entry points (what threadpoolctl does,
-without the dependency). Process-wide: nothing else in Redline uses numpy.
+cores, benchmarks/memory_embed.py). So the embedder sets 1 BLAS thread before it embeds and
+runs its own worker threads instead (MiniLMEmbedder.threads, one per usable core): each is one
+core's work that never spins waiting on another, and at nice 19 (the language server's
+refresh process) they take only what the editor leaves idle. `OPENBLAS_NUM_THREADS` only
+works before numpy is imported; this works later, through OpenBLAS's own entry points (what
+threadpoolctl does, without the dependency). Process-wide: nothing else in Redline uses numpy.
 
 Best effort: where the library or its entry point cannot be found (another BLAS, another
 platform's wheel layout) nothing is changed and False is returned.

@@ -17,10 +17,12 @@ through the redaction choke point before it is embedded or stored).
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -36,25 +38,33 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 # Tokens per text (with [CLS] and [SEP]). The model was trained with 256 (its
 # sentence_bert_config.json), but the head of a definition (its name, signature, docstring and
 # first lines) is what identifies it. Measured on this repository's functions as symbol_text
-# gives them (benchmarks/memory_embed.py, CPU time; quality: code_text's docstring test):
-#   cap 256: 91 tokens a symbol on average, 30 symbols per CPU-second, MRR@10 0.573 (as code)
-#   cap 128: 77 tokens, 35 a CPU-second, MRR@10 0.570;  cap 64: 54 tokens, 53, MRR@10 0.545.
-# 100,000 lines of this repository are ~5,600 functions: 80 s of an idle 2-core machine at 128,
-# 53 s at 64. 128 is the default for quality; `load_embedder(max_tokens=64)` is the lever if a
-# build must fit 60 s.
+# gives them (benchmarks/memory_embed.py: CPU time, 64 texts per call as the build makes them,
+# 2 worker threads; quality: a docstring finds its own code among 500 documented symbols):
+#   cap 256: 96 tokens a symbol on average, 30 symbols per CPU-second
+#   cap 128: 80 tokens, 38 a CPU-second, MRR@10 0.714 (code_text's test by mem-embed: 0.570)
+#   cap 96:  69 tokens, 44 a CPU-second, MRR@10 0.706
+#   cap 64:  54 tokens, 58 a CPU-second, MRR@10 0.679 (mem-embed's: 0.545)
+# 100,000 lines of this repository are ~5,540 functions: on an idle 2-core machine, one
+# process, 73 s at 128, 63 s at 96, 48 s at 64 (was 177 s at 128 before the worker threads
+# and the packed padding). 128 is the default for quality; `load_embedder(max_tokens=96 or 64)`
+# is the lever if a build must fit 60 s.
 DEFAULT_MAX_TOKENS = 128
 # Texts are cut to this many characters per allowed token before tokenizing, so a huge text
 # costs no more than a long one (WordPiece reads at most 100 characters into one token; only a
 # text mostly of whitespace or dropped characters could lose tokens to this cut).
 CHARS_PER_TOKEN_CAP = 100
-# Sequences of one batch are padded to its longest; texts are sorted by length first so that
-# padding is small, and a batch holds at most this many tokens: 1024 ran ~10% faster than 4096
-# and peaked 40 MB lower (its attention scores and intermediates stay in the CPU's caches),
-# benchmarks/memory_embed.py.
+# Texts are sorted by length first and batched, at most this many padded tokens a batch:
+# 1024 ran ~10% faster than 4096 and peaked 40 MB lower (its attention scores and
+# intermediates stay in the CPU's caches), and 5% faster than 512, benchmarks/memory_embed.py.
+# Only attention sees the padding: minilm.py packs it out of every other step.
 BATCH_TOKENS = 1024
 # symbol_text's cap: far more than DEFAULT_MAX_TOKENS tokens of code (~4 characters a token),
 # so the cap never changes a vector; it bounds the text held and tokenized per symbol.
 MAX_SYMBOL_CHARS = 4000
+# Worker threads by default at most: embedding is matmuls bound by each core's arithmetic, so
+# threads gain up to the cores there are; past a few, a build would crowd out everything else
+# on a big machine for little (the weights are read by every thread from shared caches).
+MAX_THREADS = 4
 
 
 class EmbeddingModelError(RedlineError):
@@ -83,23 +93,51 @@ class MiniLMEmbedder:
     tokenizer: Any  # tokenizers.Tokenizer (untyped library)
     load_seconds: float = 0.0
     batch_tokens: int = BATCH_TOKENS
-    # numpy's BLAS threads while embedding (process-wide; numpy is used by nothing else in
-    # Redline). One by default: OpenBLAS's threads spin and wait on each other, and on a busy
-    # machine two cost 5x the CPU for no gain (benchmarks/memory_embed.py); a build that wants
-    # both cores of an idle machine runs two processes, or sets 2 here.
-    threads: int = 1
+    # Worker threads for one embed() call; None: one per core this process may run on
+    # (usable_cores(), at most MAX_THREADS). numpy releases the GIL in its matmuls and array
+    # passes, so threads share nothing but the weights; numpy's BLAS is kept at ONE thread
+    # while embedding (blas.py: OpenBLAS's own threads spin-wait on each other and cost 5x the
+    # CPU on a busy machine), each worker being one core's work. A background caller (the
+    # language server's refresh process, nice 19) keeps the default: at nice 19 its threads
+    # only take what the editor leaves idle.
+    threads: int | None = None
+
+    def worker_count(self, texts: int) -> int:
+        """How many threads embed `texts` texts: `threads` (or the usable cores, capped),
+        never more than there are texts."""
+        wanted = self.threads if self.threads is not None else min(usable_cores(), MAX_THREADS)
+        return max(1, min(wanted, texts))
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        set_blas_threads(self.threads)
+        set_blas_threads(1)
         cap = self.max_tokens * CHARS_PER_TOKEN_CAP
         clipped = [t[:cap] for t in texts]
         encodings = self.tokenizer.encode_batch(clipped, add_special_tokens=True)
         ids = [e.ids for e in encodings]
         # Shortest first: each batch is padded to its own longest text.
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        workers = self.worker_count(len(order))
+        if workers == 1:
+            self._encode_batches(ids, order, out)
+            return out
+        # Dealt round-robin from the sorted order, each worker gets texts of the same lengths
+        # as the others (its share of tokens is within one text of theirs), batches its own
+        # and writes its own rows of `out`: no worker waits for a slower one at the end.
+        with ThreadPoolExecutor(workers, thread_name_prefix="redline-embed") as pool:
+            done = [
+                pool.submit(self._encode_batches, ids, order[w::workers], out)
+                for w in range(workers)
+            ]
+            for future in done:
+                future.result()  # re-raises a worker's error here
+        return out
+
+    def _encode_batches(self, ids: list[list[int]], order: list[int], out: Vectors) -> None:
+        """Encode the texts `order` names (sorted by length) in batches of at most
+        batch_tokens padded tokens, each vector into its row of `out`."""
         start = 0
         while start < len(order):
             end = start + 1
@@ -117,12 +155,19 @@ class MiniLMEmbedder:
                 mask[row, : len(ids[i])] = 1
             out[batch] = self.model.encode(arr, mask)
             start = end
-        return out
 
     def token_count(self, text: str) -> int:
         """How many tokens `text` is embedded as (with [CLS] and [SEP], after truncation)."""
         cap = self.max_tokens * CHARS_PER_TOKEN_CAP
         return len(self.tokenizer.encode(text[:cap]).ids)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the platform tells it (a
+    container or `taskset` may allow fewer than the machine has), else os.cpu_count()."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def default_model_dir() -> Path:
