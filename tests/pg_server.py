@@ -6,18 +6,20 @@ once when it is imported: XDG_RUNTIME_DIR is pointed at the temporary directory 
 class attributes that hold it are set too, in case pgserver was imported before). The server
 listens on a Unix socket only, never on a TCP port.
 
-One server per test run: the PostgreSQL tests carry `xdist_group("postgres")`, but pytest-xdist
-3.8 cannot group under pytest 9 (it renames `item._nodeid`, which pytest 9 no longer reads), so
-each worker may get some of them. Workers of one run (PYTEST_XDIST_TESTRUNUID) therefore share
-one directory and one server: pgserver counts the processes holding it and the last one to leave
-stops it and deletes its data; that one also removes the directory. Starting and leaving are
-serialised by a lock on a file in that directory (checked to be the current file after locking,
-since the last one out deletes it).
+One server per test run: the PostgreSQL tests carry `xdist_group("postgres")` (which groups
+again since tests/xdist_groups.py), and in case a run splits them anyway, workers of one run
+(PYTEST_XDIST_TESTRUNUID) share one directory and one server: pgserver counts the processes
+holding it and the last one to leave stops it and deletes its data; that one also removes the
+directory. Starting and leaving are serialised by a lock on a file in that directory (checked to
+be the current file after locking, since the last one out deletes it).
 
 As root (CI and this machine), pgserver runs postgres as a `pgserver` system user (PostgreSQL
 refuses to run as root), creating that user once with `useradd`, and makes the data directory's
 ancestors traversable (g+rx, o+rx) for it: hence a directory directly under the system's
 temporary root.
+
+pgserver 0.1.4 has wheels for Python 3.11 and 3.12 only (the lock installs it there): on another
+version the PostgreSQL tests are skipped, saying why.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import fcntl
+import importlib.util
 import os
 import shutil
 import tempfile
@@ -42,6 +45,10 @@ def running_postgres(shared: str | None = None) -> Iterator[str]:
     """Start (or, with the same `shared` key, join) a private server; yield its URL (user
     postgres, database postgres); leave it, stopping it and deleting everything it wrote when
     this is the last process using it."""
+    if importlib.util.find_spec("pgserver") is None:
+        import pytest
+
+        pytest.skip("pgserver (PostgreSQL with pgvector) has no wheel for this Python version")
     if shared is None:
         root = Path(tempfile.mkdtemp(prefix="redline-pg-"))
     else:

@@ -437,7 +437,7 @@ def test_the_bundled_corpus_runs_offline_through_the_cli(
     """What a new user runs first: no repository, no model. Every operator is planted, in
     the corpus's languages, each case reviewed by the analyzers; the injection planted in
     Python code is one they catch."""
-    from redline.eval.truth import OPERATORS
+    from redline.eval.truth import ALL_OPERATORS
 
     isolate_model_env(monkeypatch, tmp_path)
     code, out = _eval("--corpus", "bundled", "--cases", "42", "--seed", "3", "--format", "json")
@@ -445,7 +445,7 @@ def test_the_bundled_corpus_runs_offline_through_the_cli(
     data = json.loads(out)
     results = data["results"]
     assert len(results) == 42
-    assert {r["bug"]["operator"] for r in results} == set(OPERATORS)
+    assert {r["bug"]["operator"] for r in results} == set(ALL_OPERATORS)
     assert {r["bug"]["language"] for r in results} >= {"python", "javascript", "go"}
     assert all(r["error"] is None and r["model"] == "offline" for r in results)
     # The analyzers' recall is what they found, case by case.

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from redline.diff.file_diff import FileDiff
 from redline.diff.functions import FunctionSpan
 from redline.model import ReviewUnit
-from redline.tools.code_tools import Definition
 
 
 def innermost(spans: Sequence[FunctionSpan], line: int) -> FunctionSpan | None:
@@ -46,12 +45,4 @@ def old_anchors(fd: FileDiff) -> list[int]:
     return sorted(set(out))
 
 
-def find_definition(defs: Sequence[Definition], name: str) -> Definition | None:
-    """The definition named exactly name, else the first whose last dotted segment matches."""
-    exact = [d for d in defs if d.name == name]
-    tail = [d for d in defs if d.name.rsplit(".", 1)[-1] == name.rsplit(".", 1)[-1]]
-    matches = exact or tail
-    return matches[0] if matches else None
-
-
-__all__ = ["find_definition", "innermost", "new_anchors", "old_anchors"]
+__all__ = ["innermost", "new_anchors", "old_anchors"]

@@ -15,12 +15,12 @@ from typing import Final
 from redline.agent.toolkit import ToolError
 from redline.context.assembly import Candidate, Lines, Missing, Source, Text, count
 from redline.context.budget import clamp, merge_ranges
-from redline.context.locate import find_definition, innermost, new_anchors, old_anchors
+from redline.context.locate import innermost, new_anchors, old_anchors
 from redline.context.repo_reader import RepoReader, definition_pattern
 from redline.context.request import ContextRequest
 from redline.diff.file_diff import FileDiff
 from redline.model import PatchType, ReviewUnit
-from redline.tools.code_tools import definitions
+from redline.tools.code_tools import definitions, find_definition
 
 MAX_SEARCH_CHARS: Final = 200
 # The previous version is shown whole only when it costs at most 1/4 of the budget.

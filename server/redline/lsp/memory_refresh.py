@@ -35,14 +35,35 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
 
 from redline.lsp import memory_process, publish, uris
 
 if TYPE_CHECKING:
-    from redline.lsp.language_server import RedlineServer
+    from pygls.workspace import Workspace
+
+    from redline.lsp.settings import LspSettings
+
+
+class RefreshHost(Protocol):
+    """What the refresher needs of the language server (RedlineServer is one): its settings,
+    workspace folders, loop and messages. A protocol, so that language_server.py can own a
+    refresher without the two modules importing each other."""
+
+    settings: LspSettings
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None: ...
+
+    def log_message(self, message: str, kind: types.MessageType = ...) -> None: ...
+
+    def show_message(self, message: str, kind: types.MessageType = ...) -> None: ...
+
 
 log = logging.getLogger("redline.lsp")
 
@@ -80,7 +101,7 @@ class FolderMemory:
 class MemoryRefresher:
     """The scheduler: timers on the event loop, one build at a time (see the module doc)."""
 
-    def __init__(self, ls: RedlineServer, argv_for: ArgvFor = default_argv) -> None:
+    def __init__(self, ls: RefreshHost, argv_for: ArgvFor = default_argv) -> None:
         self.ls = ls
         self.argv_for = argv_for
         self.folders: dict[str, FolderMemory] = {}  # by folder uri key

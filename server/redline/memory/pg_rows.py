@@ -19,7 +19,7 @@ from redline.memory.model import (
     Symbol,
     Vectors,
 )
-from redline.memory.store import (
+from redline.memory.store_rules import (
     MemoryStoreError,
     clean_text,
 )

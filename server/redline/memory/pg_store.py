@@ -57,7 +57,7 @@ from redline.memory.pg_rows import (
     symbol_count,
     vector_literal,
 )
-from redline.memory.store import (
+from redline.memory.store_rules import (
     MIB,
     MemoryFullError,
     MemoryStoreError,

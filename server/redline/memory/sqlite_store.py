@@ -53,7 +53,7 @@ from redline.memory.sqlite_rows import (
     symbol_count,
     transaction,
 )
-from redline.memory.store import (
+from redline.memory.store_rules import (
     MIB,
     MemoryFullError,
     MemoryStoreError,

@@ -11,7 +11,8 @@
 
 Both stores hold what this module's rules say: texts as valid Unicode without NUL (`clean_text`),
 and caps (`memory.max_symbols`, `memory.max_index_mb`) that `put_file` enforces by refusing the
-file (`MemoryFullError`), remembering why, and saying so in `meta().limits_reached`.
+file (`MemoryFullError`), remembering why, and saying so in `meta().limits_reached` (those rules
+are in store_rules.py, which the stores build on; their names are re-exported here).
 """
 
 from __future__ import annotations
@@ -20,36 +21,28 @@ import contextlib
 import hashlib
 import os
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from redline.errors import RedlineError
 from redline.files import cache_root, private_dir
+from redline.memory.store_rules import (
+    MIB,
+    MemoryFullError,
+    MemoryStoreError,
+    check_vectors,
+    clean_text,
+    refused_notes,
+    size_note,
+    symbol_note,
+)
 
 if TYPE_CHECKING:
     from redline.config_models import MemorySettings, Settings
-    from redline.memory.model import FileGraph, MemoryStore, Vectors
+    from redline.memory.model import MemoryStore
 
 MEMORY_DIR: Final = "memory"
 SUFFIX: Final = ".sqlite3"
-MIB: Final = 1024 * 1024
-
-
-class MemoryStoreError(RedlineError):
-    """Project memory's store cannot be opened or used (a database down, a file not ours)."""
-
-
-class MemoryFullError(MemoryStoreError):
-    """A cap is reached: `put_file` refused a file. `note` is the limits_reached line."""
-
-    def __init__(self, note: str, path: str) -> None:
-        super().__init__(
-            f"project memory is full: {note}; {path} was not indexed",
-            hint="raise the cap in your user file ([memory] max_symbols / max_index_mb)",
-        )
-        self.note = note
-        self.path = path
 
 
 def memory_settings(settings: MemorySettings | Settings) -> MemorySettings:
@@ -151,50 +144,21 @@ def root_commit(repo_root: Path) -> str | None:
     return ids[0].decode() if ids else None
 
 
-def clean_text(text: str) -> str:
-    """A text as a store keeps it: NUL (PostgreSQL refuses it in text) and lone surrogates
-    (not encodable as UTF-8) become U+FFFD, in both stores alike."""
-    if "\x00" in text:
-        text = text.replace("\x00", "\ufffd")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
-    return text
-
-
-def size_note(mem: MemorySettings) -> str:
-    return f"index size cap {mem.max_index_mb:,} MB reached (memory.max_index_mb)"
-
-
-def symbol_note(mem: MemorySettings) -> str:
-    return f"symbol cap {mem.max_symbols:,} reached (memory.max_symbols)"
-
-
-def refused_notes(reasons: Sequence[tuple[str, int]]) -> list[str]:
-    """limits_reached lines for the files a store refused: (reason, how many files)."""
-    return [f"{reason}: {n:,} file{'s' if n != 1 else ''} not indexed" for reason, n in reasons]
-
-
-def check_vectors(graph: FileGraph, vectors: Vectors) -> Vectors | None:
-    """The vectors as a store keeps them: float32 rows, one per symbol, unit length (NaN and
-    infinities as 0; a zero row stays zero), so a search needs no normalising at read time.
-    None when none were given (a build with no embedder: symbols are stored without vectors).
-    ValueError for a mismatch."""
-    import numpy as np
-
-    array = np.asarray(vectors, dtype=np.float32)
-    if array.size == 0:
-        return None
-    if array.ndim != 2 or array.shape[0] != len(graph.symbols):
-        raise ValueError(
-            f"{graph.path}: {len(graph.symbols)} symbols but vectors of shape {array.shape}"
-        )
-    rows = np.nan_to_num(array, nan=0.0, posinf=0.0, neginf=0.0).astype(np.float32)
-    norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None]
-    norms[norms == 0] = 1.0
-    return np.ascontiguousarray(rows / norms, dtype=np.float32)
-
-
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+__all__ = [
+    "MIB",
+    "MemoryFullError",
+    "MemoryStoreError",
+    "check_vectors",
+    "clean_text",
+    "forget_store",
+    "open_existing_store",
+    "open_store",
+    "refused_notes",
+    "size_note",
+    "store_path",
+    "symbol_note",
+]

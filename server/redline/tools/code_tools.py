@@ -372,6 +372,14 @@ def git_show_previous(ctx: ToolContext, path: str) -> str:
     return ctx.clean("\n".join(out))
 
 
+def find_definition(defs: Sequence[Definition], name: str) -> Definition | None:
+    """The definition named exactly name, else the first whose last dotted segment matches."""
+    exact = [d for d in defs if d.name == name]
+    tail = [d for d in defs if d.name.rsplit(".", 1)[-1] == name.rsplit(".", 1)[-1]]
+    matches = exact or tail
+    return matches[0] if matches else None
+
+
 __all__ = [
     "Definition",
     "class_spans",

@@ -165,9 +165,8 @@ def _overlaps(a: Symbol, b: Symbol) -> bool:
 def _function_text(ctx: ToolContext, path: str, name: str) -> tuple[str, Symbol]:
     """The function's current text (the same hardened read as read_function), and the Symbol
     to leave out of its own answer."""
-    from redline.context.locate import find_definition
     from redline.memory.model import Symbol as MemorySymbol
-    from redline.tools.code_tools import definitions
+    from redline.tools.code_tools import definitions, find_definition
     from redline.tools.read_file import decode_text
 
     rp, data = read_repo_bytes(ctx, path)

@@ -10,15 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import Any
 
 from tree_sitter import Node, Parser, Tree
 
 from redline.diff.functions import function_spans, language_for, load_language, names_for_lines
 from redline.eval.truth import CallSite
-
-if TYPE_CHECKING:
-    from redline.eval.mutate.ops_contract import Project
 
 # Stands for the enclosing function's name in a candidate's description (the generator fills it).
 FN = "\x00fn\x00"
@@ -89,9 +86,10 @@ class Source:
         self.tree: Tree = p.parse(self.data)
         self._spans = function_spans(path, self.data)
         self._by_type: dict[str, list[Node]] | None = None
-        # The other files of the corpus, for operators that look across files (set by the
-        # generator when such an operator runs; ops_contract.Project).
-        self.project: Project | None = None
+        # The other files of the corpus, for operators that look across files: an
+        # ops_contract.Project, set by the generator when such an operator runs (typed Any:
+        # ops_contract builds on this module, which must not import it back).
+        self.project: Any = None
 
     @classmethod
     def load(cls, path: str, text: str) -> Source | None:

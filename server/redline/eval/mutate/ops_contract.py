@@ -175,7 +175,8 @@ def _where(sites: tuple[CallSite, ...]) -> str:
 
 
 def caller_contract(src: Source) -> list[Candidate]:
-    if src.family != "python" or src.project is None:
+    project: Project | None = src.project
+    if src.family != "python" or project is None:
         return []
     out: list[Candidate] = []
     for fn in src.tree.root_node.children:
@@ -188,7 +189,7 @@ def caller_contract(src: Source) -> list[Candidate]:
         name_node = node.child_by_field_name("name")
         if name_node is None:
             continue
-        uses = src.project.callers(src.path, src.text_of(name_node))
+        uses = project.callers(src.path, src.text_of(name_node))
         if uses:
             out += _swapped_tuple(src, node, uses)
             out += _value_path(src, node, uses)
