@@ -347,6 +347,8 @@ Try next:
     {review} --format sarif --output redline.sarif
   let several models debate the change:
     {command} debate --branch main --repo {repo} --model gpt-4o-mini
+  build its project memory (a review then shows the model callers and similar code):
+    {command} memory build --repo {repo}
 """
 
 
