@@ -49,7 +49,9 @@ def url_without_password(url: str) -> str:
     if host.startswith("/"):  # a Unix socket directory: libpq's spelling is ?host=
         out += f"/{quote(db, safe='')}?host={quote(host, safe='/')}"
         return out + (f"&port={quote(port, safe='')}" if port else "")
-    out += quote(host, safe=",:[]")  # a multi-host list or an IPv6 address stays legible
+    out += quote(
+        _bracketed(host), safe=",:[]"
+    )  # a multi-host list or an IPv6 address stays legible
     if port:
         out += ":" + quote(port, safe=",")
     return out + ("/" + quote(db, safe="") if db else "")
@@ -60,7 +62,7 @@ def host_of(url: str) -> str:
     fields = _fields(url.strip())
     if fields is None:
         return "an unreadable URL"
-    host = fields.get("host") or "localhost"
+    host = _bracketed(fields.get("host") or "localhost")
     port = fields.get("port")
     return f"{host}:{port}" if port else host
 
@@ -69,6 +71,14 @@ def password_of(url: str) -> str | None:
     """The URL's password (to scrub it from a driver's error text), if it has one."""
     fields = _fields(url.strip())
     return fields.get("password") if fields else None
+
+
+def _bracketed(hosts: str) -> str:
+    """An IPv6 address in brackets (`[::1]`), as a URL spells it, so a port after it reads as
+    one; libpq's field holds the bare address. A multi-host list is bracketed host by host."""
+    if hosts.startswith("/"):
+        return hosts
+    return ",".join(f"[{h}]" if ":" in h else h for h in hosts.split(","))
 
 
 def _fields(url: str) -> dict[str, str] | None:
