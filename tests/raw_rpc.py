@@ -161,3 +161,23 @@ class RawClient:
             for pipe in (self.proc.stdout, self.proc.stderr):
                 if pipe is not None:
                     pipe.close()
+
+
+def review_uncommitted(client: RawClient) -> dict[str, Any]:
+    """Run an uncommitted review through executeCommand; its finished reviewState params."""
+    answer = client.request(
+        "workspace/executeCommand",
+        {"command": "redline.review", "arguments": [{"scope": "uncommitted"}]},
+    )
+    task_id = answer["result"]["taskId"]
+    done = client.wait_for(
+        lambda m: (
+            m.get("method") == "redline/reviewState"
+            and m["params"].get("taskId") == task_id
+            and m["params"]["state"] in ("finished", "failed", "cancelled")
+        ),
+        timeout=60,
+    )
+    params: dict[str, Any] = done["params"]
+    assert params["state"] == "finished", params
+    return params

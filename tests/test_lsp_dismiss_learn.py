@@ -7,30 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from raw_rpc import RawClient
+from raw_rpc import RawClient, review_uncommitted
 from redline.memory.learnings import COMMITTED_FILE, parse
 
 from gitrepo import GitRepo
 from lsp_support import server_env
-
-
-def _review(client: RawClient) -> dict[str, Any]:
-    answer = client.request(
-        "workspace/executeCommand",
-        {"command": "redline.review", "arguments": [{"scope": "uncommitted"}]},
-    )
-    task_id = answer["result"]["taskId"]
-    done = client.wait_for(
-        lambda m: (
-            m.get("method") == "redline/reviewState"
-            and m["params"].get("taskId") == task_id
-            and m["params"]["state"] in ("finished", "failed", "cancelled")
-        ),
-        timeout=60,
-    )
-    params: dict[str, Any] = done["params"]
-    assert params["state"] == "finished", params
-    return params
 
 
 def _dismiss(client: RawClient, args: dict[str, Any]) -> dict[str, Any]:
@@ -48,7 +29,7 @@ def test_a_dismissal_with_learn_becomes_a_learning_the_next_review_applies(
     client = RawClient(server_env(tmp_path / "cache"), repo.root)
     try:
         client.initialize(repo.root)
-        first = _review(client)
+        first = review_uncommitted(client)
         assert first["findings"] == 2, first
         findings = client.wait_for(
             lambda m: m.get("method") == "redline/findings" and m["params"]["files"]
@@ -73,7 +54,7 @@ def test_a_dismissal_with_learn_becomes_a_learning_the_next_review_applies(
             ("F401",),
         )
 
-        second = _review(client)
+        second = review_uncommitted(client)
         uses = second["coverage"]["learnings"]
         # Both unused imports are the learning's now (it applies before dismissals); what is
         # left is the Low finding on the user's own new learnings file.

@@ -5,31 +5,11 @@ skipped, or publish anything for it (issue 25)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from raw_rpc import RawClient
+from raw_rpc import RawClient, review_uncommitted
 
 from gitrepo import GitRepo
 from lsp_support import server_env
-
-
-def _review(client: RawClient) -> dict[str, Any]:
-    answer = client.request(
-        "workspace/executeCommand",
-        {"command": "redline.review", "arguments": [{"scope": "uncommitted"}]},
-    )
-    task_id = answer["result"]["taskId"]
-    done = client.wait_for(
-        lambda m: (
-            m.get("method") == "redline/reviewState"
-            and m["params"].get("taskId") == task_id
-            and m["params"]["state"] in ("finished", "failed", "cancelled")
-        ),
-        timeout=60,
-    )
-    params: dict[str, Any] = done["params"]
-    assert params["state"] == "finished", params
-    return params
 
 
 def test_a_dismissal_is_not_the_next_reviews_change(repo: GitRepo, tmp_path: Path) -> None:
@@ -39,7 +19,7 @@ def test_a_dismissal_is_not_the_next_reviews_change(repo: GitRepo, tmp_path: Pat
     client = RawClient(server_env(tmp_path / "cache"), repo.root)
     try:
         client.initialize(repo.root)
-        first = _review(client)
+        first = review_uncommitted(client)
         assert first["findings"] == 2 and first["label"].endswith("1 file, +2 −0"), first
         findings = client.wait_for(
             lambda m: m.get("method") == "redline/findings" and m["params"]["files"]
@@ -52,7 +32,7 @@ def test_a_dismissal_is_not_the_next_reviews_change(repo: GitRepo, tmp_path: Pat
         assert answer["result"]["dismissed"] == [finding_id], answer
         assert (repo.root / ".redline" / "dismissed.toml").is_file()
 
-        second = _review(client)
+        second = review_uncommitted(client)
         assert second["findings"] == 1
         assert second["label"].endswith("1 file, +2 −0"), second["label"]
         coverage = second["coverage"]
